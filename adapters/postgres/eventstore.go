@@ -1,0 +1,408 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/domain/event"
+)
+
+// NotifyChannel is the LISTEN/NOTIFY channel that announces new events.
+const NotifyChannel = "cms_events"
+
+// Querier is what both a pool and a transaction offer.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// EventStore is the PostgreSQL event store.
+type EventStore struct {
+	pool   *pgxpool.Pool
+	codec  *eventcodec.Registry
+	notify chan struct{}
+	done   chan struct{}
+	// OnAppend, if set, is called after each successful append with the
+	// number of events written (metrics).
+	OnAppend func(n int)
+}
+
+// NewEventStore returns a store over pool that encodes and decodes events
+// with codec. Close stops its notifier.
+func NewEventStore(pool *pgxpool.Pool, codec *eventcodec.Registry) *EventStore {
+	if pool == nil || codec == nil {
+		panic("postgres.NewEventStore: nil dependency")
+	}
+	s := &EventStore{pool: pool, codec: codec, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.notifier()
+	return s
+}
+
+// Close stops the background notifier.
+func (s *EventStore) Close() {
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+}
+
+// notifier sends NOTIFY after commits, coalescing bursts, on its own
+// connection: a NOTIFY inside the append transaction would serialise every
+// commit on PostgreSQL's notification queue lock.
+func (s *EventStore) notifier() {
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.notify:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, NotifyChannel)
+			cancel()
+		}
+	}
+}
+
+func (s *EventStore) wake() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Append writes events to the end of stream, atomically, if the stream is at
+// expectedVersion (event.NoStream for a new stream, event.AnyVersion to skip
+// the check). A stale expected version returns a *event.ConflictError. An
+// append whose event ids are all stored already is acknowledged as a
+// duplicate without writing anything.
+func (s *EventStore) Append(ctx context.Context, stream string, expectedVersion int64, events ...event.Event) (event.AppendResult, error) {
+	res, err := s.AppendTx(ctx, s.pool, stream, expectedVersion, events...)
+	if err == nil {
+		s.wake()
+		if s.OnAppend != nil {
+			s.OnAppend(len(events))
+		}
+	}
+	return res, err
+}
+
+const appendInsert = `
+INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata)
+SELECT $1, s.version - $2 + e.ord, e.id, e.typ, e.sv, e.data, e.meta
+FROM s, unnest($3::uuid[], $4::text[], $5::int[], $6::jsonb[], $7::jsonb[]) WITH ORDINALITY AS e(id, typ, sv, data, meta, ord)
+RETURNING transaction_id::text::bigint, global_position, stream_version`
+
+var (
+	appendNew = `WITH s AS (INSERT INTO streams (stream_id, version) VALUES ($1, $2) ON CONFLICT (stream_id) DO NOTHING RETURNING version)` + appendInsert
+	appendAny = `WITH s AS (INSERT INTO streams AS st (stream_id, version) VALUES ($1, $2)
+	  ON CONFLICT (stream_id) DO UPDATE SET version = st.version + $2 RETURNING version)` + appendInsert
+	appendAt = `WITH s AS (UPDATE streams SET version = version + $2 WHERE stream_id = $1 AND version = $8 RETURNING version)` + appendInsert
+)
+
+type storedMeta struct {
+	EventID       string `json:"eventId"`
+	Actor         string `json:"actor,omitempty"`
+	App           string `json:"app,omitempty"`
+	CorrelationID string `json:"correlationId,omitempty"`
+	CausationID   string `json:"causationId,omitempty"`
+	ClientIP      string `json:"clientIp,omitempty"`
+}
+
+// AppendTx is Append inside the caller's transaction (or on any querier). It
+// does not wake readers: the caller's commit is what makes events visible.
+func (s *EventStore) AppendTx(ctx context.Context, q Querier, stream string, expectedVersion int64, events ...event.Event) (event.AppendResult, error) {
+	if len(events) == 0 {
+		return event.AppendResult{}, errors.New("append: no events")
+	}
+	if stream == "" {
+		return event.AppendResult{}, errors.New("append: empty stream id")
+	}
+	n := len(events)
+	ids := make([]uuid.UUID, n)
+	types := make([]string, n)
+	versions := make([]int32, n)
+	datas := make([][]byte, n)
+	metas := make([][]byte, n)
+	for i, ev := range events {
+		id := ev.Meta.EventID
+		if id == "" {
+			u, err := uuid.NewV7()
+			if err != nil {
+				return event.AppendResult{}, err
+			}
+			id = u.String()
+		}
+		u, err := uuid.Parse(id)
+		if err != nil {
+			return event.AppendResult{}, fmt.Errorf("append: event id %q: %w", id, err)
+		}
+		ids[i] = u
+		name, version, data, err := s.codec.Encode(ev.Data)
+		if err != nil {
+			return event.AppendResult{}, err
+		}
+		if ev.Type != "" && ev.Type != name {
+			return event.AppendResult{}, fmt.Errorf("append: event type %q does not match registered %q", ev.Type, name)
+		}
+		types[i], versions[i], datas[i] = name, int32(version), data
+		m := ev.Meta
+		metas[i], err = json.Marshal(storedMeta{EventID: u.String(), Actor: m.Actor, App: m.App,
+			CorrelationID: m.CorrelationID, CausationID: m.CausationID, ClientIP: m.ClientIP})
+		if err != nil {
+			return event.AppendResult{}, err
+		}
+	}
+	var sql string
+	args := []any{stream, int64(n), ids, types, versions, datas, metas}
+	switch {
+	case expectedVersion == event.NoStream:
+		sql = appendNew
+	case expectedVersion == event.AnyVersion:
+		sql = appendAny
+	case expectedVersion > 0:
+		sql = appendAt
+		args = append(args, expectedVersion)
+	default:
+		return event.AppendResult{}, fmt.Errorf("append: invalid expected version %d", expectedVersion)
+	}
+	// Inside a caller's transaction a failed statement would abort it, so
+	// guard with a savepoint there; on the pool the statement is its own
+	// transaction.
+	_, inTx := q.(pgx.Tx)
+	if inTx {
+		if _, err := q.Exec(ctx, "SAVEPOINT cms_append"); err != nil {
+			return event.AppendResult{}, err
+		}
+	}
+	rows, err := q.Query(ctx, sql, args...)
+	var res event.AppendResult
+	count := 0
+	if err == nil {
+		for rows.Next() {
+			var tx, pos, ver int64
+			if err = rows.Scan(&tx, &pos, &ver); err != nil {
+				break
+			}
+			count++
+			p := event.Position{TxID: uint64(tx), Pos: pos}
+			if res.Last.Less(p) {
+				res.Last = p
+			}
+			if ver > res.Version {
+				res.Version = ver
+			}
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if inTx {
+		if err != nil {
+			if _, rbErr := q.Exec(ctx, "ROLLBACK TO SAVEPOINT cms_append"); rbErr != nil {
+				return event.AppendResult{}, errors.Join(err, rbErr)
+			}
+		} else if _, err := q.Exec(ctx, "RELEASE SAVEPOINT cms_append"); err != nil {
+			return event.AppendResult{}, err
+		}
+	}
+	var pgErr *pgconn.PgError
+	uniqueViolation := errors.As(err, &pgErr) && pgErr.Code == "23505"
+	if err != nil && !uniqueViolation {
+		return event.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
+	}
+	if err == nil && count == n {
+		return res, nil
+	}
+	// Nothing was written: either a retry of an append that landed (all
+	// event ids known), or a version conflict.
+	if dup, ok, derr := s.duplicate(ctx, q, stream, ids); derr != nil {
+		return event.AppendResult{}, derr
+	} else if ok {
+		return dup, nil
+	}
+	if uniqueViolation && pgErr.ConstraintName == "events_event_id_key" {
+		return event.AppendResult{}, fmt.Errorf("append to %s: some event ids already stored, others not: %w", stream, err)
+	}
+	actual, verr := s.StreamVersion(ctx, q, stream)
+	if verr != nil {
+		return event.AppendResult{}, verr
+	}
+	return event.AppendResult{}, &event.ConflictError{StreamID: stream, Expected: expectedVersion, Actual: actual}
+}
+
+func (s *EventStore) duplicate(ctx context.Context, q Querier, stream string, ids []uuid.UUID) (event.AppendResult, bool, error) {
+	rows, err := q.Query(ctx, `SELECT transaction_id::text::bigint, global_position, stream_version, stream_id
+		FROM events WHERE event_id = ANY($1)`, ids)
+	if err != nil {
+		return event.AppendResult{}, false, err
+	}
+	defer rows.Close()
+	var res event.AppendResult
+	count := 0
+	for rows.Next() {
+		var tx, pos, ver int64
+		var sid string
+		if err := rows.Scan(&tx, &pos, &ver, &sid); err != nil {
+			return event.AppendResult{}, false, err
+		}
+		if sid != stream {
+			return event.AppendResult{}, false, fmt.Errorf("append to %s: event id already used in stream %s", stream, sid)
+		}
+		count++
+		p := event.Position{TxID: uint64(tx), Pos: pos}
+		if res.Last.Less(p) {
+			res.Last = p
+		}
+		if ver > res.Version {
+			res.Version = ver
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return event.AppendResult{}, false, err
+	}
+	res.Duplicate = true
+	return res, count == len(ids), nil
+}
+
+// StreamVersion returns the current version of a stream (0 if it does not
+// exist).
+func (s *EventStore) StreamVersion(ctx context.Context, q Querier, stream string) (int64, error) {
+	if q == nil {
+		q = s.pool
+	}
+	var v int64
+	err := q.QueryRow(ctx, `SELECT version FROM streams WHERE stream_id = $1`, stream).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
+}
+
+const selectColumns = `transaction_id::text::bigint, global_position, stream_id, stream_version,
+	event_type, schema_version, data, metadata, recorded_at`
+
+// ReadStream returns the events of one stream with a version above after,
+// in version order. A missing stream reads as empty.
+func (s *EventStore) ReadStream(ctx context.Context, stream string, after int64) ([]event.Recorded, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+selectColumns+` FROM events
+		WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version`, stream, after)
+	if err != nil {
+		return nil, fmt.Errorf("read stream %s: %w", stream, err)
+	}
+	return s.collect(rows)
+}
+
+// ReadAll returns up to limit committed events after the given position,
+// in log order. It never returns an event while an older transaction that
+// could still commit before it is in flight, so a reader that follows the
+// log never skips an event. Each call is one index range scan, whatever the
+// distance to the head.
+func (s *EventStore) ReadAll(ctx context.Context, after event.Position, limit int) ([]event.Recorded, error) {
+	rows, err := s.readAllRows(ctx, s.pool, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return s.collect(rows)
+}
+
+// ReadAllRaw is ReadAll without decoding: Data holds the stored JSON as
+// json.RawMessage. Projections that apply events set-wise use it to skip
+// the decode step for events they ignore.
+func (s *EventStore) ReadAllRaw(ctx context.Context, q Querier, after event.Position, limit int) ([]event.Recorded, error) {
+	if q == nil {
+		q = s.pool
+	}
+	rows, err := s.readAllRows(ctx, q, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return scanRecorded(rows, nil)
+}
+
+func (s *EventStore) readAllRows(ctx context.Context, q Querier, after event.Position, limit int) (pgx.Rows, error) {
+	rows, err := q.Query(ctx, `SELECT `+selectColumns+` FROM events
+		WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
+		  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY transaction_id, global_position
+		LIMIT $3`, fmt.Sprint(after.TxID), after.Pos, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read all: %w", err)
+	}
+	return rows, nil
+}
+
+func (s *EventStore) collect(rows pgx.Rows) ([]event.Recorded, error) {
+	return scanRecorded(rows, s.codec)
+}
+
+// Decode turns raw data (from ReadAllRaw) into the domain event.
+func (s *EventStore) Decode(r event.Recorded) (event.Recorded, error) {
+	raw, ok := r.Data.(json.RawMessage)
+	if !ok {
+		return r, nil
+	}
+	d, err := s.codec.Decode(r.Type, r.SchemaVersion, raw)
+	if err != nil {
+		return r, err
+	}
+	r.Data = d
+	return r, nil
+}
+
+func scanRecorded(rows pgx.Rows, codec *eventcodec.Registry) ([]event.Recorded, error) {
+	defer rows.Close()
+	var out []event.Recorded
+	for rows.Next() {
+		var (
+			r          event.Recorded
+			tx         int64
+			data, meta []byte
+			sv         int32
+		)
+		if err := rows.Scan(&tx, &r.Pos, &r.StreamID, &r.StreamVersion, &r.Type, &sv, &data, &meta, &r.RecordedAt); err != nil {
+			return nil, err
+		}
+		r.TxID = uint64(tx)
+		r.SchemaVersion = int(sv)
+		var m storedMeta
+		if err := json.Unmarshal(meta, &m); err != nil {
+			return nil, fmt.Errorf("event %d metadata: %w", r.Pos, err)
+		}
+		r.Meta = event.Metadata(m)
+		if codec != nil {
+			d, err := codec.Decode(r.Type, r.SchemaVersion, data)
+			if err != nil {
+				return nil, fmt.Errorf("event %d: %w", r.Pos, err)
+			}
+			r.Data = d
+		} else {
+			r.Data = json.RawMessage(data)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Head returns the position of the newest committed event visible to a
+// reader following the log, and the number of events in the log.
+func (s *EventStore) Head(ctx context.Context) (event.Position, error) {
+	var tx, pos int64
+	err := s.pool.QueryRow(ctx, `SELECT transaction_id::text::bigint, global_position FROM events
+		WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(&tx, &pos)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return event.Position{}, nil
+	}
+	return event.Position{TxID: uint64(tx), Pos: pos}, err
+}

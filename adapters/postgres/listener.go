@@ -1,0 +1,90 @@
+package postgres
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Listener holds one connection in LISTEN on a channel and wakes every
+// waiter when a notification arrives. If the connection drops it reconnects,
+// and waiters fall back to their own timeouts meanwhile.
+type Listener struct {
+	pool    *pgxpool.Pool
+	channel string
+	log     *slog.Logger
+
+	mu   sync.Mutex
+	wake chan struct{} // closed and replaced on every notification
+}
+
+// NewListener returns a listener on channel; call Run to start it.
+func NewListener(pool *pgxpool.Pool, channel string, log *slog.Logger) *Listener {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Listener{pool: pool, channel: channel, log: log, wake: make(chan struct{})}
+}
+
+// C returns a channel that is closed at the next notification.
+func (l *Listener) C() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.wake
+}
+
+func (l *Listener) broadcast() {
+	l.mu.Lock()
+	close(l.wake)
+	l.wake = make(chan struct{})
+	l.mu.Unlock()
+}
+
+// Wait blocks until a notification, the timeout or the end of ctx.
+func (l *Listener) Wait(ctx context.Context, timeout time.Duration) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-l.C():
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// Run listens until ctx ends.
+func (l *Listener) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		if err := l.listen(ctx); err != nil && ctx.Err() == nil {
+			l.log.Warn("listener: reconnecting", "channel", l.channel, "err", err)
+			l.broadcast() // let waiters poll while we are deaf
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+func (l *Listener) listen(ctx context.Context) error {
+	conn, err := l.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+l.channel); err != nil {
+		return err
+	}
+	defer func() {
+		// Do not return a listening connection to the pool.
+		_ = conn.Conn().Close(context.Background())
+	}()
+	for {
+		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+			return err
+		}
+		l.broadcast()
+	}
+}

@@ -1,0 +1,194 @@
+// Package pgtest gives each test its own fresh, migrated PostgreSQL
+// database, cloned from a template so that tests stay fast and can run in
+// parallel. It talks to the server named by DATABASE_URL, or to the local
+// one that `make test` sets up (see postgres.EnsureServer).
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/adapters/postgres"
+)
+
+var (
+	once     sync.Once
+	baseURL  string
+	template string
+	setupErr error
+)
+
+// ServerURL returns the URL of the server tests use, starting the local one
+// if needed.
+func ServerURL(t testing.TB) string {
+	t.Helper()
+	once.Do(setup)
+	if setupErr != nil {
+		t.Fatalf("pgtest: %v", setupErr)
+	}
+	return baseURL
+}
+
+func setup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	baseURL = os.Getenv("DATABASE_URL")
+	if baseURL == "" {
+		baseURL, setupErr = postgres.EnsureServer(ctx, dataDir(), nil)
+		if setupErr != nil {
+			return
+		}
+	}
+	template, setupErr = ensureTemplate(ctx)
+}
+
+// dataDir finds the repository root (where go.mod is) and returns its
+// .data directory, or CMS_DATA_DIR.
+func dataDir() string {
+	if d := os.Getenv("CMS_DATA_DIR"); d != "" {
+		return d
+	}
+	dir, _ := os.Getwd()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, ".data")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(dir, ".data")
+		}
+	}
+}
+
+// withDB returns url with its database name replaced.
+func withDB(raw, db string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		// key=value form
+		return raw + " dbname=" + db
+	}
+	u.Path = "/" + db
+	return u.String()
+}
+
+func migrationsHash() string {
+	h := sha256.New()
+	_ = fs.WalkDir(postgres.MigrationFiles(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := fs.ReadFile(postgres.MigrationFiles(), p)
+		h.Write([]byte(p))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// ensureTemplate creates (once per set of migrations, shared by every test
+// process) a migrated database to clone.
+func ensureTemplate(ctx context.Context) (string, error) {
+	name := "cms_tmpl_" + migrationsHash()
+	admin, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		return "", fmt.Errorf("connect %s: %w", redact(baseURL), err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, `SELECT pg_advisory_lock(7265002)`); err != nil {
+		return "", err
+	}
+	defer admin.Exec(ctx, `SELECT pg_advisory_unlock(7265002)`) //nolint:errcheck
+	var exists bool
+	if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, nil
+	}
+	building := name + "_build"
+	_, _ = admin.Exec(ctx, `DROP DATABASE IF EXISTS `+building+` WITH (FORCE)`)
+	if _, err := admin.Exec(ctx, `CREATE DATABASE `+building); err != nil {
+		return "", err
+	}
+	pool, err := postgres.Connect(ctx, withDB(baseURL, building))
+	if err != nil {
+		return "", err
+	}
+	_, err = postgres.Migrate(ctx, pool)
+	pool.Close()
+	if err != nil {
+		return "", err
+	}
+	if _, err := admin.Exec(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = url.User(u.User.Username())
+		return u.String()
+	}
+	return raw
+}
+
+// URL creates a fresh migrated database for this test, dropped when the test
+// ends, and returns its URL.
+func URL(t testing.TB) string {
+	t.Helper()
+	ServerURL(t)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "cms_test_" + hex.EncodeToString(b)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer admin.Close(ctx)
+	// CREATE DATABASE ... TEMPLATE fails if someone else is copying the same
+	// template at that instant; retry briefly.
+	for i := 0; ; i++ {
+		_, err = admin.Exec(ctx, `CREATE DATABASE `+name+` TEMPLATE `+template)
+		if err == nil || i == 50 {
+			break
+		}
+		time.Sleep(time.Duration(20+i*10) * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), baseURL)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
+	})
+	return withDB(baseURL, name)
+}
+
+// Pool returns a pool on a fresh migrated database for this test.
+func Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := postgres.Connect(context.Background(), URL(t))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}

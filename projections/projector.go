@@ -1,0 +1,43 @@
+// Package projections holds the projection runtime (feeding events in log
+// order to projectors, through watermill, with exactly-once effect), the
+// rebuild and status machinery, and one sub-package per bounded context with
+// its projectors.
+package projections
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/halocms/halocms/domain/event"
+)
+
+// DB is what a projector writes through: the transaction that also records
+// the projection's checkpoint.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Projector turns events into read-model tables.
+//
+// Its tables live in a PostgreSQL schema per version of the projection
+// ("proj_<name>_v<version>"); readers read them through views of the same
+// name in the public schema, which point at the active version. A rebuild
+// fills a new version while the old one keeps serving, then switches the
+// views atomically.
+type Projector interface {
+	// Name is stable: it keys the checkpoint and the schemas.
+	Name() string
+	// Tables lists the table names Create makes; each gets a public view.
+	Tables() []string
+	// Create makes the (empty) tables inside schema.
+	Create(ctx context.Context, db DB, schema string) error
+	// Apply applies events, in log order, to the tables inside schema. It
+	// sees every event of the log and ignores the types it does not use.
+	// Apply should work set-wise where it can: a batch may hold thousands of
+	// events during a rebuild.
+	Apply(ctx context.Context, db DB, schema string, events []event.Recorded) error
+}
