@@ -100,3 +100,10 @@ func (e *ConflictError) Unwrap() error { return ErrVersionConflict }
 
 // StreamID builds the conventional "<category>-<id>" stream name.
 func StreamID(category, id string) string { return category + "-" + id }
+
+// StreamAppend is one stream's part of an atomic multi-stream append.
+type StreamAppend struct {
+	Stream          string
+	ExpectedVersion int64
+	Events          []Event
+}

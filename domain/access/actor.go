@@ -1,0 +1,77 @@
+// Package access describes who is acting: a CMS user, an app (client
+// credentials) or the system itself. The HTTP adapter puts the actor in the
+// request context; command and query handlers authorize against it.
+package access
+
+import (
+	"context"
+
+	"github.com/halocms/halocms/domain/fault"
+)
+
+// Kind of actor.
+type Kind int
+
+const (
+	Anonymous Kind = iota
+	User           // a CMS user (password grant)
+	App            // an app's client credentials
+	System         // the server itself (bootstrap, CLI)
+)
+
+// Actor is the authenticated caller of a command or query.
+type Actor struct {
+	Kind          Kind
+	ID            string // user id or app id
+	Admin         bool   // CMS admin flag (users only)
+	ClientIP      string
+	CorrelationID string
+}
+
+// IsAdmin reports whether the actor may do anything: admins and the system.
+func (a Actor) IsAdmin() bool { return a.Kind == System || (a.Kind == User && a.Admin) }
+
+// Label is how the actor appears in event metadata: "user:<id>",
+// "app:<id>" or "system".
+func (a Actor) Label() string {
+	switch a.Kind {
+	case User:
+		return "user:" + a.ID
+	case App:
+		return "app:" + a.ID
+	case System:
+		return "system"
+	}
+	return "anonymous"
+}
+
+// SystemActor acts for the server itself (first admin, CLI).
+var SystemActor = Actor{Kind: System}
+
+type ctxKey struct{}
+
+// WithActor returns ctx carrying the actor.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, ctxKey{}, a)
+}
+
+// From returns the actor in ctx (Anonymous if none).
+func From(ctx context.Context) Actor {
+	a, _ := ctx.Value(ctxKey{}).(Actor)
+	return a
+}
+
+// ErrUnauthenticated is returned when an operation needs a signed-in
+// caller and has none.
+var ErrUnauthenticated = fault.New(fault.Unauthenticated, "authentication required")
+
+// RequireAdmin refuses everyone but admins.
+func RequireAdmin(a Actor) error {
+	if a.Kind == Anonymous {
+		return ErrUnauthenticated
+	}
+	if !a.IsAdmin() {
+		return fault.Forbiddenf("only administrators may do this")
+	}
+	return nil
+}
