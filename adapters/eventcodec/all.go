@@ -1,0 +1,18 @@
+package eventcodec
+
+import (
+	"github.com/halocms/halocms/domain/identity"
+	"github.com/halocms/halocms/domain/rights"
+)
+
+// Default returns a registry with every event type of the program. When an
+// event's shape changes, bump its version here and add the upcaster.
+func Default() *Registry {
+	r := NewRegistry()
+	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events()} {
+		for _, e := range group {
+			r.Register(e, 1)
+		}
+	}
+	return r
+}
