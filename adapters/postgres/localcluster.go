@@ -620,8 +620,9 @@ func (c *cluster) run(ctx context.Context, name string, args ...string) ([]byte,
 		if ru, err := exec.LookPath("runuser"); err == nil {
 			cmd = exec.CommandContext(ctx, ru, append([]string{"-u", c.owner.Username, "--", bin}, args...)...)
 		} else if su, err := exec.LookPath("su"); err == nil {
-			// su USER -s /bin/sh -c 'exec "$0" "$@"' BIN ARGS...
-			cmd = exec.CommandContext(ctx, su, append([]string{"-s", "/bin/sh", "-c", `exec "$0" "$@"`, c.owner.Username, bin}, args...)...)
+			// su -s /bin/sh USER -- -c 'exec "$0" "$@"' BIN ARGS... (util-linux
+			// su hands what follows USER to the shell).
+			cmd = exec.CommandContext(ctx, su, append([]string{"-s", "/bin/sh", c.owner.Username, "--", "-c", `exec "$0" "$@"`, bin}, args...)...)
 		} else {
 			return nil, errors.New("private PostgreSQL: running as root, and neither runuser nor su is there to run PostgreSQL as " + c.owner.Username)
 		}

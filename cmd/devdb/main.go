@@ -1,0 +1,82 @@
+// Command devdb prints the URL of a PostgreSQL server for development and
+// tests, starting one if needed (see postgres.EnsureServer): a local server
+// that answers on 127.0.0.1:5432 or /var/run/postgresql, otherwise a private
+// cluster under the data directory. The Makefile runs it when DATABASE_URL
+// is not set:
+//
+//	DATABASE_URL=$(go run ./cmd/devdb) go test ./...
+//	go run ./cmd/devdb -stop     # stop the private cluster (make clean)
+//
+// The URL goes to stdout, everything else to stderr.
+//
+// Environment:
+//
+//	CMS_DATA_DIR=DIR        data directory (default: .data at the repository root)
+//	CMS_FORCE_PRIVATE_PG=1  ignore any local server; always use the private cluster
+//	CMS_PG_BINDIR=DIR       where initdb, pg_ctl and postgres are
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/halocms/halocms/adapters/postgres"
+)
+
+func main() {
+	stop := flag.Bool("stop", false, "stop the private cluster instead of ensuring a server")
+	dir := flag.String("data", "", "data directory (default $CMS_DATA_DIR, else .data at the repository root)")
+	verbose := flag.Bool("v", false, "log debug details")
+	flag.Parse()
+
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	dataDir := *dir
+	if dataDir == "" {
+		dataDir = defaultDataDir()
+	}
+	if *stop {
+		if err := postgres.StopLocalCluster(dataDir); err != nil {
+			fmt.Fprintln(os.Stderr, "devdb:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	url, err := postgres.EnsureServer(ctx, dataDir, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "devdb:", err)
+		os.Exit(1)
+	}
+	fmt.Println(url)
+}
+
+// defaultDataDir is $CMS_DATA_DIR, else .data in the nearest directory
+// upwards holding go.mod (as in adapters/postgres/pgtest).
+func defaultDataDir() string {
+	if d := os.Getenv("CMS_DATA_DIR"); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ".data"
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, ".data")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(wd, ".data")
+		}
+	}
+}
