@@ -1,0 +1,67 @@
+package password_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/halocms/halocms/adapters/password"
+)
+
+func TestHashVerify(t *testing.T) {
+	t.Parallel()
+	b := password.Bcrypt{Cost: bcrypt.MinCost}
+	h, err := b.Hash("correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost, _ := bcrypt.Cost([]byte(h)); cost != bcrypt.MinCost {
+		t.Errorf("cost %d, want %d", cost, bcrypt.MinCost)
+	}
+	if !b.Verify(h, "correct horse") {
+		t.Error("right password refused")
+	}
+	if b.Verify(h, "correct horse ") || b.Verify(h, "") {
+		t.Error("wrong password accepted")
+	}
+	if b.Verify("", "correct horse") || b.Verify("not a hash", "x") {
+		t.Error("malformed hash matched")
+	}
+	if _, err := b.Hash(strings.Repeat("x", 73)); err == nil {
+		t.Error("73-byte password hashed")
+	}
+}
+
+func TestDefaultCost(t *testing.T) {
+	t.Parallel()
+	if password.DefaultCost != 12 {
+		t.Fatalf("DefaultCost = %d, want 12", password.DefaultCost)
+	}
+}
+
+// DummyVerify must cost about as much as Verify at the same cost.
+func TestDummyVerifyTakesAsLong(t *testing.T) {
+	t.Parallel()
+	b := password.Bcrypt{Cost: 8}
+	h, err := b.Hash("secret-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.DummyVerify("warm up") // builds the dummy hash once
+	timeIt := func(f func()) time.Duration {
+		best := time.Duration(1 << 62)
+		for range 5 {
+			start := time.Now()
+			f()
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	real := timeIt(func() { b.Verify(h, "wrong-password") })
+	dummy := timeIt(func() { b.DummyVerify("wrong-password") })
+	if dummy < real/2 || dummy > real*2 {
+		t.Errorf("DummyVerify took %v, Verify %v", dummy, real)
+	}
+}

@@ -1,0 +1,301 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/commands/session"
+)
+
+// TokenStore keeps OAuth tokens (table oauth_tokens) by the SHA-256 hash of
+// the bearer string. Expiry is judged by the database clock.
+type TokenStore struct{ pool *pgxpool.Pool }
+
+var _ session.TokenStore = (*TokenStore)(nil)
+
+// NewTokenStore returns a token store over pool.
+func NewTokenStore(pool *pgxpool.Pool) *TokenStore {
+	if pool == nil {
+		panic("postgres.NewTokenStore: nil pool")
+	}
+	return &TokenStore{pool: pool}
+}
+
+// micros is a duration in whole microseconds (PostgreSQL's resolution),
+// at least one.
+func micros(d time.Duration) int64 { return max(d.Microseconds(), 1) }
+
+func ipArg(ip netip.Addr) any {
+	if !ip.IsValid() {
+		return nil
+	}
+	return ip.Unmap().String()
+}
+
+// insertPair writes both tokens of p in one statement.
+const insertPair = `
+INSERT INTO oauth_tokens (token_hash, kind, subject_kind, subject_id, family_id, scope, expires_at, client_ip)
+VALUES ($1, 'access',  $3, $4, $5, $6, now() + $7 * interval '1 microsecond', $9::inet),
+       ($2, 'refresh', $3, $4, $5, $6, now() + $8 * interval '1 microsecond', $9::inet)`
+
+func pairArgs(p session.Pair) []any {
+	return []any{p.AccessHash, p.RefreshHash, string(p.Subject), p.SubjectID, p.Family, p.Scope,
+		micros(p.AccessTTL), micros(p.RefreshTTL), ipArg(p.ClientIP)}
+}
+
+// Issue stores an access and a refresh token atomically.
+func (s *TokenStore) Issue(ctx context.Context, p session.Pair) error {
+	if _, err := s.pool.Exec(ctx, insertPair, pairArgs(p)...); err != nil {
+		return fmt.Errorf("issue tokens: %w", err)
+	}
+	return nil
+}
+
+// Access returns the grant of a live (known, unexpired, unrevoked) access
+// token, or session.ErrTokenNotFound.
+func (s *TokenStore) Access(ctx context.Context, hash []byte) (session.Grant, error) {
+	var g session.Grant
+	err := s.pool.QueryRow(ctx, `
+SELECT subject_kind, subject_id, family_id, scope FROM oauth_tokens
+WHERE token_hash = $1 AND kind = 'access' AND revoked_at IS NULL AND expires_at > now()`, hash).
+		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return session.Grant{}, session.ErrTokenNotFound
+	}
+	if err != nil {
+		return session.Grant{}, fmt.Errorf("access token: %w", err)
+	}
+	return g, nil
+}
+
+// Refresh returns the grant of a live refresh token; for a spent one, its
+// grant and session.ErrTokenSpent (even when its family was revoked since,
+// so that repeated reuse keeps being reported as such); otherwise
+// session.ErrTokenNotFound.
+func (s *TokenStore) Refresh(ctx context.Context, hash []byte) (session.Grant, error) {
+	var (
+		g            session.Grant
+		spent, alive bool
+	)
+	err := s.pool.QueryRow(ctx, `
+SELECT subject_kind, subject_id, family_id, scope, spent_at IS NOT NULL,
+       revoked_at IS NULL AND expires_at > now()
+FROM oauth_tokens WHERE token_hash = $1 AND kind = 'refresh'`, hash).
+		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope, &spent, &alive)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return session.Grant{}, session.ErrTokenNotFound
+	case err != nil:
+		return session.Grant{}, fmt.Errorf("refresh token: %w", err)
+	case spent:
+		return g, session.ErrTokenSpent
+	case !alive:
+		return session.Grant{}, session.ErrTokenNotFound
+	}
+	return g, nil
+}
+
+// Rotate spends a refresh token and stores next in the same transaction.
+// The spend is one conditional UPDATE: of two concurrent rotations of the
+// same token, the second waits for the first to commit, then finds the
+// token spent and gets session.ErrTokenSpent. A token that is unknown,
+// expired, revoked or of another family gives session.ErrTokenNotFound.
+func (s *TokenStore) Rotate(ctx context.Context, refreshHash []byte, next session.Pair) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+UPDATE oauth_tokens SET spent_at = now()
+WHERE token_hash = $1 AND kind = 'refresh' AND family_id = $2
+  AND spent_at IS NULL AND revoked_at IS NULL AND expires_at > now()`, refreshHash, next.Family)
+		if err != nil {
+			return fmt.Errorf("spend refresh token: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			var spent bool
+			err := tx.QueryRow(ctx, `SELECT spent_at IS NOT NULL FROM oauth_tokens
+				WHERE token_hash = $1 AND kind = 'refresh' AND family_id = $2`, refreshHash, next.Family).Scan(&spent)
+			switch {
+			case err == nil && spent:
+				return session.ErrTokenSpent
+			case err == nil || errors.Is(err, pgx.ErrNoRows):
+				return session.ErrTokenNotFound
+			default:
+				return fmt.Errorf("spend refresh token: %w", err)
+			}
+		}
+		if _, err := tx.Exec(ctx, insertPair, pairArgs(next)...); err != nil {
+			return fmt.Errorf("issue tokens: %w", err)
+		}
+		return nil
+	})
+}
+
+// RevokeFamily revokes every token of a family.
+func (s *TokenStore) RevokeFamily(ctx context.Context, family string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = now()
+		WHERE family_id = $1 AND revoked_at IS NULL`, family)
+	if err != nil {
+		return fmt.Errorf("revoke token family: %w", err)
+	}
+	return nil
+}
+
+// RevokeFamilyOf revokes the family of the token with this hash; an
+// unknown hash changes nothing.
+func (s *TokenStore) RevokeFamilyOf(ctx context.Context, hash []byte) error {
+	_, err := s.pool.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = now()
+		WHERE family_id = (SELECT family_id FROM oauth_tokens WHERE token_hash = $1) AND revoked_at IS NULL`, hash)
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	return nil
+}
+
+// RevokeSubject revokes every token of a user or app.
+func (s *TokenStore) RevokeSubject(ctx context.Context, kind session.SubjectKind, id string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = now()
+		WHERE subject_kind = $1 AND subject_id = $2 AND revoked_at IS NULL`, string(kind), id)
+	if err != nil {
+		return fmt.Errorf("revoke tokens of %s %s: %w", kind, id, err)
+	}
+	return nil
+}
+
+// DeleteExpired deletes tokens past their expiry (spent refresh tokens are
+// kept until then, for reuse detection) and returns how many it deleted.
+func (s *TokenStore) DeleteExpired(ctx context.Context) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM oauth_tokens WHERE expires_at <= now()`)
+	if err != nil {
+		return 0, fmt.Errorf("delete expired tokens: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// LoginThrottle counts failed sign-ins per key (table login_failures) in a
+// fixed window, and refuses further attempts once a key reaches its limit
+// until the window ends. Keys starting with "ip:" have IPLimit; all others
+// ("user:<name>", "client:<id>") have UserLimit. Set the fields before use;
+// zero values take the defaults.
+type LoginThrottle struct {
+	pool      *pgxpool.Pool
+	UserLimit int           // failures per account key and window; default 10
+	IPLimit   int           // failures per "ip:" key and window; default 50
+	Window    time.Duration // default 15 minutes
+}
+
+var _ session.Throttle = (*LoginThrottle)(nil)
+
+// Throttle defaults.
+const (
+	DefaultUserLimit      = 10
+	DefaultIPLimit        = 50
+	DefaultThrottleWindow = 15 * time.Minute
+)
+
+// NewLoginThrottle returns a throttle over pool with the default limits.
+func NewLoginThrottle(pool *pgxpool.Pool) *LoginThrottle {
+	if pool == nil {
+		panic("postgres.NewLoginThrottle: nil pool")
+	}
+	return &LoginThrottle{pool: pool, UserLimit: DefaultUserLimit, IPLimit: DefaultIPLimit, Window: DefaultThrottleWindow}
+}
+
+func (t *LoginThrottle) window() time.Duration {
+	if t.Window <= 0 {
+		return DefaultThrottleWindow
+	}
+	return t.Window
+}
+
+func (t *LoginThrottle) limit(key string) int {
+	if strings.HasPrefix(key, "ip:") {
+		if t.IPLimit <= 0 {
+			return DefaultIPLimit
+		}
+		return t.IPLimit
+	}
+	if t.UserLimit <= 0 {
+		return DefaultUserLimit
+	}
+	return t.UserLimit
+}
+
+// Check returns how long until every key is under its limit again (0 when
+// all are).
+func (t *LoginThrottle) Check(ctx context.Context, keys ...string) (time.Duration, error) {
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	rows, err := t.pool.Query(ctx, `
+SELECT key, count, extract(epoch FROM window_start + $2 * interval '1 microsecond' - now())
+FROM login_failures
+WHERE key = ANY($1) AND window_start + $2 * interval '1 microsecond' > now()`, keys, micros(t.window()))
+	if err != nil {
+		return 0, fmt.Errorf("login throttle: %w", err)
+	}
+	defer rows.Close()
+	var wait time.Duration
+	for rows.Next() {
+		var (
+			key   string
+			count int
+			left  float64
+		)
+		if err := rows.Scan(&key, &count, &left); err != nil {
+			return 0, fmt.Errorf("login throttle: %w", err)
+		}
+		if count >= t.limit(key) {
+			wait = max(wait, time.Duration(left*float64(time.Second)))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("login throttle: %w", err)
+	}
+	return wait, nil
+}
+
+// Fail counts one failure against each key, starting a new window for keys
+// whose window has ended.
+func (t *LoginThrottle) Fail(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err := t.pool.Exec(ctx, `
+INSERT INTO login_failures AS f (key, window_start, count)
+SELECT DISTINCT k, now(), 1 FROM unnest($1::text[]) AS k
+ON CONFLICT (key) DO UPDATE SET
+    window_start = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN now() ELSE f.window_start END,
+    count        = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN 1 ELSE f.count + 1 END`,
+		keys, micros(t.window()))
+	if err != nil {
+		return fmt.Errorf("login throttle: %w", err)
+	}
+	return nil
+}
+
+// Reset forgets the failures of keys (after a successful sign-in).
+func (t *LoginThrottle) Reset(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := t.pool.Exec(ctx, `DELETE FROM login_failures WHERE key = ANY($1)`, keys); err != nil {
+		return fmt.Errorf("login throttle: %w", err)
+	}
+	return nil
+}
+
+// Prune deletes counters whose window has ended.
+func (t *LoginThrottle) Prune(ctx context.Context) (int64, error) {
+	tag, err := t.pool.Exec(ctx, `DELETE FROM login_failures
+		WHERE window_start + $1 * interval '1 microsecond' <= now()`, micros(t.window()))
+	if err != nil {
+		return 0, fmt.Errorf("login throttle: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

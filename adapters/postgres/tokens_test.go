@@ -1,0 +1,210 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/halocms/halocms/adapters/ids"
+	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/commands/session"
+)
+
+func newPair(family string, ttl time.Duration) (session.Pair, string, string) {
+	a, r := ids.Token(40), ids.Token(40)
+	return session.Pair{
+		Grant:      session.Grant{Subject: session.SubjectUser, SubjectID: "u1", Family: family, Scope: "user"},
+		AccessHash: session.HashToken(a), RefreshHash: session.HashToken(r),
+		AccessTTL: ttl, RefreshTTL: ttl, ClientIP: netip.MustParseAddr("::ffff:192.0.2.1"),
+	}, a, r
+}
+
+func TestTokenStoreRotateOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	s := postgres.NewTokenStore(pool)
+	p, _, refresh := newPair("fam1", time.Hour)
+	if err := s.Issue(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	var ip string
+	if err := pool.QueryRow(ctx, `SELECT host(client_ip) FROM oauth_tokens WHERE token_hash = $1`, p.AccessHash).Scan(&ip); err != nil || ip != "192.0.2.1" {
+		t.Errorf("client_ip %q, %v", ip, err)
+	}
+	g, err := s.Access(ctx, p.AccessHash)
+	if err != nil || g != p.Grant {
+		t.Fatalf("access: %+v, %v", g, err)
+	}
+
+	// Concurrent rotations straight at the store: exactly one spends.
+	const n = 10
+	var (
+		wg   sync.WaitGroup
+		errs [n]error
+		gate = make(chan struct{})
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next, _, _ := newPair("fam1", time.Hour)
+			<-gate
+			errs[i] = s.Rotate(ctx, session.HashToken(refresh), next)
+		}()
+	}
+	close(gate)
+	wg.Wait()
+	wins := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, session.ErrTokenSpent):
+			t.Errorf("loser: %v, want ErrTokenSpent", err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d rotations won, want 1", wins)
+	}
+	var count int
+	pool.QueryRow(ctx, `SELECT count(*) FROM oauth_tokens WHERE family_id = 'fam1'`).Scan(&count)
+	if count != 4 {
+		t.Errorf("%d tokens in the family, want 4 (losers wrote nothing)", count)
+	}
+
+	// A spent token stays reported as spent after its family is revoked.
+	if _, err := s.Refresh(ctx, session.HashToken(refresh)); !errors.Is(err, session.ErrTokenSpent) {
+		t.Errorf("refresh of spent token: %v", err)
+	}
+	if err := s.RevokeFamily(ctx, "fam1"); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := s.Refresh(ctx, session.HashToken(refresh)); !errors.Is(err, session.ErrTokenSpent) || g.Family != "fam1" {
+		t.Errorf("refresh of spent, revoked token: %+v, %v", g, err)
+	}
+	if _, err := s.Access(ctx, p.AccessHash); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Errorf("access after revoke: %v", err)
+	}
+}
+
+func TestTokenStoreRotateChecks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := postgres.NewTokenStore(pgtest.Pool(t))
+	p, access, refresh := newPair("famA", time.Hour)
+	if err := s.Issue(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	wrongFamily, _, _ := newPair("famB", time.Hour)
+	if err := s.Rotate(ctx, session.HashToken(refresh), wrongFamily); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Errorf("rotate into another family: %v", err)
+	}
+	next, _, _ := newPair("famA", time.Hour)
+	if err := s.Rotate(ctx, session.HashToken(access), next); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Errorf("rotate an access token: %v", err)
+	}
+	if err := s.Rotate(ctx, session.HashToken("unknown"), next); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Errorf("rotate an unknown token: %v", err)
+	}
+	if err := s.RevokeFamilyOf(ctx, session.HashToken("unknown")); err != nil {
+		t.Errorf("revoke unknown: %v", err)
+	}
+	if err := s.RevokeFamilyOf(ctx, session.HashToken(access)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Refresh(ctx, session.HashToken(refresh)); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Errorf("refresh of revoked token: %v", err)
+	}
+	if err := s.Rotate(ctx, session.HashToken(refresh), next); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Errorf("rotate a revoked token: %v", err)
+	}
+}
+
+func TestTokenStoreDeleteExpired(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := postgres.NewTokenStore(pgtest.Pool(t))
+	short, _, _ := newPair("short", time.Millisecond)
+	long, _, _ := newPair("long", time.Hour)
+	for _, p := range []session.Pair{short, long} {
+		if err := s.Issue(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
+	if _, err := s.Access(ctx, short.AccessHash); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Errorf("expired access token: %v", err)
+	}
+	n, err := s.DeleteExpired(ctx)
+	if err != nil || n != 2 {
+		t.Errorf("deleted %d, %v; want 2", n, err)
+	}
+	if _, err := s.Access(ctx, long.AccessHash); err != nil {
+		t.Errorf("live token: %v", err)
+	}
+}
+
+func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	th := postgres.NewLoginThrottle(pgtest.Pool(t))
+	th.UserLimit, th.IPLimit, th.Window = 2, 3, 400*time.Millisecond
+
+	check := func(keys ...string) time.Duration {
+		t.Helper()
+		d, err := th.Check(ctx, keys...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	fail := func(keys ...string) {
+		t.Helper()
+		if err := th.Fail(ctx, keys...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fail("user:a", "ip:1.2.3.4")
+	if d := check("user:a", "ip:1.2.3.4"); d != 0 {
+		t.Errorf("after 1 failure: wait %v", d)
+	}
+	fail("user:a", "user:a", "ip:1.2.3.4") // a repeated key counts once
+	if d := check("user:a"); d <= 0 || d > 400*time.Millisecond {
+		t.Errorf("user at limit: wait %v", d)
+	}
+	if d := check("ip:1.2.3.4"); d != 0 {
+		t.Errorf("ip below its own limit: wait %v", d)
+	}
+	fail("user:b", "ip:1.2.3.4")
+	if d := check("user:b", "ip:1.2.3.4"); d <= 0 {
+		t.Errorf("ip at limit: wait %v", d)
+	}
+	if err := th.Reset(ctx, "user:a"); err != nil {
+		t.Fatal(err)
+	}
+	if d := check("user:a"); d != 0 {
+		t.Errorf("after reset: wait %v", d)
+	}
+	if d := check(); d != 0 {
+		t.Errorf("no keys: wait %v", d)
+	}
+
+	// The window ends; the next failure starts a new one.
+	time.Sleep(450 * time.Millisecond)
+	if d := check("user:b", "ip:1.2.3.4"); d != 0 {
+		t.Errorf("after the window: wait %v", d)
+	}
+	fail("ip:1.2.3.4")
+	if d := check("ip:1.2.3.4"); d != 0 {
+		t.Errorf("new window counts from 1: wait %v", d)
+	}
+	n, err := th.Prune(ctx)
+	if err != nil || n != 1 { // user:b; ip's window is fresh
+		t.Errorf("pruned %d, %v; want 1", n, err)
+	}
+}

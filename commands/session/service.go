@@ -1,0 +1,444 @@
+// Package session is the token service behind POST /api/oauth/token and
+// the bearer-token check of every other request: OAuth grants (password,
+// client_credentials, refresh_token with rotation and reuse detection),
+// authentication of access tokens, revocation, and the throttling of failed
+// sign-ins. It knows nothing of HTTP.
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"math"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/halocms/halocms/adapters/ids"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/identity"
+	readmodel "github.com/halocms/halocms/readmodels/identity"
+)
+
+// Users finds CMS users for sign-in and token checks (the identity read
+// model). Both return a fault.NotFound error for an unknown user.
+type Users interface {
+	CredentialsByUsername(ctx context.Context, username string) (readmodel.Credentials, error)
+	CredentialsByID(ctx context.Context, id string) (readmodel.Credentials, error)
+}
+
+// Apps finds apps for the client_credentials grant (fault.NotFound when
+// unknown).
+type Apps interface {
+	AppCredentialsByClientID(ctx context.Context, clientID string) (readmodel.AppCredentials, error)
+}
+
+// Passwords checks passwords and client secrets against their hashes.
+type Passwords interface {
+	Verify(hash, password string) bool
+	// DummyVerify costs what Verify costs, for unknown names.
+	DummyVerify(password string)
+}
+
+// Throttle counts failed sign-ins per key in a window.
+type Throttle interface {
+	// Check returns how long to wait when any key is over its limit (0
+	// when all are under).
+	Check(ctx context.Context, keys ...string) (retryAfter time.Duration, err error)
+	Fail(ctx context.Context, keys ...string) error
+	Reset(ctx context.Context, keys ...string) error
+	// Prune forgets windows that have ended.
+	Prune(ctx context.Context) (int64, error)
+}
+
+// SubjectKind says whom a token was issued to.
+type SubjectKind string
+
+const (
+	SubjectUser SubjectKind = "user" // a CMS user (password grant)
+	SubjectApp  SubjectKind = "app"  // an app (client credentials)
+)
+
+// Grant is what a token stands for.
+type Grant struct {
+	Subject   SubjectKind
+	SubjectID string // user id or app id
+	Family    string // shared by every token descended from one sign-in
+	Scope     string
+}
+
+// Pair is a new access token and refresh token to store, by hash.
+type Pair struct {
+	Grant
+	AccessHash, RefreshHash []byte
+	AccessTTL, RefreshTTL   time.Duration
+	ClientIP                netip.Addr // zero when unknown
+}
+
+// Errors a TokenStore returns.
+var (
+	// ErrTokenNotFound: no such token of that kind, or expired, or revoked.
+	ErrTokenNotFound = errors.New("session: token not found")
+	// ErrTokenSpent: the refresh token was already used.
+	ErrTokenSpent = errors.New("session: refresh token already used")
+)
+
+// TokenStore keeps tokens by hash. Expiry is judged by the store's clock.
+type TokenStore interface {
+	// Issue stores a pair atomically.
+	Issue(ctx context.Context, p Pair) error
+	// Access returns the grant of a live access token, or ErrTokenNotFound.
+	Access(ctx context.Context, hash []byte) (Grant, error)
+	// Refresh returns the grant of a live refresh token. A spent one
+	// returns its grant with ErrTokenSpent; others ErrTokenNotFound.
+	Refresh(ctx context.Context, hash []byte) (Grant, error)
+	// Rotate spends the refresh token (once: of two concurrent calls, one
+	// gets ErrTokenSpent) and stores next, in next.Family, atomically.
+	Rotate(ctx context.Context, refreshHash []byte, next Pair) error
+	// RevokeFamily revokes every token of a family.
+	RevokeFamily(ctx context.Context, family string) error
+	// RevokeFamilyOf revokes the family of the token with this hash (of
+	// either kind); an unknown hash is not an error.
+	RevokeFamilyOf(ctx context.Context, hash []byte) error
+	// RevokeSubject revokes every token of a user or app.
+	RevokeSubject(ctx context.Context, kind SubjectKind, id string) error
+	// DeleteExpired deletes tokens past their expiry.
+	DeleteExpired(ctx context.Context) (int64, error)
+}
+
+// Config sets token lifetimes.
+type Config struct {
+	AccessTTL  time.Duration // default 24 h
+	RefreshTTL time.Duration // default 30 days
+}
+
+// Default lifetimes.
+const (
+	DefaultAccessTTL  = 24 * time.Hour
+	DefaultRefreshTTL = 30 * 24 * time.Hour
+)
+
+// TokenLength is the length of access and refresh tokens (alphanumeric,
+// like HALO's).
+const TokenLength = 40
+
+// Token is a grant's answer. The HTTP layer writes ExpiresIn as
+// milliseconds and adds token_type "Bearer".
+type Token struct {
+	AccessToken  string
+	RefreshToken string
+	ExpiresIn    time.Duration
+	Scope        string
+}
+
+// Scopes of issued tokens.
+const (
+	ScopeUser = "user"
+	ScopeApp  = "app"
+)
+
+// Messages the SDKs and users see.
+const (
+	msgBadLogin       = "Invalid username or password"
+	msgBadClient      = "Client not found or invalid secret"
+	msgBadToken       = "Invalid or expired token"
+	msgBadRefresh     = "Invalid or expired refresh token"
+	msgIPSignIn       = "sign-in from this address is not allowed"
+	msgIPAccess       = "access from this address is not allowed"
+	msgTooManyFailure = "Too many failed attempts, try again later"
+)
+
+// Service issues, checks and revokes tokens.
+type Service struct {
+	users     Users
+	apps      Apps
+	passwords Passwords
+	tokens    TokenStore
+	throttle  Throttle
+	cfg       Config
+}
+
+// NewService wires the service; every dependency is required. Zero
+// lifetimes in cfg take the defaults.
+func NewService(users Users, apps Apps, passwords Passwords, tokens TokenStore, throttle Throttle, cfg Config) *Service {
+	if users == nil || apps == nil || passwords == nil || tokens == nil || throttle == nil {
+		panic("session.NewService: nil dependency")
+	}
+	if cfg.AccessTTL <= 0 {
+		cfg.AccessTTL = DefaultAccessTTL
+	}
+	if cfg.RefreshTTL <= 0 {
+		cfg.RefreshTTL = DefaultRefreshTTL
+	}
+	return &Service{users: users, apps: apps, passwords: passwords, tokens: tokens, throttle: throttle, cfg: cfg}
+}
+
+// HashToken is how tokens are stored: SHA-256 of the bearer string.
+func HashToken(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+// Throttle keys. Long names are cut so that junk input cannot bloat the
+// table (no real username or client id is that long).
+const maxKeyPart = 128
+
+func cut(s string) string {
+	if len(s) > maxKeyPart {
+		return s[:maxKeyPart]
+	}
+	return s
+}
+
+// UserKey, IPKey and ClientKey name the throttle counters.
+func UserKey(username string) string { return "user:" + cut(strings.ToLower(username)) }
+func IPKey(ip netip.Addr) string     { return "ip:" + ip.Unmap().String() }
+func ClientKey(clientID string) string {
+	return "client:" + cut(clientID)
+}
+
+// keys returns the counters of an attempt: the account's and, when the
+// address is known, the address's.
+func keys(account string, ip netip.Addr) []string {
+	if ip.IsValid() {
+		return []string{account, IPKey(ip)}
+	}
+	return []string{account}
+}
+
+func (s *Service) checkThrottle(ctx context.Context, keys []string) error {
+	wait, err := s.throttle.Check(ctx, keys...)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return fault.New(fault.TooManyRequests, msgTooManyFailure).With("retryAfter", int(math.Ceil(wait.Seconds())))
+	}
+	return nil
+}
+
+// PasswordGrant signs a CMS user in (grant_type=password).
+func (s *Service) PasswordGrant(ctx context.Context, username, password string, ip netip.Addr) (Token, error) {
+	userKey := UserKey(username)
+	ks := keys(userKey, ip)
+	if err := s.checkThrottle(ctx, ks); err != nil {
+		return Token{}, err
+	}
+	badLogin := func() (Token, error) {
+		if err := s.throttle.Fail(ctx, ks...); err != nil {
+			return Token{}, err
+		}
+		return Token{}, fault.New(fault.Unauthenticated, msgBadLogin)
+	}
+	c, err := s.users.CredentialsByUsername(ctx, username)
+	switch {
+	case fault.Is(err, fault.NotFound):
+		s.passwords.DummyVerify(password)
+		return badLogin()
+	case err != nil:
+		return Token{}, err
+	}
+	if !s.passwords.Verify(c.PasswordHash, password) {
+		return badLogin()
+	}
+	// The password is right: what follows is not a guessing failure.
+	if c.Disabled {
+		return Token{}, fault.New(fault.Unauthenticated, msgBadLogin)
+	}
+	if !identity.IPAllowed(c.AllowedIPs, ip) {
+		return Token{}, fault.New(fault.Forbidden, msgIPSignIn)
+	}
+	if err := s.throttle.Reset(ctx, userKey); err != nil {
+		return Token{}, err
+	}
+	return s.issue(ctx, Grant{Subject: SubjectUser, SubjectID: c.ID, Family: ids.Token(TokenLength), Scope: ScopeUser}, ip)
+}
+
+// ClientCredentials signs an app in (grant_type=client_credentials).
+func (s *Service) ClientCredentials(ctx context.Context, clientID, secret string, ip netip.Addr) (Token, error) {
+	clientKey := ClientKey(clientID)
+	ks := keys(clientKey, ip)
+	if err := s.checkThrottle(ctx, ks); err != nil {
+		return Token{}, err
+	}
+	app, err := s.verifyClient(ctx, clientID, secret)
+	if fault.Is(err, fault.Unauthenticated) {
+		if ferr := s.throttle.Fail(ctx, ks...); ferr != nil {
+			return Token{}, ferr
+		}
+	}
+	if err != nil {
+		return Token{}, err
+	}
+	if err := s.throttle.Reset(ctx, clientKey); err != nil {
+		return Token{}, err
+	}
+	return s.issue(ctx, Grant{Subject: SubjectApp, SubjectID: app.ID, Family: ids.Token(TokenLength), Scope: ScopeApp}, ip)
+}
+
+// verifyClient checks an app's client id and secret.
+func (s *Service) verifyClient(ctx context.Context, clientID, secret string) (readmodel.AppCredentials, error) {
+	app, err := s.apps.AppCredentialsByClientID(ctx, clientID)
+	switch {
+	case fault.Is(err, fault.NotFound):
+		s.passwords.DummyVerify(secret)
+		return app, fault.New(fault.Unauthenticated, msgBadClient)
+	case err != nil:
+		return app, err
+	}
+	if !s.passwords.Verify(app.SecretHash, secret) {
+		return app, fault.New(fault.Unauthenticated, msgBadClient)
+	}
+	return app, nil
+}
+
+// Refresh exchanges a refresh token for a new pair in the same family
+// (grant_type=refresh_token). The refresh token is spent; presenting it
+// again revokes the family. clientID and clientSecret, when given (iOS
+// sends them), must be those of the app the token was issued to.
+func (s *Service) Refresh(ctx context.Context, refreshToken, clientID, clientSecret string, ip netip.Addr) (Token, error) {
+	if refreshToken == "" {
+		return Token{}, fault.New(fault.Unauthenticated, msgBadRefresh)
+	}
+	hash := HashToken(refreshToken)
+	g, err := s.tokens.Refresh(ctx, hash)
+	switch {
+	case errors.Is(err, ErrTokenSpent):
+		return Token{}, s.reused(ctx, g.Family)
+	case errors.Is(err, ErrTokenNotFound):
+		return Token{}, fault.New(fault.Unauthenticated, msgBadRefresh)
+	case err != nil:
+		return Token{}, err
+	}
+	switch g.Subject {
+	case SubjectApp:
+		if clientID != "" || clientSecret != "" {
+			app, err := s.verifyClient(ctx, clientID, clientSecret)
+			if err != nil {
+				return Token{}, err
+			}
+			if app.ID != g.SubjectID {
+				return Token{}, fault.New(fault.Unauthenticated, msgBadClient)
+			}
+		}
+	case SubjectUser:
+		if _, err := s.user(ctx, g.SubjectID, ip, msgIPSignIn); err != nil {
+			return Token{}, err
+		}
+	default:
+		return Token{}, fault.New(fault.Unauthenticated, msgBadRefresh)
+	}
+	access, refresh := ids.Token(TokenLength), ids.Token(TokenLength)
+	err = s.tokens.Rotate(ctx, hash, s.pair(g, access, refresh, ip))
+	switch {
+	case errors.Is(err, ErrTokenSpent): // another refresh won the race
+		return Token{}, s.reused(ctx, g.Family)
+	case errors.Is(err, ErrTokenNotFound): // revoked or expired meanwhile
+		return Token{}, fault.New(fault.Unauthenticated, msgBadRefresh)
+	case err != nil:
+		return Token{}, err
+	}
+	return Token{AccessToken: access, RefreshToken: refresh, ExpiresIn: s.cfg.AccessTTL, Scope: g.Scope}, nil
+}
+
+// reused answers the presentation of a spent refresh token: someone holds
+// a copy, so every token of the family goes.
+func (s *Service) reused(ctx context.Context, family string) error {
+	if err := s.tokens.RevokeFamily(ctx, family); err != nil {
+		return err
+	}
+	return fault.New(fault.Unauthenticated, msgBadRefresh)
+}
+
+// user loads a token's user and checks it may still act from ip.
+func (s *Service) user(ctx context.Context, id string, ip netip.Addr, ipMessage string) (readmodel.Credentials, error) {
+	c, err := s.users.CredentialsByID(ctx, id)
+	switch {
+	case fault.Is(err, fault.NotFound):
+		return c, fault.New(fault.Unauthenticated, msgBadToken)
+	case err != nil:
+		return c, err
+	case c.Disabled:
+		return c, fault.New(fault.Unauthenticated, msgBadToken)
+	case !identity.IPAllowed(c.AllowedIPs, ip):
+		return c, &fault.Error{Kind: fault.Forbidden, Message: ipMessage}
+	}
+	return c, nil
+}
+
+// Authenticate checks a bearer access token and returns who it acts for.
+// Unknown, expired and revoked tokens, and tokens of disabled or deleted
+// users, are fault.Unauthenticated; a user outside their IP allowlist is
+// fault.Forbidden. A user's admin flag is read at each call, so changes
+// take effect at once.
+func (s *Service) Authenticate(ctx context.Context, accessToken string, ip netip.Addr) (access.Actor, error) {
+	if accessToken == "" {
+		return access.Actor{}, fault.New(fault.Unauthenticated, msgBadToken)
+	}
+	g, err := s.tokens.Access(ctx, HashToken(accessToken))
+	switch {
+	case errors.Is(err, ErrTokenNotFound):
+		return access.Actor{}, fault.New(fault.Unauthenticated, msgBadToken)
+	case err != nil:
+		return access.Actor{}, err
+	}
+	clientIP := ""
+	if ip.IsValid() {
+		clientIP = ip.Unmap().String()
+	}
+	switch g.Subject {
+	case SubjectUser:
+		c, err := s.user(ctx, g.SubjectID, ip, msgIPAccess)
+		if err != nil {
+			return access.Actor{}, err
+		}
+		return access.Actor{Kind: access.User, ID: c.ID, Admin: c.Admin, ClientIP: clientIP}, nil
+	case SubjectApp:
+		return access.Actor{Kind: access.App, ID: g.SubjectID, ClientIP: clientIP}, nil
+	}
+	return access.Actor{}, fault.New(fault.Unauthenticated, msgBadToken)
+}
+
+// Revoke revokes a token (access or refresh) and every token of its family.
+// An unknown token is not an error (RFC 7009).
+func (s *Service) Revoke(ctx context.Context, token string) error {
+	if token == "" {
+		return nil
+	}
+	return s.tokens.RevokeFamilyOf(ctx, HashToken(token))
+}
+
+// RevokeSubject revokes every token of a user ("user") or app ("app"), for
+// example when a user is disabled or changes password.
+func (s *Service) RevokeSubject(ctx context.Context, kind, id string) error {
+	k := SubjectKind(kind)
+	if k != SubjectUser && k != SubjectApp {
+		return fault.Invalidf("subject kind must be %q or %q", SubjectUser, SubjectApp)
+	}
+	return s.tokens.RevokeSubject(ctx, k, id)
+}
+
+// Cleanup deletes expired tokens and ended throttle windows; run it now
+// and then. It returns how many tokens it deleted.
+func (s *Service) Cleanup(ctx context.Context) (int64, error) {
+	n, err := s.tokens.DeleteExpired(ctx)
+	if err != nil {
+		return n, err
+	}
+	_, err = s.throttle.Prune(ctx)
+	return n, err
+}
+
+func (s *Service) pair(g Grant, access, refresh string, ip netip.Addr) Pair {
+	return Pair{Grant: g, AccessHash: HashToken(access), RefreshHash: HashToken(refresh),
+		AccessTTL: s.cfg.AccessTTL, RefreshTTL: s.cfg.RefreshTTL, ClientIP: ip}
+}
+
+func (s *Service) issue(ctx context.Context, g Grant, ip netip.Addr) (Token, error) {
+	access, refresh := ids.Token(TokenLength), ids.Token(TokenLength)
+	if err := s.tokens.Issue(ctx, s.pair(g, access, refresh, ip)); err != nil {
+		return Token{}, err
+	}
+	return Token{AccessToken: access, RefreshToken: refresh, ExpiresIn: s.cfg.AccessTTL, Scope: g.Scope}, nil
+}

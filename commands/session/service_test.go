@@ -1,0 +1,639 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/halocms/halocms/adapters/password"
+	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/commands/session"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/fault"
+	projidentity "github.com/halocms/halocms/projections/identity"
+	readidentity "github.com/halocms/halocms/readmodels/identity"
+)
+
+const (
+	userLimit = 3
+	ipLimit   = 5
+)
+
+var (
+	ip1 = netip.MustParseAddr("203.0.113.7")
+	ip2 = netip.MustParseAddr("198.51.100.9")
+)
+
+type env struct {
+	pool *pgxpool.Pool
+	svc  *session.Service
+	pw   password.Bcrypt
+}
+
+func newEnv(t *testing.T, cfg session.Config) *env {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(ctx, `CREATE SCHEMA proj_identity_v1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := (projidentity.Projector{}).Create(ctx, pool, "proj_identity_v1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `
+CREATE VIEW identity_users AS SELECT * FROM proj_identity_v1.identity_users;
+CREATE VIEW identity_apps AS SELECT * FROM proj_identity_v1.identity_apps;`); err != nil {
+		t.Fatal(err)
+	}
+	th := postgres.NewLoginThrottle(pool)
+	th.UserLimit, th.IPLimit = userLimit, ipLimit
+	read := readidentity.New(pool)
+	pw := password.Bcrypt{Cost: bcrypt.MinCost}
+	return &env{pool: pool, pw: pw,
+		svc: session.NewService(read, read, pw, postgres.NewTokenStore(pool), th, cfg)}
+}
+
+type userOpts struct {
+	admin    bool
+	disabled bool
+	ips      []string
+}
+
+func (e *env) addUser(t *testing.T, id, username, pw string, o userOpts) {
+	t.Helper()
+	h, err := e.pw.Hash(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ips := o.ips
+	if ips == nil {
+		ips = []string{}
+	}
+	_, err = e.pool.Exec(context.Background(), `INSERT INTO proj_identity_v1.identity_users
+		(id, username, password_hash, admin, allowed_ips, disabled, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, now(), now())`, id, username, h, o.admin, ips, o.disabled)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *env) addApp(t *testing.T, id, clientID, secret string) {
+	t.Helper()
+	h, err := e.pw.Hash(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.pool.Exec(context.Background(), `INSERT INTO proj_identity_v1.identity_apps
+		(id, name, client_id, client_secret_hash, created_at, updated_at)
+		VALUES ($1, $1, $2, $3, now(), now())`, id, clientID, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *env) exec(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	if _, err := e.pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *env) failures(t *testing.T, key string) int {
+	t.Helper()
+	var n int
+	err := e.pool.QueryRow(context.Background(), `SELECT coalesce((SELECT count FROM login_failures WHERE key = $1), 0)`, key).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func wantKind(t *testing.T, err error, kind fault.Kind) {
+	t.Helper()
+	if !fault.Is(err, kind) {
+		t.Fatalf("error %v (kind %v), want kind %v", err, fault.KindOf(err), kind)
+	}
+}
+
+var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9]{40}$`)
+
+func checkToken(t *testing.T, tok session.Token, scope string, ttl time.Duration) {
+	t.Helper()
+	if !tokenPattern.MatchString(tok.AccessToken) || !tokenPattern.MatchString(tok.RefreshToken) || tok.AccessToken == tok.RefreshToken {
+		t.Errorf("tokens %q / %q: want two different 40-character alphanumeric strings", tok.AccessToken, tok.RefreshToken)
+	}
+	if tok.Scope != scope || tok.ExpiresIn != ttl {
+		t.Errorf("scope %q, expires in %v; want %q, %v", tok.Scope, tok.ExpiresIn, scope, ttl)
+	}
+}
+
+func TestPasswordGrant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "Alice", "alice-password", userOpts{admin: true})
+
+	tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1) // case-insensitive name
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkToken(t, tok, "user", 24*time.Hour)
+
+	a, err := e.svc.Authenticate(ctx, tok.AccessToken, ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (access.Actor{Kind: access.User, ID: "u1", Admin: true, ClientIP: ip1.String()}); a != want {
+		t.Errorf("actor %+v, want %+v", a, want)
+	}
+
+	// Only hashes are stored.
+	var n int
+	e.pool.QueryRow(ctx, `SELECT count(*) FROM oauth_tokens WHERE token_hash IN ($1, $2)`,
+		[]byte(tok.AccessToken), []byte(tok.RefreshToken)).Scan(&n)
+	if n != 0 {
+		t.Error("a token is stored in clear")
+	}
+	e.pool.QueryRow(ctx, `SELECT count(*) FROM oauth_tokens WHERE token_hash IN ($1, $2)`,
+		session.HashToken(tok.AccessToken), session.HashToken(tok.RefreshToken)).Scan(&n)
+	if n != 2 {
+		t.Errorf("%d tokens stored by hash, want 2", n)
+	}
+
+	// The refresh token is not an access token, and vice versa.
+	if _, err := e.svc.Authenticate(ctx, tok.RefreshToken, ip1); !fault.Is(err, fault.Unauthenticated) {
+		t.Errorf("refresh token as access token: %v", err)
+	}
+	if _, err := e.svc.Refresh(ctx, tok.AccessToken, "", "", ip1); !fault.Is(err, fault.Unauthenticated) {
+		t.Errorf("access token as refresh token: %v", err)
+	}
+
+	// An admin change takes effect at once.
+	e.exec(t, `UPDATE proj_identity_v1.identity_users SET admin = false WHERE id = 'u1'`)
+	if a, err := e.svc.Authenticate(ctx, tok.AccessToken, ip1); err != nil || a.Admin {
+		t.Errorf("after demotion: %+v, %v", a, err)
+	}
+}
+
+func TestWrongPasswordCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
+
+	_, err := e.svc.PasswordGrant(ctx, "Alice", "wrong", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	if err.Error() != "Invalid username or password" {
+		t.Errorf("message %q", err.Error())
+	}
+	_, err = e.svc.PasswordGrant(ctx, "nobody", "wrong", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	if err.Error() != "Invalid username or password" {
+		t.Errorf("unknown user: message %q", err.Error())
+	}
+	if n := e.failures(t, "user:alice"); n != 1 {
+		t.Errorf("user:alice failures %d, want 1", n)
+	}
+	if n := e.failures(t, "user:nobody"); n != 1 {
+		t.Errorf("user:nobody failures %d, want 1", n)
+	}
+	if n := e.failures(t, "ip:"+ip1.String()); n != 2 {
+		t.Errorf("ip failures %d, want 2", n)
+	}
+}
+
+func TestThrottlePerUser(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
+	e.addUser(t, "u2", "bob", "bob-password", userOpts{})
+
+	// Failures below the limit are reset by a success.
+	for range userLimit - 1 {
+		_, err := e.svc.PasswordGrant(ctx, "alice", "wrong", ip1)
+		wantKind(t, err, fault.Unauthenticated)
+	}
+	if _, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.failures(t, "user:alice"); n != 0 {
+		t.Errorf("user failures after success %d, want 0", n)
+	}
+	if n := e.failures(t, "ip:"+ip1.String()); n != userLimit-1 {
+		t.Errorf("ip failures after success %d, want %d (not reset)", n, userLimit-1)
+	}
+
+	// At the limit, even the right password from another address is refused.
+	for i := range userLimit {
+		_, err := e.svc.PasswordGrant(ctx, "alice", "wrong", []netip.Addr{ip1, ip2}[i%2])
+		wantKind(t, err, fault.Unauthenticated)
+	}
+	_, err := e.svc.PasswordGrant(ctx, "ALICE", "alice-password", ip2)
+	wantKind(t, err, fault.TooManyRequests)
+	var fe *fault.Error
+	if !errors.As(err, &fe) {
+		t.Fatal(err)
+	}
+	if s, ok := fe.Extra["retryAfter"].(int); !ok || s < 1 || s > 15*60 {
+		t.Errorf("retryAfter %v, want 1..900 seconds", fe.Extra["retryAfter"])
+	}
+	// Refused attempts are not counted.
+	if n := e.failures(t, "user:alice"); n != userLimit {
+		t.Errorf("user failures %d, want %d", n, userLimit)
+	}
+	// Another user is not affected.
+	if _, err := e.svc.PasswordGrant(ctx, "bob", "bob-password", ip2); err != nil {
+		t.Errorf("bob: %v", err)
+	}
+}
+
+func TestThrottlePerIP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
+
+	// Spraying many names from one address.
+	for i := range ipLimit {
+		_, err := e.svc.PasswordGrant(ctx, []string{"a", "b", "c", "d", "e", "f"}[i%6]+"-user", "guess", ip1)
+		wantKind(t, err, fault.Unauthenticated)
+	}
+	_, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
+	wantKind(t, err, fault.TooManyRequests)
+	_, err = e.svc.ClientCredentials(ctx, "some-client", "x", ip1)
+	wantKind(t, err, fault.TooManyRequests)
+	// Other addresses are not affected.
+	if _, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip2); err != nil {
+		t.Errorf("other address: %v", err)
+	}
+}
+
+func TestDisabledUser(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{disabled: true})
+	e.addUser(t, "u2", "bob", "bob-password", userOpts{})
+
+	_, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	if err.Error() != "Invalid username or password" {
+		t.Errorf("message %q", err.Error())
+	}
+
+	tok, err := e.svc.PasswordGrant(ctx, "bob", "bob-password", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.exec(t, `UPDATE proj_identity_v1.identity_users SET disabled = true WHERE id = 'u2'`)
+	_, err = e.svc.Authenticate(ctx, tok.AccessToken, ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	_, err = e.svc.Refresh(ctx, tok.RefreshToken, "", "", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	// Re-enabled, the refresh token (not spent by the refused attempt) works.
+	e.exec(t, `UPDATE proj_identity_v1.identity_users SET disabled = false WHERE id = 'u2'`)
+	if _, err := e.svc.Refresh(ctx, tok.RefreshToken, "", "", ip1); err != nil {
+		t.Errorf("refresh after re-enabling: %v", err)
+	}
+	// A deleted user's token is refused.
+	e.exec(t, `DELETE FROM proj_identity_v1.identity_users WHERE id = 'u2'`)
+	_, err = e.svc.Authenticate(ctx, tok.AccessToken, ip1)
+	wantKind(t, err, fault.Unauthenticated)
+}
+
+func TestIPAllowlist(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{ips: []string{"10.0.0.0/8", "2001:db8::/32", "192.0.2.1/32"}})
+
+	for _, s := range []string{"10.1.2.3", "::ffff:10.1.2.3", "192.0.2.1", "2001:db8::1", "2001:db8:ffff::42"} {
+		if _, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", netip.MustParseAddr(s)); err != nil {
+			t.Errorf("from %s: %v", s, err)
+		}
+	}
+	for _, ip := range []netip.Addr{netip.MustParseAddr("11.0.0.1"), netip.MustParseAddr("192.0.2.2"),
+		netip.MustParseAddr("2001:db9::1"), netip.MustParseAddr("::1"), {}} {
+		_, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip)
+		wantKind(t, err, fault.Forbidden)
+		if err.Error() != "sign-in from this address is not allowed" {
+			t.Errorf("message %q", err.Error())
+		}
+	}
+	// A refused address is not a password failure.
+	if n := e.failures(t, "user:alice"); n != 0 {
+		t.Errorf("user failures %d, want 0", n)
+	}
+	// The wrong password from a refused address is still a plain 401.
+	_, err := e.svc.PasswordGrant(ctx, "alice", "wrong", netip.MustParseAddr("11.0.0.1"))
+	wantKind(t, err, fault.Unauthenticated)
+
+	// Enforced on every request and on refresh.
+	in, out := netip.MustParseAddr("2001:db8::5"), netip.MustParseAddr("172.16.0.1")
+	tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Authenticate(ctx, tok.AccessToken, in); err != nil {
+		t.Error(err)
+	}
+	_, err = e.svc.Authenticate(ctx, tok.AccessToken, out)
+	wantKind(t, err, fault.Forbidden)
+	_, err = e.svc.Refresh(ctx, tok.RefreshToken, "", "", out)
+	wantKind(t, err, fault.Forbidden)
+	// A changed list applies at once.
+	e.exec(t, `UPDATE proj_identity_v1.identity_users SET allowed_ips = '{}' WHERE id = 'u1'`)
+	if _, err := e.svc.Authenticate(ctx, tok.AccessToken, out); err != nil {
+		t.Errorf("after clearing the list: %v", err)
+	}
+}
+
+func TestClientCredentials(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{AccessTTL: time.Hour})
+	e.addApp(t, "app1", "client-1", "secret-1")
+
+	tok, err := e.svc.ClientCredentials(ctx, "client-1", "secret-1", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkToken(t, tok, "app", time.Hour)
+	a, err := e.svc.Authenticate(ctx, tok.AccessToken, ip2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (access.Actor{Kind: access.App, ID: "app1", ClientIP: ip2.String()}); a != want {
+		t.Errorf("actor %+v, want %+v", a, want)
+	}
+
+	for _, c := range [][2]string{{"client-1", "wrong"}, {"client-2", "secret-1"}, {"", ""}} {
+		_, err := e.svc.ClientCredentials(ctx, c[0], c[1], ip1)
+		wantKind(t, err, fault.Unauthenticated)
+		if err.Error() != "Client not found or invalid secret" {
+			t.Errorf("message %q", err.Error())
+		}
+	}
+	if n := e.failures(t, "client:client-1"); n != 1 {
+		t.Errorf("client failures %d, want 1", n)
+	}
+	if n := e.failures(t, "ip:"+ip1.String()); n != 3 {
+		t.Errorf("ip failures %d, want 3", n)
+	}
+	// Throttled per client.
+	for range userLimit - 1 {
+		_, err := e.svc.ClientCredentials(ctx, "client-1", "wrong", ip2)
+		wantKind(t, err, fault.Unauthenticated)
+	}
+	_, err = e.svc.ClientCredentials(ctx, "client-1", "secret-1", netip.MustParseAddr("192.0.2.99"))
+	wantKind(t, err, fault.TooManyRequests)
+}
+
+func TestRefreshRotation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
+
+	t1, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2, err := e.svc.Refresh(ctx, t1.RefreshToken, "", "", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkToken(t, t2, "user", 24*time.Hour)
+	if t2.AccessToken == t1.AccessToken || t2.RefreshToken == t1.RefreshToken {
+		t.Fatal("refresh returned the old tokens")
+	}
+	a, err := e.svc.Authenticate(ctx, t2.AccessToken, ip1)
+	if err != nil || a.ID != "u1" {
+		t.Fatalf("new access token: %+v, %v", a, err)
+	}
+	t3, err := e.svc.Refresh(ctx, t2.RefreshToken, "", "", ip1)
+	if err != nil {
+		t.Fatalf("new refresh token: %v", err)
+	}
+
+	// Presenting a spent refresh token revokes the family.
+	_, err = e.svc.Refresh(ctx, t1.RefreshToken, "", "", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	for _, tok := range []string{t1.AccessToken, t2.AccessToken, t3.AccessToken} {
+		_, err := e.svc.Authenticate(ctx, tok, ip1)
+		wantKind(t, err, fault.Unauthenticated)
+	}
+	_, err = e.svc.Refresh(ctx, t3.RefreshToken, "", "", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	_, err = e.svc.Refresh(ctx, t1.RefreshToken, "", "", ip1) // again
+	wantKind(t, err, fault.Unauthenticated)
+
+	// Other families of the same user are untouched.
+	other, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Refresh(ctx, "not-a-token", "", "", ip1); !fault.Is(err, fault.Unauthenticated) {
+		t.Errorf("unknown refresh token: %v", err)
+	}
+	if _, err := e.svc.Refresh(ctx, "", "", "", ip1); !fault.Is(err, fault.Unauthenticated) {
+		t.Errorf("empty refresh token: %v", err)
+	}
+	if _, err := e.svc.Authenticate(ctx, other.AccessToken, ip1); err != nil {
+		t.Errorf("other family: %v", err)
+	}
+}
+
+func TestRefreshAppToken(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addApp(t, "app1", "client-1", "secret-1")
+	e.addApp(t, "app2", "client-2", "secret-2")
+
+	t1, err := e.svc.ClientCredentials(ctx, "client-1", "secret-1", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Credentials that do not match are refused and do not spend the token.
+	for _, c := range [][2]string{{"client-1", "wrong"}, {"client-2", "secret-2"}, {"nope", "secret-1"}, {"client-1", ""}} {
+		_, err := e.svc.Refresh(ctx, t1.RefreshToken, c[0], c[1], ip1)
+		wantKind(t, err, fault.Unauthenticated)
+	}
+	// iOS sends the client credentials with the refresh grant.
+	t2, err := e.svc.Refresh(ctx, t1.RefreshToken, "client-1", "secret-1", ip2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkToken(t, t2, "app", 24*time.Hour)
+	// Without credentials, the refresh token alone suffices.
+	t3, err := e.svc.Refresh(ctx, t2.RefreshToken, "", "", ip2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := e.svc.Authenticate(ctx, t3.AccessToken, ip2); err != nil || a.Kind != access.App || a.ID != "app1" {
+		t.Errorf("actor %+v, %v", a, err)
+	}
+}
+
+func TestConcurrentRefreshOneWins(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
+	tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const n = 8
+	var (
+		wg      sync.WaitGroup
+		start   = make(chan struct{})
+		results [n]session.Token
+		errs    [n]error
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i], errs[i] = e.svc.Refresh(ctx, tok.RefreshToken, "", "", ip1)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	wins := 0
+	for i := range n {
+		switch {
+		case errs[i] == nil:
+			wins++
+		case !fault.Is(errs[i], fault.Unauthenticated):
+			t.Errorf("loser %d: %v, want Unauthenticated", i, errs[i])
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d refreshes won, want exactly 1", wins)
+	}
+	var families int
+	e.pool.QueryRow(ctx, `SELECT count(*) FROM oauth_tokens WHERE kind = 'refresh'`).Scan(&families)
+	if families != 2 {
+		t.Errorf("%d refresh tokens stored, want 2 (the spent one and one new)", families)
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{AccessTTL: 50 * time.Millisecond, RefreshTTL: 300 * time.Millisecond})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
+	tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.ExpiresIn != 50*time.Millisecond {
+		t.Errorf("expires in %v", tok.ExpiresIn)
+	}
+	time.Sleep(100 * time.Millisecond)
+	_, err = e.svc.Authenticate(ctx, tok.AccessToken, ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	// The refresh token outlives the access token.
+	tok2, err := e.svc.Refresh(ctx, tok.RefreshToken, "", "", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(350 * time.Millisecond)
+	_, err = e.svc.Refresh(ctx, tok2.RefreshToken, "", "", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+
+	n, err := e.svc.Cleanup(ctx)
+	if err != nil || n != 4 {
+		t.Errorf("cleanup deleted %d, %v; want 4", n, err)
+	}
+}
+
+func TestRevoke(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
+	e.addApp(t, "app1", "client-1", "secret-1")
+	login := func() session.Token {
+		t.Helper()
+		tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	a, b := login(), login()
+
+	// Revoking the access token ends its family, refresh token included.
+	if err := e.svc.Revoke(ctx, a.AccessToken); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.svc.Authenticate(ctx, a.AccessToken, ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	_, err = e.svc.Refresh(ctx, a.RefreshToken, "", "", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	if _, err := e.svc.Authenticate(ctx, b.AccessToken, ip1); err != nil {
+		t.Errorf("other family: %v", err)
+	}
+	// Revoking by refresh token works too; unknown tokens are no error.
+	if err := e.svc.Revoke(ctx, b.RefreshToken); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Authenticate(ctx, b.AccessToken, ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	for _, s := range []string{"", "unknown", a.AccessToken} {
+		if err := e.svc.Revoke(ctx, s); err != nil {
+			t.Errorf("revoke %q: %v", s, err)
+		}
+	}
+
+	// RevokeSubject ends every session of one subject only.
+	c, d := login(), login()
+	app, err := e.svc.ClientCredentials(ctx, "client-1", "secret-1", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.RevokeSubject(ctx, "user", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{c.AccessToken, d.AccessToken} {
+		_, err := e.svc.Authenticate(ctx, tok, ip1)
+		wantKind(t, err, fault.Unauthenticated)
+	}
+	if _, err := e.svc.Authenticate(ctx, app.AccessToken, ip1); err != nil {
+		t.Errorf("app token: %v", err)
+	}
+	if err := e.svc.RevokeSubject(ctx, "app", "app1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Authenticate(ctx, app.AccessToken, ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	wantKind(t, e.svc.RevokeSubject(ctx, "robot", "x"), fault.Invalid)
+	// A new sign-in still works.
+	if tok := login(); tok.AccessToken == "" {
+		t.Error("no token")
+	}
+}
+
+func TestAuthenticateUnknown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	for _, s := range []string{"", "x", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"} {
+		_, err := e.svc.Authenticate(ctx, s, ip1)
+		wantKind(t, err, fault.Unauthenticated)
+	}
+}
