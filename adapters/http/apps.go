@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/halocms/halocms/domain/fault"
+	rmidentity "github.com/halocms/halocms/readmodels/identity"
+)
+
+type appJSON struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	ClientID     string `json:"clientId"`
+	ClientSecret string `json:"clientSecret,omitempty"` // only in the create response
+	CreatedAt    int64  `json:"createdAt,omitempty"`
+	UpdatedAt    int64  `json:"updatedAt,omitempty"`
+}
+
+func appFromView(a rmidentity.App) appJSON {
+	return appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID, CreatedAt: ms(a.CreatedAt), UpdatedAt: ms(a.UpdatedAt)}
+}
+
+type appBody struct {
+	ID        string  `json:"id"`
+	Name      *string `json:"name"`
+	ClientID  any     `json:"clientId"`
+	CreatedAt any     `json:"createdAt"`
+	UpdatedAt any     `json:"updatedAt"`
+}
+
+func (s *server) listApps(w http.ResponseWriter, r *http.Request) {
+	apps, err := s.Users.Apps(r.Context(), s.Authorizer)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]appJSON, len(apps))
+	for i, a := range apps {
+		out[i] = appFromView(a)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *server) getApp(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	apps, err := s.Users.Apps(r.Context(), s.Authorizer)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, a := range apps {
+		if a.ID == id {
+			writeJSON(w, http.StatusOK, appFromView(a))
+			return
+		}
+	}
+	s.fail(w, r, fault.NotFoundf("app %s not found", id))
+}
+
+func (s *server) createApp(w http.ResponseWriter, r *http.Request) {
+	var b appBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if b.Name == nil {
+		s.fail(w, r, fault.Invalidf("name is required").With("field", "name"))
+		return
+	}
+	a, err := s.Identity.CreateApp(r.Context(), *b.Name)
+	s.Metrics.Command("identity.create_app", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID, ClientSecret: a.ClientSecret})
+}
+
+func (s *server) renameApp(w http.ResponseWriter, r *http.Request) {
+	var b appBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if b.Name == nil {
+		s.fail(w, r, fault.Invalidf("name is required").With("field", "name"))
+		return
+	}
+	a, err := s.Identity.RenameApp(r.Context(), chi.URLParam(r, "id"), *b.Name)
+	s.Metrics.Command("identity.rename_app", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID})
+}

@@ -1,0 +1,50 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/halocms/halocms/domain/fault"
+)
+
+// badJSON turns a decoding error into a 400 that says where it failed,
+// keeping body-size errors as they are.
+func badJSON(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fault.Invalidf("field %q must be a %s", te.Field, te.Type.String()).With("field", te.Field)
+	}
+	if errors.Is(err, io.EOF) {
+		return fault.Invalidf("request body is empty")
+	}
+	return fault.Invalidf("malformed JSON: %v", err)
+}
+
+// decode reads a JSON body strictly: unknown fields are refused, and so is
+// anything after the first value.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badJSON(err)
+	}
+	if dec.More() {
+		return fault.Invalidf("malformed JSON: more than one value in the body")
+	}
+	return nil
+}
+
+// formError keeps body-size errors (413) and reports the rest as 400.
+func formError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	return fault.Invalidf("malformed form body")
+}

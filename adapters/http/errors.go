@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/halocms/halocms/domain/fault"
+)
+
+// statusOf is the one table from failure kinds to HTTP status codes.
+var statusOf = map[fault.Kind]int{
+	fault.Invalid:         http.StatusBadRequest,
+	fault.NotFound:        http.StatusNotFound,
+	fault.Conflict:        http.StatusConflict,
+	fault.Unauthenticated: http.StatusUnauthorized,
+	fault.Forbidden:       http.StatusForbidden,
+	fault.TooManyRequests: http.StatusTooManyRequests,
+	fault.Internal:        http.StatusInternalServerError,
+}
+
+// haloError is the HALO error body: {"error": {status, message, extra, type}}.
+type haloError struct {
+	Error haloErrorBody `json:"error"`
+}
+
+type haloErrorBody struct {
+	Status  int            `json:"status"`
+	Message string         `json:"message"`
+	Extra   map[string]any `json:"extra"`
+	Type    string         `json:"type"`
+}
+
+// writeError maps err to a status and writes the HALO error body. Only
+// internal errors are logged, and their detail is not shown to the caller.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var fe *fault.Error
+	status := http.StatusInternalServerError
+	body := haloErrorBody{Message: "internal server error", Extra: map[string]any{}, Type: "HaloError"}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &fe):
+		status = statusOf[fe.Kind]
+		body.Message = fe.Message
+		if fe.Extra != nil {
+			body.Extra = fe.Extra
+		}
+		if fe.Kind == fault.TooManyRequests {
+			if s, ok := fe.Extra["retryAfter"]; ok {
+				w.Header().Set("Retry-After", toString(s))
+			}
+		}
+	case errors.As(err, &mbe):
+		status = http.StatusRequestEntityTooLarge
+		body.Message = "request body is too large (limit " + strconv.FormatInt(mbe.Limit, 10) + " bytes)"
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="halo"`)
+	}
+	if status >= 500 {
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	body.Status = status
+	writeJSON(w, status, haloError{Error: body})
+}
+
+func toString(v any) string {
+	switch x := v.(type) {
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case string:
+		return x
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the Prometheus collectors of the server.
+type Metrics struct {
+	reg      *prometheus.Registry
+	latency  *prometheus.HistogramVec
+	commands *prometheus.CounterVec
+	appends  prometheus.Counter
+}
+
+// NewMetrics registers the server's collectors (and the Go runtime's) in a
+// registry of their own.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cms_http_request_duration_seconds",
+			Help:    "HTTP request latency by route pattern, method and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route", "method", "status"}),
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cms_commands_total",
+			Help: "Commands handled, by command and outcome (ok or the failure kind).",
+		}, []string{"command", "outcome"}),
+		appends: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cms_events_appended_total",
+			Help: "Events appended to the event store.",
+		}),
+	}
+	m.reg.MustRegister(m.latency, m.commands, m.appends,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Register adds more collectors (projection lag, for example).
+func (m *Metrics) Register(c ...prometheus.Collector) { m.reg.MustRegister(c...) }
+
+// Appended counts appended events (hook for the event store).
+func (m *Metrics) Appended(n int) { m.appends.Add(float64(n)) }
+
+// Command records the outcome of one command.
+func (m *Metrics) Command(name string, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = kindLabel(err)
+	}
+	m.commands.WithLabelValues(name, outcome).Inc()
+}
+
+// Handler serves the registry.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+func (s *server) metrics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		next.ServeHTTP(ww, r)
+		route := "unmatched"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+		}
+		status := ww.Status()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		s.Metrics.latency.WithLabelValues(route, r.Method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+	})
+}

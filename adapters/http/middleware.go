@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/halocms/halocms/adapters/ids"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/fault"
+)
+
+type ipKey struct{}
+
+// clientIP resolves the caller's address: the connection's peer, or, when
+// the peer is a trusted proxy, the right-most address of X-Forwarded-For
+// that is not itself a trusted proxy.
+func (s *server) clientIP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ip := peerAddr(r.RemoteAddr)
+		if s.trusted(ip) {
+			if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+				hops := strings.Split(strings.Join(xff, ","), ",")
+				for i := len(hops) - 1; i >= 0; i-- {
+					a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+					if err != nil {
+						break // a malformed hop: stop believing the chain
+					}
+					ip = a.Unmap()
+					if !s.trusted(ip) {
+						break
+					}
+				}
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ipKey{}, ip)))
+	})
+}
+
+func peerAddr(remote string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(remote); err == nil {
+		return ap.Addr().Unmap()
+	}
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}
+
+func (s *server) trusted(ip netip.Addr) bool {
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientIP returns the address resolved by the client-IP middleware.
+func ClientIP(ctx context.Context) netip.Addr {
+	ip, _ := ctx.Value(ipKey{}).(netip.Addr)
+	return ip
+}
+
+func (s *server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearer takes the token from Authorization (what the SDKs send) or
+// Authentication (what HALO's documentation prints), scheme
+// case-insensitive.
+func bearer(r *http.Request) string {
+	for _, h := range []string{"Authorization", "Authentication"} {
+		v := strings.TrimSpace(r.Header.Get(h))
+		if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+			return strings.TrimSpace(v[7:])
+		}
+	}
+	return ""
+}
+
+// authenticate requires a valid token and puts the actor in the context.
+// Missing, unknown or expired tokens get 401 (the SDKs re-authenticate
+// only on 401); a valid token from a refused address gets 403.
+func (s *server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := bearer(r)
+		if tok == "" {
+			s.fail(w, r, fault.New(fault.Unauthenticated, "missing bearer token"))
+			return
+		}
+		ip := ClientIP(r.Context())
+		actor, err := s.Sessions.Authenticate(r.Context(), tok, ip)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		actor.ClientIP = ip.String()
+		actor.CorrelationID = r.Header.Get("X-Request-Id")
+		if actor.CorrelationID == "" || len(actor.CorrelationID) > 128 {
+			actor.CorrelationID = ids.Generator{}.NewID()
+		}
+		w.Header().Set("X-Request-Id", actor.CorrelationID)
+		next.ServeHTTP(w, r.WithContext(access.WithActor(r.Context(), actor)))
+	})
+}

@@ -1,0 +1,174 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	cmdrights "github.com/halocms/halocms/commands/rights"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/rights"
+	rmaudit "github.com/halocms/halocms/readmodels/audit"
+)
+
+// rightBody is the body of grant and revoke.
+type rightBody struct {
+	User        string   `json:"user"`
+	App         string   `json:"app"`
+	Module      string   `json:"module,omitempty"`
+	Item        string   `json:"item,omitempty"`
+	Permissions []string `json:"permissions"`
+}
+
+type rightJSON struct {
+	App         string   `json:"app"`
+	Module      string   `json:"module,omitempty"`
+	Item        string   `json:"item,omitempty"`
+	Permissions []string `json:"permissions"`
+}
+
+func rightFromEntry(e rights.Entry) rightJSON {
+	j := rightJSON{App: e.App, Permissions: e.Permissions}
+	switch e.Scope.Kind {
+	case rights.ModuleScope:
+		j.Module = e.Scope.ID
+	case rights.ItemScope:
+		j.Item = e.Scope.ID
+	}
+	return j
+}
+
+type rightsResponse struct {
+	User    string      `json:"user"`
+	App     string      `json:"app"`
+	Changed bool        `json:"changed"`
+	Rights  []rightJSON `json:"rights"`
+}
+
+func (s *server) grant(w http.ResponseWriter, r *http.Request) {
+	s.changeRights(w, r, "rights.grant", s.Rights.Grant)
+}
+
+func (s *server) revokeRight(w http.ResponseWriter, r *http.Request) {
+	s.changeRights(w, r, "rights.revoke", s.Rights.Revoke)
+}
+
+func (s *server) changeRights(w http.ResponseWriter, r *http.Request, name string,
+	do func(ctx context.Context, c cmdrights.Change) (cmdrights.Result, error)) {
+	var b rightBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := do(r.Context(), cmdrights.Change{User: b.User, App: b.App, Module: b.Module, Item: b.Item, Permissions: b.Permissions})
+	s.Metrics.Command(name, err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := rightsResponse{User: res.User, App: res.App, Changed: res.Changed, Rights: []rightJSON{}}
+	for _, e := range res.Rights {
+		out.Rights = append(out.Rights, rightFromEntry(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// listRights serves GET /api/authentication/right?user=&app=: a user's
+// effective rights from the projection. Users may list their own; admins
+// and managers of the app anyone's.
+func (s *server) listRights(w http.ResponseWriter, r *http.Request) {
+	actor := access.From(r.Context())
+	user, app := r.URL.Query().Get("user"), r.URL.Query().Get("app")
+	if user == "" {
+		user = actor.ID
+	}
+	if !(actor.Kind == access.User && user == actor.ID) && !actor.IsAdmin() {
+		if app == "" {
+			s.fail(w, r, fault.Forbiddenf("give app to list another user's rights on it"))
+			return
+		}
+		if err := s.Authorizer.Authorize(r.Context(), actor, rights.Manage, rights.Resource{App: app}); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	rs, err := s.Authorizer.Of(r.Context(), user, app)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := []rightJSON{}
+	for _, x := range rs {
+		j := rightJSON{App: x.App, Permissions: x.Permissions}
+		switch x.ScopeKind {
+		case "module":
+			j.Module = x.ScopeID
+		case "item":
+			j.Item = x.ScopeID
+		}
+		out = append(out, j)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"user": user, "rights": out})
+}
+
+type auditChangeJSON struct {
+	EventID     string   `json:"eventId"`
+	Position    int64    `json:"position"`
+	RecordedAt  int64    `json:"recordedAt"`
+	Action      string   `json:"action"`
+	App         string   `json:"app"`
+	Module      string   `json:"module,omitempty"`
+	Item        string   `json:"item,omitempty"`
+	Permissions []string `json:"permissions"`
+	By          string   `json:"by"`
+	ClientIP    string   `json:"clientIp,omitempty"`
+	Correlation string   `json:"correlationId,omitempty"`
+}
+
+// parseAt reads a moment as epoch milliseconds or RFC 3339.
+func parseAt(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.UnixMilli(n), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fault.Invalidf("at must be epoch milliseconds or an RFC 3339 time").With("field", "at")
+	}
+	return t, nil
+}
+
+func (s *server) auditRights(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	at, err := parseAt(q.Get("at"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rep, err := s.Audit.Rights(r.Context(), rmaudit.RightsQuery{User: q.Get("user"), App: q.Get("app"), At: at})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	changes := make([]auditChangeJSON, 0, len(rep.Changes))
+	for _, c := range rep.Changes {
+		j := auditChangeJSON{EventID: c.EventID, Position: c.Position.Pos, RecordedAt: ms(c.RecordedAt), Action: c.Action,
+			App: c.App, Permissions: c.Permissions, By: c.By, ClientIP: c.ClientIP, Correlation: c.Correlation}
+		switch c.Scope.Kind {
+		case rights.ModuleScope:
+			j.Module = c.Scope.ID
+		case rights.ItemScope:
+			j.Item = c.Scope.ID
+		}
+		changes = append(changes, j)
+	}
+	eff := []rightJSON{}
+	for _, e := range rep.Effective {
+		eff = append(eff, rightFromEntry(e))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"user": rep.User, "app": rep.App, "at": ms(rep.At), "changes": changes, "effective": eff})
+}

@@ -1,0 +1,168 @@
+// Package httpapi is the HTTP adapter: the chi router with HALO's paths,
+// authentication, client-IP resolution, error mapping, metrics and the
+// operational endpoints.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	cmdidentity "github.com/halocms/halocms/commands/identity"
+	cmdrights "github.com/halocms/halocms/commands/rights"
+	"github.com/halocms/halocms/commands/session"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/identity"
+	"github.com/halocms/halocms/domain/rights"
+	rmaudit "github.com/halocms/halocms/readmodels/audit"
+	rmidentity "github.com/halocms/halocms/readmodels/identity"
+	rmrights "github.com/halocms/halocms/readmodels/rights"
+)
+
+// Sessions issues and checks tokens.
+type Sessions interface {
+	PasswordGrant(ctx context.Context, username, password string, ip netip.Addr) (session.Token, error)
+	ClientCredentials(ctx context.Context, clientID, secret string, ip netip.Addr) (session.Token, error)
+	Refresh(ctx context.Context, refreshToken, clientID, clientSecret string, ip netip.Addr) (session.Token, error)
+	Authenticate(ctx context.Context, accessToken string, ip netip.Addr) (access.Actor, error)
+	Revoke(ctx context.Context, token string) error
+}
+
+// IdentityCommands changes users and apps.
+type IdentityCommands interface {
+	CreateUser(ctx context.Context, c cmdidentity.CreateUser) (identity.User, error)
+	UpdateUser(ctx context.Context, c cmdidentity.UpdateUser) (identity.User, error)
+	CreateApp(ctx context.Context, name string) (cmdidentity.CreatedApp, error)
+	RenameApp(ctx context.Context, id, name string) (identity.App, error)
+}
+
+// IdentityQueries reads users and apps.
+type IdentityQueries interface {
+	User(ctx context.Context, id string) (rmidentity.User, error)
+	Users(ctx context.Context) ([]rmidentity.User, error)
+	Apps(ctx context.Context, vis rmidentity.AppVisibility) ([]rmidentity.App, error)
+}
+
+// RightsCommands grants and revokes.
+type RightsCommands interface {
+	Grant(ctx context.Context, c cmdrights.Change) (cmdrights.Result, error)
+	Revoke(ctx context.Context, c cmdrights.Change) (cmdrights.Result, error)
+}
+
+// Authorizer answers permission questions from the effective-rights
+// projection.
+type Authorizer interface {
+	Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error
+	VisibleApps(ctx context.Context, actor access.Actor) ([]string, bool, error)
+	Of(ctx context.Context, userID, app string) ([]rmrights.Right, error)
+}
+
+// Auditor replays the rights history from the event log.
+type Auditor interface {
+	Rights(ctx context.Context, q rmaudit.RightsQuery) (rmaudit.RightsReport, error)
+}
+
+// Readiness reports whether the server can serve: database reachable and
+// projections running.
+type Readiness interface {
+	Ready(ctx context.Context) error
+}
+
+// Deps are the application services the router calls. All are required.
+type Deps struct {
+	Sessions   Sessions
+	Identity   IdentityCommands
+	Users      IdentityQueries
+	Rights     RightsCommands
+	Authorizer Authorizer
+	Audit      Auditor
+	Ready      Readiness
+	Metrics    *Metrics
+	Log        *slog.Logger
+}
+
+// Config is the HTTP-level configuration.
+type Config struct {
+	// TrustedProxies: X-Forwarded-For is believed only when the connection
+	// comes from one of these prefixes.
+	TrustedProxies []netip.Prefix
+	// MaxBodyBytes bounds request bodies (default 1 MiB).
+	MaxBodyBytes int64
+}
+
+type server struct {
+	Deps
+	cfg Config
+}
+
+// NewRouter builds the whole HTTP API.
+func NewRouter(d Deps, cfg Config) http.Handler {
+	if d.Sessions == nil || d.Identity == nil || d.Users == nil || d.Rights == nil || d.Authorizer == nil ||
+		d.Audit == nil || d.Ready == nil || d.Metrics == nil || d.Log == nil {
+		panic("httpapi.NewRouter: nil dependency")
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	s := &server{Deps: d, cfg: cfg}
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer, s.clientIP, s.metrics, s.limitBody)
+	r.Use(middleware.StripSlashes) // every path works with and without a trailing slash
+
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
+	r.Method(http.MethodGet, "/metrics", d.Metrics.Handler())
+	r.Get("/openapi.yaml", s.openapiSpec)
+	r.Get("/openapi.json", s.openapiJSONHandler)
+	r.Get("/docs", s.openapiPage)
+
+	r.Post("/api/oauth/token", s.token)
+	r.Post("/api/oauth/revoke", s.revoke)
+
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticate)
+		r.Get("/api/core/user/self", s.getSelf)
+		r.Put("/api/core/user/self", s.putSelf)
+
+		r.Get("/core-api/user", s.listUsers)
+		r.Post("/core-api/user", s.createUser)
+		r.Put("/core-api/user", s.updateUser)
+		r.Get("/core-api/user/{id}", s.getUser)
+		r.Put("/core-api/user/{id}", s.updateUser)
+
+		r.Get("/core-api/app", s.listApps)
+		r.Post("/core-api/app", s.createApp)
+		r.Get("/core-api/app/{id}", s.getApp)
+		r.Put("/core-api/app/{id}", s.renameApp)
+
+		r.Post("/api/authentication/right/grant", s.grant)
+		r.Post("/api/authentication/right/revoke", s.revokeRight)
+		r.Get("/api/authentication/right", s.listRights)
+
+		r.Get("/api/audit/rights", s.auditRights)
+	})
+	legacy(r)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, haloError{Error: haloErrorBody{Status: 404, Message: "no such endpoint: " + r.Method + " " + r.URL.Path, Extra: map[string]any{}, Type: "HaloError"}})
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, haloError{Error: haloErrorBody{Status: 405, Message: "method " + r.Method + " not allowed on " + r.URL.Path, Extra: map[string]any{}, Type: "HaloError"}})
+	})
+	return r
+}
+
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, s.Log, err)
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}

@@ -1,0 +1,183 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	cmdidentity "github.com/halocms/halocms/commands/identity"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/identity"
+	rmidentity "github.com/halocms/halocms/readmodels/identity"
+)
+
+// userJSON is a CMS user on the wire; never with the password or its hash.
+type userJSON struct {
+	ID         string   `json:"id"`
+	Username   string   `json:"username"`
+	Email      string   `json:"email"`
+	Name       string   `json:"name"`
+	Admin      bool     `json:"admin"`
+	AllowedIPs []string `json:"allowedIps"`
+	Disabled   bool     `json:"disabled"`
+	CreatedAt  int64    `json:"createdAt,omitempty"`
+	UpdatedAt  int64    `json:"updatedAt,omitempty"`
+}
+
+func userFromView(u rmidentity.User) userJSON {
+	ips := u.AllowedIPs
+	if ips == nil {
+		ips = []string{}
+	}
+	return userJSON{ID: u.ID, Username: u.Username, Email: u.Email, Name: u.Name, Admin: u.Admin,
+		AllowedIPs: ips, Disabled: u.Disabled, CreatedAt: ms(u.CreatedAt), UpdatedAt: ms(u.UpdatedAt)}
+}
+
+func userFromDomain(u identity.User) userJSON {
+	ips := u.AllowedIPs
+	if ips == nil {
+		ips = []string{}
+	}
+	return userJSON{ID: u.ID, Username: u.Username, Email: u.Email, Name: u.Name, Admin: u.Admin,
+		AllowedIPs: ips, Disabled: u.Disabled}
+}
+
+// userBody is what POST and PUT accept. Read-only fields a client may echo
+// back from a GET (createdAt, updatedAt) are accepted and ignored.
+type userBody struct {
+	ID         string    `json:"id"`
+	Username   *string   `json:"username"`
+	Password   *string   `json:"password"`
+	Email      *string   `json:"email"`
+	Name       *string   `json:"name"`
+	Admin      *bool     `json:"admin"`
+	AllowedIPs *[]string `json:"allowedIps"`
+	Disabled   *bool     `json:"disabled"`
+	CreatedAt  any       `json:"createdAt"`
+	UpdatedAt  any       `json:"updatedAt"`
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func (s *server) getSelf(w http.ResponseWriter, r *http.Request) {
+	a := access.From(r.Context())
+	if a.Kind != access.User {
+		s.fail(w, r, fault.Forbiddenf("only CMS users have a profile"))
+		return
+	}
+	u, err := s.Users.User(r.Context(), a.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, userFromView(u))
+}
+
+func (s *server) putSelf(w http.ResponseWriter, r *http.Request) {
+	a := access.From(r.Context())
+	if a.Kind != access.User {
+		s.fail(w, r, fault.Forbiddenf("only CMS users have a profile"))
+		return
+	}
+	var b userBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if b.ID != "" && b.ID != a.ID {
+		s.fail(w, r, fault.Invalidf("id does not match the signed-in user").With("field", "id"))
+		return
+	}
+	b.ID = a.ID
+	s.update(w, r, b)
+}
+
+func (s *server) listUsers(w http.ResponseWriter, r *http.Request) {
+	us, err := s.Users.Users(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]userJSON, len(us))
+	for i, u := range us {
+		out[i] = userFromView(u)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *server) getUser(w http.ResponseWriter, r *http.Request) {
+	u, err := s.Users.User(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, userFromView(u))
+}
+
+func (s *server) createUser(w http.ResponseWriter, r *http.Request) {
+	var b userBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if b.Username == nil {
+		s.fail(w, r, fault.Invalidf("username is required").With("field", "username"))
+		return
+	}
+	if b.Password == nil {
+		s.fail(w, r, fault.Invalidf("password is required").With("field", "password"))
+		return
+	}
+	u, err := s.Identity.CreateUser(r.Context(), cmdidentity.CreateUser{
+		Username: *b.Username, Password: *b.Password, Email: deref(b.Email), Name: deref(b.Name),
+		Admin: deref(b.Admin), AllowedIPs: deref(b.AllowedIPs),
+	})
+	s.Metrics.Command("identity.create_user", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, userFromDomain(u))
+}
+
+// updateUser serves PUT /core-api/user/{id} and PUT /core-api/user/ (id in
+// the body).
+func (s *server) updateUser(w http.ResponseWriter, r *http.Request) {
+	var b userBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if id := chi.URLParam(r, "id"); id != "" {
+		if b.ID != "" && b.ID != id {
+			s.fail(w, r, fault.Invalidf("id in the body does not match the path").With("field", "id"))
+			return
+		}
+		b.ID = id
+	}
+	if b.ID == "" {
+		s.fail(w, r, fault.Invalidf("id is required").With("field", "id"))
+		return
+	}
+	s.update(w, r, b)
+}
+
+func (s *server) update(w http.ResponseWriter, r *http.Request, b userBody) {
+	u, err := s.Identity.UpdateUser(r.Context(), cmdidentity.UpdateUser{
+		ID: b.ID, Username: b.Username, Password: b.Password, Email: b.Email, Name: b.Name,
+		Admin: b.Admin, AllowedIPs: b.AllowedIPs, Disabled: b.Disabled,
+	})
+	s.Metrics.Command("identity.update_user", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, userFromDomain(u))
+}
