@@ -6,6 +6,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -16,7 +17,7 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
-	if cfg.MaxConns < 20 {
+	if !strings.Contains(url, "pool_max_conns") && cfg.MaxConns < 20 {
 		cfg.MaxConns = 20
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

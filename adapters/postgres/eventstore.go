@@ -87,7 +87,7 @@ func (s *EventStore) wake() {
 // duplicate without writing anything.
 func (s *EventStore) Append(ctx context.Context, stream string, expectedVersion int64, events ...event.Event) (event.AppendResult, error) {
 	res, err := s.AppendTx(ctx, s.pool, stream, expectedVersion, events...)
-	if err == nil {
+	if err == nil && !res.Duplicate {
 		s.wake()
 		if s.OnAppend != nil {
 			s.OnAppend(len(events))

@@ -31,6 +31,9 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 	if err != nil {
 		return event.AppendResult{}, fmt.Errorf("append: %w", err)
 	}
+	if last.Duplicate {
+		return last, nil // a retry: nothing was written
+	}
 	n := 0
 	for _, a := range appends {
 		n += len(a.Events)

@@ -185,10 +185,22 @@ func URL(t testing.TB) string {
 // Pool returns a pool on a fresh migrated database for this test.
 func Pool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	pool, err := postgres.Connect(context.Background(), URL(t))
+	// Small pools: many tests run at once against one server.
+	pool, err := postgres.Connect(context.Background(), withParam(URL(t), "pool_max_conns", "8"))
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+func withParam(raw, key, value string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return raw + " " + key + "=" + value
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
