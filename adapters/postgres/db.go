@@ -5,8 +5,15 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -29,4 +36,47 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	return pool, nil
+}
+
+// EnsureDatabase creates database name on the server of serverURL if it
+// does not exist, and returns the URL of that database.
+func EnsureDatabase(ctx context.Context, serverURL, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if !exists {
+		_, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{name}.Sanitize())
+		var pgErr *pgconn.PgError
+		if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42P04") { // duplicate_database: a concurrent start
+			return "", fmt.Errorf("create database %s: %w", name, err)
+		}
+	}
+	cfg, err := pgx.ParseConfig(serverURL)
+	if err != nil {
+		return "", err
+	}
+	u := &url.URL{Scheme: "postgres", Host: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), Path: "/" + name}
+	if cfg.User != "" {
+		u.User = url.User(cfg.User)
+		if cfg.Password != "" {
+			u.User = url.UserPassword(cfg.User, cfg.Password)
+		}
+	}
+	q := url.Values{}
+	if strings.HasPrefix(cfg.Host, "/") {
+		// unix socket directory
+		u.Host = ""
+		q.Set("host", cfg.Host)
+		q.Set("port", strconv.Itoa(int(cfg.Port)))
+	} else {
+		q.Set("sslmode", "disable")
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }

@@ -4,6 +4,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/halocms/halocms/commands"
 	"github.com/halocms/halocms/domain/access"
@@ -23,6 +24,11 @@ type IDs interface {
 	NewSecret() string
 }
 
+// TokenRevoker ends a user's sessions.
+type TokenRevoker interface {
+	RevokeSubject(ctx context.Context, kind, id string) error
+}
+
 // Projections this service's responses and the caller's next reads depend on.
 var Projections = []string{"identity"}
 
@@ -32,14 +38,15 @@ type Service struct {
 	hasher PasswordHasher
 	ids    IDs
 	wait   commands.Waiter
+	tokens TokenRevoker
 }
 
 // NewService wires the service; every dependency is required.
-func NewService(store commands.EventStore, hasher PasswordHasher, ids IDs, wait commands.Waiter) *Service {
-	if store == nil || hasher == nil || ids == nil || wait == nil {
+func NewService(store commands.EventStore, hasher PasswordHasher, ids IDs, wait commands.Waiter, tokens TokenRevoker) *Service {
+	if store == nil || hasher == nil || ids == nil || wait == nil || tokens == nil {
 		panic("identity.NewService: nil dependency")
 	}
-	return &Service{store: store, hasher: hasher, ids: ids, wait: wait}
+	return &Service{store: store, hasher: hasher, ids: ids, wait: wait, tokens: tokens}
 }
 
 func applyUser(u identity.User, ev any) identity.User         { return u.Apply(ev) }
@@ -197,8 +204,19 @@ func (s *Service) updateUserOnce(ctx context.Context, id string, ch identity.Use
 	if err != nil {
 		return u, err
 	}
+	revoke := false
 	for _, e := range evs {
 		u = u.Apply(e)
+		switch e.(type) {
+		case identity.UserPasswordChanged, identity.UserDisabled:
+			revoke = true
+		}
+	}
+	if revoke {
+		// A new password or a disabled account ends every session.
+		if err := s.tokens.RevokeSubject(ctx, "user", id); err != nil {
+			return u, fmt.Errorf("revoking sessions of user %s: %w", id, err)
+		}
 	}
 	s.wait.WaitFor(ctx, res.Last, Projections...)
 	return u, nil

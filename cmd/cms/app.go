@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/halocms/halocms/adapters/eventcodec"
+	httpapi "github.com/halocms/halocms/adapters/http"
+	"github.com/halocms/halocms/adapters/ids"
+	"github.com/halocms/halocms/adapters/password"
+	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/commands"
+	cmdidentity "github.com/halocms/halocms/commands/identity"
+	cmdrights "github.com/halocms/halocms/commands/rights"
+	"github.com/halocms/halocms/commands/session"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
+	projidentity "github.com/halocms/halocms/projections/identity"
+	projrights "github.com/halocms/halocms/projections/rights"
+	"github.com/halocms/halocms/readmodels/audit"
+	rmidentity "github.com/halocms/halocms/readmodels/identity"
+	rmrights "github.com/halocms/halocms/readmodels/rights"
+)
+
+// app is the composition root: every adapter and service, wired once.
+type app struct {
+	cfg      Config
+	log      *slog.Logger
+	pool     *pgxpool.Pool
+	store    *postgres.EventStore
+	listener *postgres.Listener
+	runtime  *projections.Runtime
+	identity *cmdidentity.Service
+	rights   *cmdrights.Service
+	sessions *session.Service
+	users    *rmidentity.Store
+	authz    *rmrights.Authorizer
+	auditor  *audit.Auditor
+	metrics  *httpapi.Metrics
+	cancel   context.CancelFunc
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// open connects (starting a local database if needed), migrates and wires
+// the services. The projection runtime is created but not started.
+func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
+	log := newLogger(cfg.LogLevel)
+	if cfg.DatabaseURL == "" {
+		server, err := postgres.EnsureServer(ctx, cfg.DataDir, log)
+		if err != nil {
+			return nil, fmt.Errorf("no DATABASE_URL and no local PostgreSQL: %w", err)
+		}
+		// A database of our own on that server.
+		if cfg.DatabaseURL, err = postgres.EnsureDatabase(ctx, server, "halocms"); err != nil {
+			return nil, err
+		}
+		log.Info("using local PostgreSQL", "url", cfg.DatabaseURL)
+	}
+	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := postgres.Migrate(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if len(applied) > 0 {
+		log.Info("migrations applied", "versions", applied)
+	}
+	a := &app{cfg: cfg, log: log, pool: pool, metrics: httpapi.NewMetrics()}
+	a.store = postgres.NewEventStore(pool, eventcodec.Default())
+	a.store.OnAppend = a.metrics.Appended
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a.cancel = cancel
+	a.listener = postgres.NewListener(pool, postgres.NotifyChannel, log)
+	go a.listener.Run(lctx)
+	a.runtime = projections.NewRuntime(pool, a.store, a.listener, log, projections.Options{WaitTimeout: cfg.ReadYourWrites},
+		projidentity.Projector{}, projrights.Projector{})
+	if err := a.runtime.Setup(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	hasher := password.Bcrypt{Cost: cfg.BcryptCost}
+	a.users = rmidentity.New(pool)
+	a.authz = rmrights.NewAuthorizer(pool)
+	var waiter commands.Waiter = a.runtime
+	if !serving {
+		// One-shot commands run no projections: do not wait for them.
+		waiter = noWait{}
+	}
+	a.rights = cmdrights.NewService(a.store, a.authz, waiter)
+	a.sessions = session.NewService(a.users, a.users, hasher, postgres.NewTokenStore(pool), postgres.NewLoginThrottle(pool),
+		session.Config{AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL})
+	a.identity = cmdidentity.NewService(a.store, hasher, ids.Generator{}, waiter, a.sessions)
+	a.auditor = audit.New(a.store, a.authz)
+	return a, nil
+}
+
+func (a *app) Close() {
+	a.cancel()
+	a.store.Close()
+	a.pool.Close()
+}
+
+// ready: database reachable and projections running.
+type readiness struct{ a *app }
+
+func (r readiness) Ready(ctx context.Context) error {
+	if err := r.a.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	return r.a.runtime.Healthy(ctx)
+}
+
+func serve(ctx context.Context, cfg Config) error {
+	a, err := open(ctx, cfg, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
+	if err != nil {
+		return err
+	}
+	return a.serveOn(ctx, ln)
+}
+
+// serveOn runs the projections and serves HTTP on ln until ctx ends, then
+// shuts down gracefully.
+func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
+	if err := a.bootstrapAdmin(ctx); err != nil {
+		return err
+	}
+	rctx, stopRuntime := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRuntime()
+	runtimeDone := make(chan error, 1)
+	go func() { runtimeDone <- a.runtime.Run(rctx) }()
+	if err := a.bootstrapAdmin(ctx); err != nil {
+		return err
+	}
+	a.metrics.Register(lagCollector{a})
+
+	handler := httpapi.NewRouter(httpapi.Deps{
+		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
+		Audit: a.auditor, Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
+	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies})
+	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	a.log.Info("serving", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case err := <-runtimeDone:
+		return fmt.Errorf("projections stopped: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	stopRuntime()
+	<-runtimeDone
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// bootstrapAdmin creates the first admin when no user exists, with the
+// credentials from the environment or a generated password printed once.
+func (a *app) bootstrapAdmin(ctx context.Context) error {
+	any, err := a.users.AnyUser(ctx)
+	if err != nil || any {
+		return err
+	}
+	pw := a.cfg.AdminPassword
+	generated := pw == ""
+	if generated {
+		pw = ids.Token(20)
+	}
+	u, err := a.identity.CreateUser(access.WithActor(ctx, access.SystemActor), cmdidentity.CreateUser{
+		Username: a.cfg.AdminUsername, Password: pw, Name: "Administrator", Admin: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the first admin: %w", err)
+	}
+	a.log.Info("first admin created", "username", u.Username, "id", u.ID)
+	if generated {
+		line := strings.Repeat("=", 64)
+		fmt.Fprintf(os.Stdout, "%s\nFirst start: created admin user\n  username: %s\n  password: %s\nThis password is shown only once.\n%s\n",
+			line, u.Username, pw, line)
+	}
+	return nil
+}
+
+// lagCollector exports each projection's lag.
+type lagCollector struct{ a *app }
+
+var (
+	lagEventsDesc  = prometheus.NewDesc("cms_projection_lag_events", "Events not yet applied by the projection.", []string{"projection"}, nil)
+	lagSecondsDesc = prometheus.NewDesc("cms_projection_lag_seconds", "Age of the oldest event not yet applied.", []string{"projection"}, nil)
+)
+
+func (c lagCollector) Describe(ch chan<- *prometheus.Desc) { ch <- lagEventsDesc; ch <- lagSecondsDesc }
+
+func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	sts, err := c.a.runtime.Status(ctx)
+	if err != nil {
+		return
+	}
+	for _, s := range sts {
+		ch <- prometheus.MustNewConstMetric(lagEventsDesc, prometheus.GaugeValue, float64(s.LagEvents), s.Name)
+		ch <- prometheus.MustNewConstMetric(lagSecondsDesc, prometheus.GaugeValue, s.LagSeconds, s.Name)
+	}
+}
+
+// noWait is the waiter of one-shot commands, which run no projections.
+type noWait struct{}
+
+func (noWait) WaitFor(context.Context, event.Position, ...string) bool { return false }

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	cmdidentity "github.com/halocms/halocms/commands/identity"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/readmodels/audit"
+)
+
+func serveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Migrate, start the projections and serve the HTTP API",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig()
+			if err != nil {
+				return err
+			}
+			return serve(cmd.Context(), cfg)
+		},
+	}
+}
+
+func migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the embedded SQL migrations",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig()
+			if err != nil {
+				return err
+			}
+			a, err := open(cmd.Context(), cfg, false)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			fmt.Println("database is migrated")
+			return nil
+		},
+	}
+}
+
+func projectionsCmd() *cobra.Command {
+	c := &cobra.Command{Use: "projections", Short: "Inspect and rebuild projections"}
+	c.AddCommand(&cobra.Command{
+		Use:   "status",
+		Short: "Checkpoint and lag of every projection",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig()
+			if err != nil {
+				return err
+			}
+			a, err := open(cmd.Context(), cfg, false)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			sts, err := a.runtime.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "PROJECTION\tVERSION\tCHECKPOINT\tLAG EVENTS\tLAG SECONDS\tUPDATED")
+			for _, s := range sts {
+				fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%.1f\t%s\n", s.Name, s.Version, s.Checkpoint, s.LagEvents,
+					s.LagSeconds, s.UpdatedAt.Format(time.RFC3339))
+			}
+			return w.Flush()
+		},
+	})
+	c.AddCommand(&cobra.Command{
+		Use:   "rebuild NAME",
+		Short: "Replay the whole log into a new version of a projection, then switch reads to it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig()
+			if err != nil {
+				return err
+			}
+			a, err := open(cmd.Context(), cfg, false)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			var bar *progressbar.ProgressBar
+			start := time.Now()
+			var last int64
+			err = a.runtime.Rebuild(cmd.Context(), args[0], func(done, total int64) {
+				if bar == nil {
+					bar = progressbar.NewOptions64(total,
+						progressbar.OptionSetDescription("rebuilding "+args[0]),
+						progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("events"),
+						progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
+						progressbar.OptionSetWriter(os.Stderr), progressbar.OptionFullWidth())
+				}
+				if total > bar.GetMax64() {
+					bar.ChangeMax64(total)
+				}
+				_ = bar.Set64(done)
+				last = done
+			})
+			if bar != nil {
+				_ = bar.Finish()
+				fmt.Fprintln(os.Stderr)
+			}
+			if err != nil {
+				return err
+			}
+			el := time.Since(start)
+			fmt.Printf("rebuilt %s: %d events in %s (%.0f events/s); reads switched to the new version\n",
+				args[0], last, el.Round(time.Millisecond), float64(last)/el.Seconds())
+			return nil
+		},
+	})
+	return c
+}
+
+func auditCmd() *cobra.Command {
+	c := &cobra.Command{Use: "audit", Short: "Replay histories from the event log"}
+	var user, app, at string
+	var asJSON bool
+	rc := &cobra.Command{
+		Use:   "rights",
+		Short: "A user's grants and revokes, and their effective rights as of a moment",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if user == "" {
+				return fmt.Errorf("--user is required")
+			}
+			var t time.Time
+			if at != "" {
+				var err error
+				if t, err = time.Parse(time.RFC3339, at); err != nil {
+					return fmt.Errorf("--at: want an RFC 3339 time such as 2026-01-02T15:04:05Z: %w", err)
+				}
+			}
+			cfg, err := loadConfig()
+			if err != nil {
+				return err
+			}
+			a, err := open(cmd.Context(), cfg, false)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ctx := access.WithActor(cmd.Context(), access.SystemActor)
+			rep, err := a.auditor.Rights(ctx, audit.RightsQuery{User: user, App: app, At: t})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printRightsReport(rep)
+			return nil
+		},
+	}
+	rc.Flags().StringVar(&user, "user", "", "user id (required)")
+	rc.Flags().StringVar(&app, "app", "", "only this app")
+	rc.Flags().StringVar(&at, "at", "", "as of this moment (RFC 3339; default now)")
+	rc.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.AddCommand(rc)
+	return c
+}
+
+func scopeText(kind, id string) string {
+	if kind == "app" || kind == "" {
+		return "whole app"
+	}
+	return kind + " " + id
+}
+
+func printRightsReport(rep audit.RightsReport) {
+	fmt.Printf("Rights history of user %s", rep.User)
+	if rep.App != "" {
+		fmt.Printf(" on app %s", rep.App)
+	}
+	fmt.Printf(" as of %s\n\n", rep.At.UTC().Format(time.RFC3339))
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "WHEN\tACTION\tAPP\tSCOPE\tPERMISSIONS\tBY\tFROM")
+	for _, c := range rep.Changes {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%v\t%s\t%s\n", c.RecordedAt.UTC().Format(time.RFC3339Nano), c.Action, c.App,
+			scopeText(c.Scope.Kind.String(), c.Scope.ID), c.Permissions, c.By, c.ClientIP)
+	}
+	_ = w.Flush()
+	fmt.Println("\nEffective rights:")
+	if len(rep.Effective) == 0 {
+		fmt.Println("  (none)")
+	}
+	for _, e := range rep.Effective {
+		fmt.Printf("  app %s, %s: %v\n", e.App, scopeText(e.Scope.Kind.String(), e.Scope.ID), e.Permissions)
+	}
+}
+
+func usersCmd() *cobra.Command {
+	c := &cobra.Command{Use: "users", Short: "Manage CMS users"}
+	var u cmdidentity.CreateUser
+	var ips []string
+	cc := &cobra.Command{
+		Use:   "create",
+		Short: "Create a CMS user (the password is read from CMS_NEW_PASSWORD or --password)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if u.Password == "" {
+				u.Password = os.Getenv("CMS_NEW_PASSWORD")
+			}
+			u.AllowedIPs = ips
+			cfg, err := loadConfig()
+			if err != nil {
+				return err
+			}
+			a, err := open(cmd.Context(), cfg, false)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ctx := access.WithActor(cmd.Context(), access.SystemActor)
+			created, err := a.identity.CreateUser(ctx, u)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("created user %s (id %s, admin %v)\n", created.Username, created.ID, created.Admin)
+			return nil
+		},
+	}
+	cc.Flags().StringVar(&u.Username, "username", "", "login name (required)")
+	cc.Flags().StringVar(&u.Password, "password", "", "password (prefer CMS_NEW_PASSWORD)")
+	cc.Flags().StringVar(&u.Email, "email", "", "email")
+	cc.Flags().StringVar(&u.Name, "name", "", "display name")
+	cc.Flags().BoolVar(&u.Admin, "admin", false, "make an administrator")
+	cc.Flags().StringSliceVar(&ips, "allowed-ip", nil, "allowed CIDR (repeatable; none = any)")
+	c.AddCommand(cc)
+	return c
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is read from the environment; every variable has a documented
+// default (README, "Configuration").
+type Config struct {
+	DatabaseURL     string         // DATABASE_URL; empty: local server or private cluster
+	HTTPAddr        string         // CMS_HTTP_ADDR, default ":8080"
+	AdminUsername   string         // CMS_ADMIN_USERNAME, default "admin"
+	AdminPassword   string         // CMS_ADMIN_PASSWORD, default: generated and printed once
+	DataDir         string         // CMS_DATA_DIR, default "./.data"
+	TrustedProxies  []netip.Prefix // CMS_TRUSTED_PROXIES, comma-separated CIDRs, default none
+	AccessTokenTTL  time.Duration  // CMS_ACCESS_TOKEN_TTL, default 24h
+	RefreshTokenTTL time.Duration  // CMS_REFRESH_TOKEN_TTL, default 720h
+	BcryptCost      int            // CMS_BCRYPT_COST, default 12
+	ReadYourWrites  time.Duration  // CMS_READ_YOUR_WRITES_TIMEOUT, default 2s
+	LogLevel        string         // CMS_LOG_LEVEL: debug, info, warn, error (default info)
+	ShutdownTimeout time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
+}
+
+func loadConfig() (Config, error) {
+	c := Config{
+		DatabaseURL:   os.Getenv("DATABASE_URL"),
+		HTTPAddr:      env("CMS_HTTP_ADDR", ":8080"),
+		AdminUsername: env("CMS_ADMIN_USERNAME", "admin"),
+		AdminPassword: os.Getenv("CMS_ADMIN_PASSWORD"),
+		DataDir:       env("CMS_DATA_DIR", "./.data"),
+		LogLevel:      env("CMS_LOG_LEVEL", "info"),
+	}
+	var err error
+	if c.AccessTokenTTL, err = duration("CMS_ACCESS_TOKEN_TTL", 24*time.Hour); err != nil {
+		return c, err
+	}
+	if c.RefreshTokenTTL, err = duration("CMS_REFRESH_TOKEN_TTL", 30*24*time.Hour); err != nil {
+		return c, err
+	}
+	if c.ReadYourWrites, err = duration("CMS_READ_YOUR_WRITES_TIMEOUT", 2*time.Second); err != nil {
+		return c, err
+	}
+	if c.ShutdownTimeout, err = duration("CMS_SHUTDOWN_TIMEOUT", 15*time.Second); err != nil {
+		return c, err
+	}
+	if c.BcryptCost, err = integer("CMS_BCRYPT_COST", 12); err != nil {
+		return c, err
+	}
+	for _, s := range strings.Split(os.Getenv("CMS_TRUSTED_PROXIES"), ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return c, fmt.Errorf("CMS_TRUSTED_PROXIES: %q is not a CIDR prefix or address", s)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+	}
+	return c, nil
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func duration(name string, def time.Duration) (time.Duration, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive duration (e.g. 30s, 24h)", name, v)
+	}
+	return d, nil
+}
+
+func integer(name string, def int) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not an integer", name, v)
+	}
+	return n, nil
+}
