@@ -289,6 +289,9 @@ func (s *EventStore) StreamVersion(ctx context.Context, q Querier, stream string
 	return v, err
 }
 
+// selectColumns: the output column of transaction_id::text::bigint is
+// named transaction_id too, so ORDER BY must qualify events.transaction_id
+// (or it sorts the whole rest of the log instead of using the index).
 const selectColumns = `transaction_id::text::bigint, global_position, stream_id, stream_version,
 	event_type, schema_version, data, metadata, recorded_at`
 
@@ -334,7 +337,7 @@ func (s *EventStore) readAllRows(ctx context.Context, q Querier, after event.Pos
 	rows, err := q.Query(ctx, `SELECT `+selectColumns+` FROM events
 		WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
 		  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-		ORDER BY transaction_id, global_position
+		ORDER BY events.transaction_id, events.global_position
 		LIMIT $3`, fmt.Sprint(after.TxID), after.Pos, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read all: %w", err)
@@ -400,7 +403,7 @@ func (s *EventStore) Head(ctx context.Context) (event.Position, error) {
 	var tx, pos int64
 	err := s.pool.QueryRow(ctx, `SELECT transaction_id::text::bigint, global_position FROM events
 		WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(&tx, &pos)
+		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(&tx, &pos)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return event.Position{}, nil
 	}

@@ -1,0 +1,181 @@
+package watermill
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	wm "github.com/ThreeDotsLabs/watermill"
+	wmsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
+)
+
+// DefaultIdleWait is how long an idle subscriber waits for a notification
+// before it queries again anyway.
+const DefaultIdleWait = 500 * time.Millisecond
+
+// Backoff is a watermill-sql BackoffManager for one subscription. When a
+// query found nothing it waits for a wake-up (LISTEN/NOTIFY on
+// postgres.NotifyChannel, through postgres.Listener.C) for at most Idle,
+// then lets the subscriber query again at once: consumers wake on new
+// events instead of polling. Query errors back off exponentially.
+//
+// The wake-up channel is taken before each query, so a notification that
+// arrives while the query runs is not missed.
+type Backoff struct {
+	ctx  context.Context
+	wake func() <-chan struct{}
+	next <-chan struct{}
+
+	// Idle bounds the wait for a notification (DefaultIdleWait if 0).
+	Idle time.Duration
+	// MinRetry and MaxRetry bound the exponential back-off after query
+	// errors (100ms and 5s if 0).
+	MinRetry, MaxRetry time.Duration
+	// FastPoll is the first re-poll delay after a wake-up that found
+	// nothing readable (10ms if 0); it doubles up to Idle.
+	FastPoll time.Duration
+	// OnQuery, if set, is called after every query transaction ended
+	// (committed or rolled back) with the subscriber's outcome.
+	OnQuery func(noMsg bool, err error)
+
+	retry time.Duration
+	hot   bool // woken by a notification, nothing found yet
+	step  time.Duration
+}
+
+var _ wmsql.BackoffManager = (*Backoff)(nil)
+
+// NewBackoff returns a back-off manager that stops waiting when ctx ends.
+// wake returns a channel closed at the next notification (for example
+// (*postgres.Listener).C); nil means plain polling every Idle.
+func NewBackoff(ctx context.Context, wake func() <-chan struct{}) *Backoff {
+	b := &Backoff{ctx: ctx, wake: wake}
+	b.arm()
+	return b
+}
+
+func (b *Backoff) arm() {
+	if b.wake != nil {
+		b.next = b.wake()
+	}
+}
+
+// HandleError implements wmsql.BackoffManager.
+func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) time.Duration {
+	if b.OnQuery != nil {
+		b.OnQuery(noMsg, err)
+	}
+	if b.ctx.Err() != nil {
+		return 0 // the subscriber notices the end of its context itself
+	}
+	if err != nil {
+		msg := strings.ToLower(err.Error())
+		if strings.Contains(msg, "deadlock") || strings.Contains(msg, "could not serialize") {
+			b.arm()
+			return 0
+		}
+		minR, maxR := b.MinRetry, b.MaxRetry
+		if minR <= 0 {
+			minR = 100 * time.Millisecond
+		}
+		if maxR <= 0 {
+			maxR = 5 * time.Second
+		}
+		if b.retry < minR {
+			b.retry = minR
+		} else if b.retry *= 2; b.retry > maxR {
+			b.retry = maxR
+		}
+		logger.Error("querying events failed", err, wm.LogFields{"wait_time": b.retry})
+		b.arm()
+		return b.retry
+	}
+	b.retry = 0
+	if !noMsg {
+		b.hot, b.step = false, 0
+		b.arm()
+		return 0
+	}
+	idle := b.Idle
+	if idle <= 0 {
+		idle = DefaultIdleWait
+	}
+	wait := idle
+	if b.hot {
+		// Woken, yet nothing readable: the new events are hidden for now
+		// by an older transaction still open somewhere in the cluster (it
+		// holds back pg_snapshot_xmin). Look again soon, then less and
+		// less often, rather than after a full idle wait.
+		fast := b.FastPoll
+		if fast <= 0 {
+			fast = 10 * time.Millisecond
+		}
+		if b.step == 0 {
+			b.step = fast
+		} else {
+			b.step *= 2
+		}
+		if b.step < idle {
+			wait = b.step
+		} else {
+			b.hot, b.step = false, 0
+		}
+	}
+	t := time.NewTimer(wait)
+	select {
+	case <-b.next: // nil (no wake source) blocks: plain timeout
+		if !b.hot {
+			b.hot, b.step = true, 0
+		}
+	case <-t.C:
+	case <-b.ctx.Done():
+	}
+	t.Stop()
+	b.arm()
+	return 0
+}
+
+// SubscriberConfig configures NewSubscriber.
+type SubscriberConfig struct {
+	// Projection is the consumer group: the checkpoint row's name.
+	Projection string
+	// BatchSize is the number of events per SELECT (DefaultBatchSize if 0).
+	BatchSize int
+	// HandlerWritesCheckpoint: see CheckpointOffsets.
+	HandlerWritesCheckpoint bool
+	// Backoff, if nil, polls every DefaultIdleWait.
+	Backoff wmsql.BackoffManager
+	// AckDeadline as in watermill-sql; nil means none (0), which is safe
+	// with HandlerWritesCheckpoint and leaves time limits to the handler.
+	AckDeadline *time.Duration
+	Logger      *slog.Logger
+}
+
+// NewSubscriber returns a watermill-sql subscriber over the events table
+// for one projection. Subscribe to Topic. Cancel the Subscribe context
+// before calling Close: Close alone lets watermill commit the acknowledged
+// prefix of a batch (harmless with HandlerWritesCheckpoint, whose ack
+// check then fails and rolls back).
+func NewSubscriber(db wmsql.Conn, cfg SubscriberConfig) (*wmsql.Subscriber, error) {
+	deadline := cfg.AckDeadline
+	if deadline == nil {
+		var zero time.Duration
+		deadline = &zero
+	}
+	b := cfg.Backoff
+	if b == nil {
+		b = NewBackoff(context.Background(), nil)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return wmsql.NewSubscriber(wmsql.BeginnerFromPgx(db), wmsql.SubscriberConfig{
+		ConsumerGroup:  cfg.Projection,
+		AckDeadline:    deadline,
+		BackoffManager: b,
+		SchemaAdapter:  EventsSchema{BatchSize: cfg.BatchSize},
+		OffsetsAdapter: CheckpointOffsets{HandlerWritesCheckpoint: cfg.HandlerWritesCheckpoint},
+	}, NewLogger(log))
+}

@@ -1,0 +1,27 @@
+package projections
+
+import (
+	"context"
+
+	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/domain/event"
+)
+
+// readLog returns up to limit decoded events after the given position, on
+// q (a transaction), or on the pool when q is nil.
+func (rt *Runtime) readLog(ctx context.Context, q DB, after event.Position, limit int) ([]event.Recorded, error) {
+	var querier postgres.Querier
+	if q != nil {
+		querier = q
+	}
+	evs, err := rt.store.ReadAllRaw(ctx, querier, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	for i := range evs {
+		if evs[i], err = rt.decode(evs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return evs, nil
+}

@@ -1,0 +1,624 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/adapters/postgres"
+	cmswm "github.com/halocms/halocms/adapters/watermill"
+	"github.com/halocms/halocms/domain/event"
+)
+
+// Defaults of the Options.
+const (
+	DefaultWaitTimeout      = 2 * time.Second
+	DefaultLiveBatchSize    = 1000
+	DefaultRebuildBatchSize = 5000
+	DefaultApplyTimeout     = time.Minute
+)
+
+// Options tune a Runtime; the zero value is the defaults.
+type Options struct {
+	// WaitTimeout bounds WaitFor (DefaultWaitTimeout if 0).
+	WaitTimeout time.Duration
+	// LiveBatchSize is the number of events a live runner reads and applies
+	// per transaction (DefaultLiveBatchSize if 0). A runner that is far
+	// behind catches up at this batch size.
+	LiveBatchSize int
+	// RebuildBatchSize is Rebuild's default batch size
+	// (DefaultRebuildBatchSize if 0).
+	RebuildBatchSize int
+	// IdleWait bounds how long an idle runner waits for a notification
+	// before it looks at the log again (watermill.DefaultIdleWait if 0).
+	IdleWait time.Duration
+	// ApplyTimeout bounds one live batch's Apply (DefaultApplyTimeout if 0).
+	ApplyTimeout time.Duration
+	// RetryMin and RetryMax bound the back-off of a runner whose batch
+	// failed (1s and 30s if 0).
+	RetryMin, RetryMax time.Duration
+
+	// OnBatch, if set, is called after a live batch committed (metrics).
+	OnBatch func(projection string, events int, took time.Duration)
+	// OnError, if set, is called when a live batch or query failed and was
+	// rolled back (metrics, alerting).
+	OnError func(projection string, err error)
+}
+
+// Runtime feeds the event log, in log order, to projectors.
+//
+// Live, each projector has its own watermill subscriber over the events
+// table (adapters/watermill) whose consumer group is the projection's
+// checkpoint row. A batch of events is read, applied set-wise with one
+// Apply call and the checkpoint is advanced, all in the subscriber's
+// transaction: a crash or cancellation anywhere rolls the whole batch back,
+// and the checkpoint row is locked for the batch (FOR UPDATE SKIP LOCKED),
+// so two runners of the same projection (two processes) never both apply.
+type Runtime struct {
+	pool     *pgxpool.Pool
+	store    *postgres.EventStore
+	listener *postgres.Listener
+	log      *slog.Logger
+	projs    []Projector
+	byName   map[string]Projector
+	opts     Options
+
+	wake    *broadcast
+	watcher *cpWatcher
+
+	mu      sync.Mutex
+	started bool
+	runners map[string]*runner
+	wg      sync.WaitGroup
+}
+
+var (
+	nameRe  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
+	tableRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+)
+
+// New is NewRuntime with default options.
+func New(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgres.Listener, logger *slog.Logger, projectors ...Projector) *Runtime {
+	return NewRuntime(pool, store, listener, logger, Options{}, projectors...)
+}
+
+// NewRuntime returns a runtime for projectors. listener is the
+// LISTEN/NOTIFY listener on postgres.NotifyChannel that the caller runs; if
+// nil, Start runs one of its own. Projector names must be lower-case
+// identifiers of at most 40 characters, unique, and their table names
+// unique across all projectors (each gets a view in the public schema):
+// NewRuntime panics otherwise.
+func NewRuntime(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgres.Listener, logger *slog.Logger, opts Options, projectors ...Projector) *Runtime {
+	if pool == nil || store == nil {
+		panic("projections.NewRuntime: nil pool or store")
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	rt := &Runtime{
+		pool: pool, store: store, listener: listener, log: logger, opts: opts,
+		byName: map[string]Projector{}, runners: map[string]*runner{},
+		wake: newBroadcast(),
+	}
+	rt.watcher = newCPWatcher(pool)
+	tables := map[string]string{}
+	for _, p := range projectors {
+		name := p.Name()
+		if !nameRe.MatchString(name) {
+			panic(fmt.Sprintf("projections.NewRuntime: invalid projection name %q (want %s)", name, nameRe))
+		}
+		if _, dup := rt.byName[name]; dup {
+			panic("projections.NewRuntime: projection registered twice: " + name)
+		}
+		if len(p.Tables()) == 0 {
+			panic("projections.NewRuntime: projection " + name + " has no tables")
+		}
+		for _, t := range p.Tables() {
+			if !tableRe.MatchString(t) {
+				panic(fmt.Sprintf("projections.NewRuntime: projection %s: invalid table name %q", name, t))
+			}
+			if other, dup := tables[t]; dup {
+				panic(fmt.Sprintf("projections.NewRuntime: table %s declared by both %s and %s", t, other, name))
+			}
+			tables[t] = name
+		}
+		rt.byName[name] = p
+		rt.projs = append(rt.projs, p)
+	}
+	return rt
+}
+
+// Names returns the projection names, in registration order.
+func (rt *Runtime) Names() []string {
+	out := make([]string, len(rt.projs))
+	for i, p := range rt.projs {
+		out[i] = p.Name()
+	}
+	return out
+}
+
+// SchemaName is the PostgreSQL schema holding version of projection name.
+func SchemaName(name string, version int) string {
+	return fmt.Sprintf("proj_%s_v%d", name, version)
+}
+
+func rebuildRow(name string) string { return name + "@rebuild" }
+
+func ident(parts ...string) string { return pgx.Identifier(parts).Sanitize() }
+
+// lockKey is the advisory lock key for one purpose on one projection.
+func lockKey(purpose, name string) string { return "cms.projection." + purpose + ":" + name }
+
+// Setup makes sure every projection has its checkpoint row, its tables
+// (version 1 the first time) and its public views, so that readers can
+// query them. It is idempotent and safe to run from several processes at
+// once; Start runs it too.
+func (rt *Runtime) Setup(ctx context.Context) error {
+	for _, p := range rt.projs {
+		if err := rt.ensure(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run is Start then Wait: it runs the projections until ctx ends and
+// returns nil then, or Start's error.
+func (rt *Runtime) Run(ctx context.Context) error {
+	if err := rt.Start(ctx); err != nil {
+		return err
+	}
+	rt.Wait()
+	return nil
+}
+
+// Start runs Setup, then starts one runner per projection and returns.
+// Runners stop when ctx ends; Wait waits for them.
+func (rt *Runtime) Start(ctx context.Context) error {
+	rt.mu.Lock()
+	if rt.started {
+		rt.mu.Unlock()
+		return errors.New("projections: runtime already started")
+	}
+	rt.started = true
+	rt.mu.Unlock()
+
+	if err := rt.Setup(ctx); err != nil {
+		return err
+	}
+	if rt.listener == nil {
+		rt.listener = postgres.NewListener(rt.pool, postgres.NotifyChannel, rt.log)
+		rt.wg.Add(1)
+		go func() { defer rt.wg.Done(); rt.listener.Run(ctx) }()
+	}
+	// Forward notifications of new events to the runners' wake-up channel,
+	// which local batch commits also trigger.
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-rt.listener.C():
+				rt.wake.fire()
+			}
+		}
+	}()
+	rt.mu.Lock()
+	for _, p := range rt.projs {
+		r := &runner{rt: rt, p: p, name: p.Name(), state: StateStarting, since: time.Now()}
+		rt.runners[r.name] = r
+		rt.wg.Add(1)
+		go func() { defer rt.wg.Done(); r.run(ctx) }()
+	}
+	rt.mu.Unlock()
+	return nil
+}
+
+// Wait blocks until every goroutine Start started has ended (after the end
+// of Start's context).
+func (rt *Runtime) Wait() { rt.wg.Wait() }
+
+// ensure creates the checkpoint row, the schema of the current version
+// with its tables, and the public views, if missing. Concurrent callers
+// (several processes starting) serialise on an advisory lock.
+func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
+	name := p.Name()
+	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, lockKey("ensure", name)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, name); err != nil {
+			return err
+		}
+		var version int
+		var atStart bool
+		if err := tx.QueryRow(ctx, `SELECT version, tx_id = '0' AND position = 0 FROM projection_checkpoints WHERE name = $1`,
+			name).Scan(&version, &atStart); err != nil {
+			return err
+		}
+		schema := SchemaName(name, version)
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			if err := createVersion(ctx, tx, p, schema); err != nil {
+				return err
+			}
+			if !atStart {
+				// The tables were lost (dropped by hand?): fresh ones must
+				// replay the log from its start.
+				rt.log.Warn("projection schema was missing: re-created empty, replaying the log from the start",
+					"projection", name, "schema", schema)
+				if err := writeCheckpoint(ctx, tx, name, event.Position{}); err != nil {
+					return err
+				}
+			} else {
+				rt.log.Info("projection created", "projection", name, "version", version, "schema", schema)
+			}
+		}
+		var missing []string
+		for _, t := range p.Tables() {
+			var inSchema, view bool
+			if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`,
+				ident(schema, t), ident("public", t)).Scan(&inSchema, &view); err != nil {
+				return err
+			}
+			if !inSchema {
+				missing = append(missing, t)
+				continue
+			}
+			if !view {
+				if _, err := tx.Exec(ctx, `CREATE VIEW `+ident("public", t)+` AS SELECT * FROM `+ident(schema, t)); err != nil {
+					return err
+				}
+			}
+		}
+		if len(missing) > 0 {
+			// Not an error: the rebuild that fixes it must be able to run.
+			rt.log.Warn("projection tables missing (the projector's tables changed?): the projection stays paused until rebuilt",
+				"projection", name, "version", version, "missing", missing, "fix", "cms projections rebuild "+name)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("projection %s: %w", name, err)
+	}
+	return nil
+}
+
+// missingTables lists the projector's tables absent from the version
+// readers and live runners use.
+func (rt *Runtime) missingTables(ctx context.Context, p Projector) ([]string, error) {
+	var version int
+	if err := rt.pool.QueryRow(ctx, `SELECT version FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&version); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, t := range p.Tables() {
+		var ok bool
+		if err := rt.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident(SchemaName(p.Name(), version), t)).Scan(&ok); err != nil {
+			return nil, err
+		}
+		if !ok {
+			missing = append(missing, t)
+		}
+	}
+	return missing, nil
+}
+
+func createVersion(ctx context.Context, tx pgx.Tx, p Projector, schema string) error {
+	if _, err := tx.Exec(ctx, `CREATE SCHEMA `+ident(schema)); err != nil {
+		return err
+	}
+	if err := p.Create(ctx, tx, schema); err != nil {
+		return fmt.Errorf("create tables in %s: %w", schema, err)
+	}
+	return nil
+}
+
+// decode turns the raw data of rec into the domain event.
+func (rt *Runtime) decode(rec event.Recorded) (event.Recorded, error) {
+	d, err := rt.store.Decode(rec)
+	if err != nil {
+		return rec, fmt.Errorf("event %s (%s at %s): %w", rec.Type, rec.StreamID, rec.Position, err)
+	}
+	return d, nil
+}
+
+func (rt *Runtime) batchDone(name string, n int, took time.Duration) {
+	rt.watcher.kick()
+	rt.wake.fire() // other local runners may have been held back by this batch's transaction
+	if rt.opts.OnBatch != nil {
+		rt.opts.OnBatch(name, n, took)
+	}
+}
+
+// Runner states reported by Health.
+const (
+	StateStarting = "starting"
+	StateRunning  = "running"
+	StateBackoff  = "backoff" // the last batch failed; retrying soon
+	// StateNeedsRebuild: the projector declares tables its current version
+	// lacks; it waits for `cms projections rebuild`.
+	StateNeedsRebuild = "needs_rebuild"
+	StateStopped      = "stopped"
+)
+
+// runner runs one projection live.
+type runner struct {
+	rt   *Runtime
+	p    Projector
+	name string
+
+	mu           sync.Mutex
+	state        string
+	since        time.Time
+	lastActivity time.Time
+	lastBatch    time.Time
+	lastErr      error
+	lastErrAt    time.Time
+	failures     int
+
+	// Used by the subscription's goroutines only (the message loop and the
+	// subscriber's query loop, which hand over through watermill's ack).
+	buf          []event.Recorded
+	pending      int
+	pendingStart time.Time
+}
+
+func (r *runner) setState(s string) {
+	r.mu.Lock()
+	if r.state != s {
+		r.state, r.since = s, time.Now()
+	}
+	r.mu.Unlock()
+}
+
+func (r *runner) touch() {
+	r.mu.Lock()
+	r.lastActivity = time.Now()
+	r.mu.Unlock()
+}
+
+func (r *runner) run(ctx context.Context) {
+	defer r.setState(StateStopped)
+	retryMin, retryMax := r.rt.opts.RetryMin, r.rt.opts.RetryMax
+	if retryMin <= 0 {
+		retryMin = time.Second
+	}
+	if retryMax <= 0 {
+		retryMax = 30 * time.Second
+	}
+	wait := time.Duration(0)
+	for ctx.Err() == nil {
+		if missing, err := r.rt.missingTables(ctx, r.p); err == nil && len(missing) > 0 {
+			// Paused until a rebuild (from any process) provides a version
+			// with every table.
+			r.mu.Lock()
+			r.lastErr, r.lastErrAt = fmt.Errorf("tables %v missing: run `cms projections rebuild %s`", missing, r.name), time.Now()
+			r.mu.Unlock()
+			r.setState(StateNeedsRebuild)
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.rt.wake.channel(): // new events, or a local rebuild switched
+			case <-time.After(5 * time.Second):
+			}
+			continue
+		}
+		r.mu.Lock()
+		before := r.lastBatch
+		r.mu.Unlock()
+		err := r.subscribe(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		r.mu.Lock()
+		r.failures++
+		r.lastErr, r.lastErrAt = err, time.Now()
+		progressed := r.lastBatch.After(before)
+		r.mu.Unlock()
+		if progressed {
+			wait = 0 // batches went through before this failure: not a streak
+		}
+		if r.rt.opts.OnError != nil {
+			r.rt.opts.OnError(r.name, err)
+		}
+		if wait == 0 {
+			wait = retryMin
+		} else if wait *= 2; wait > retryMax {
+			wait = retryMax
+		}
+		r.rt.log.Error("projection batch failed, rolled back; retrying", "projection", r.name, "err", err, "retry_in", wait)
+		r.setState(StateBackoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// subscribe runs one watermill subscription until ctx ends or a batch
+// fails. A failed batch cancels the subscription: watermill then rolls the
+// batch transaction back (nothing of it, checkpoint included, commits) and
+// the runner subscribes again after a back-off.
+func (r *runner) subscribe(ctx context.Context) error {
+	subCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b := cmswm.NewBackoff(subCtx, r.rt.wake.channel)
+	b.Idle = r.rt.opts.IdleWait
+	b.OnQuery = func(noMsg bool, err error) { r.onQuery(subCtx, noMsg, err) }
+	r.buf, r.pending = nil, 0
+	sub, err := cmswm.NewSubscriber(r.rt.pool, cmswm.SubscriberConfig{
+		Projection:              r.name,
+		BatchSize:               r.rt.liveBatch(),
+		HandlerWritesCheckpoint: true,
+		Backoff:                 b,
+		Logger:                  r.rt.log.With("projection", r.name),
+	})
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	msgs, err := sub.Subscribe(subCtx, cmswm.Topic)
+	if err != nil {
+		return err
+	}
+	r.setState(StateRunning)
+	r.touch()
+	var failed error
+	for msg := range msgs {
+		if failed != nil {
+			continue // cancelled: drain without acknowledging
+		}
+		r.touch()
+		if err := r.handle(msg); err != nil {
+			failed = err
+			cancel() // roll the batch back
+		}
+	}
+	if failed == nil && ctx.Err() == nil {
+		failed = errors.New("subscription ended")
+	}
+	return failed
+}
+
+func (rt *Runtime) liveBatch() int {
+	if rt.opts.LiveBatchSize > 0 {
+		return rt.opts.LiveBatchSize
+	}
+	return DefaultLiveBatchSize
+}
+
+// handle buffers the messages of a batch (acknowledging them to watermill
+// only lets it hand over the next one: nothing commits before the end of
+// the batch) and, on the batch's last message, applies the whole batch and
+// writes the checkpoint in the batch transaction. watermill's ack query
+// then checks that checkpoint before committing.
+func (r *runner) handle(msg *message.Message) error {
+	index, size, err := cmswm.BatchPlace(msg)
+	if err != nil {
+		return err
+	}
+	if index == 1 {
+		r.buf = make([]event.Recorded, 0, size) // Apply may keep the slice it got
+		r.pendingStart = time.Now()
+	}
+	rec, err := cmswm.Recorded(msg)
+	if err != nil {
+		return err
+	}
+	if rec, err = r.rt.decode(rec); err != nil {
+		return err
+	}
+	r.buf = append(r.buf, rec)
+	if index < size {
+		msg.Ack()
+		return nil
+	}
+	if len(r.buf) != size {
+		return fmt.Errorf("incomplete batch: %d of %d events buffered", len(r.buf), size)
+	}
+	version, err := cmswm.ProjectionVersion(msg)
+	if err != nil {
+		return err
+	}
+	tx, ok := cmswm.PgxTx(msg)
+	if !ok {
+		return errors.New("message carries no pgx transaction")
+	}
+	timeout := r.rt.opts.ApplyTimeout
+	if timeout <= 0 {
+		timeout = DefaultApplyTimeout
+	}
+	ctx, cancel := context.WithTimeout(msg.Context(), timeout)
+	defer cancel()
+	last := r.buf[len(r.buf)-1].Position
+	if err := r.p.Apply(ctx, tx, SchemaName(r.name, version), r.buf); err != nil {
+		return fmt.Errorf("apply %d events up to %s to v%d: %w", len(r.buf), last, version, err)
+	}
+	if err := writeCheckpoint(ctx, tx, r.name, last); err != nil {
+		return err
+	}
+	r.pending = len(r.buf)
+	r.buf = nil
+	msg.Ack()
+	return nil
+}
+
+func writeCheckpoint(ctx context.Context, q DB, row string, p event.Position) error {
+	tag, err := q.Exec(ctx, `UPDATE projection_checkpoints SET tx_id = $2::text::xid8, position = $3, updated_at = now() WHERE name = $1`,
+		row, fmt.Sprint(p.TxID), p.Pos)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", row, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("checkpoint %s: row missing", row)
+	}
+	return nil
+}
+
+// onQuery runs after each subscriber transaction ended.
+func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
+	n := r.pending
+	r.pending = 0
+	var took time.Duration
+	if n > 0 {
+		took = time.Since(r.pendingStart)
+	}
+	r.mu.Lock()
+	r.lastActivity = time.Now()
+	ok := err == nil && !noMsg && n > 0
+	switch {
+	case err == nil:
+		r.failures = 0
+		if ok {
+			r.lastBatch = r.lastActivity
+		}
+	case subCtx.Err() == nil:
+		// A query or ack failed (the subscriber rolled back and backs off);
+		// a cancelled subscription is counted by run instead.
+		r.failures++
+		r.lastErr, r.lastErrAt = err, r.lastActivity
+	}
+	r.mu.Unlock()
+	if err != nil && subCtx.Err() == nil && r.rt.opts.OnError != nil {
+		r.rt.opts.OnError(r.name, err)
+	}
+	if ok {
+		r.rt.batchDone(r.name, n, took)
+	}
+}
+
+// broadcast wakes every waiter at once by closing a channel.
+type broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newBroadcast() *broadcast { return &broadcast{ch: make(chan struct{})} }
+
+func (b *broadcast) channel() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+func (b *broadcast) fire() {
+	b.mu.Lock()
+	close(b.ch)
+	b.ch = make(chan struct{})
+	b.mu.Unlock()
+}

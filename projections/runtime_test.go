@@ -1,0 +1,937 @@
+package projections_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
+)
+
+// Test events.
+
+type itemCreated struct{ ID string }
+
+func (itemCreated) EventType() string { return "test.item_created" }
+
+type itemBumped struct {
+	ID string
+	By int
+}
+
+func (itemBumped) EventType() string { return "test.item_bumped" }
+
+func newRegistry() *eventcodec.Registry {
+	r := eventcodec.NewRegistry()
+	r.Register(itemCreated{}, 1)
+	r.Register(itemBumped{}, 1)
+	return r
+}
+
+// counter is a set-wise test projector: per stream, the number of events,
+// the highest stream version and the sum of bumps; per event type, the
+// number of events. Applied exactly once and in order, n equals
+// last_version for every stream.
+type counter struct {
+	name string
+	// mid, if set, runs between the two halves of every Apply (after the
+	// first half is written): it can fail, cancel, or block.
+	mid func(ctx context.Context, schema string, n int) error
+	// gate, if set, detects two Apply calls running at once.
+	gate *gate
+	// skew, if set, makes Apply into that schema count one extra event
+	// per batch (a projector that is not deterministic).
+	skew string
+	// extra adds a table (a projector whose tables changed).
+	extra   bool
+	applied atomic.Int64
+}
+
+type gate struct {
+	in      atomic.Int32
+	overlap atomic.Bool
+}
+
+func (c *counter) Name() string { return c.name }
+func (c *counter) Tables() []string {
+	ts := []string{c.name + "_streams", c.name + "_types"}
+	if c.extra {
+		ts = append(ts, c.name+"_extra")
+	}
+	return ts
+}
+
+func (c *counter) Create(ctx context.Context, db projections.DB, schema string) error {
+	_, err := db.Exec(ctx, fmt.Sprintf(`
+CREATE TABLE %[1]s.%[2]s_streams (stream_id text PRIMARY KEY, n bigint NOT NULL, last_version bigint NOT NULL, bumps bigint NOT NULL);
+CREATE TABLE %[1]s.%[2]s_types (event_type text PRIMARY KEY, n bigint NOT NULL);`, schema, c.name))
+	if err == nil && c.extra {
+		_, err = db.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s.%s_extra (k text PRIMARY KEY)`, schema, c.name))
+	}
+	return err
+}
+
+func (c *counter) Apply(ctx context.Context, db projections.DB, schema string, events []event.Recorded) error {
+	if c.gate != nil {
+		if c.gate.in.Add(1) > 1 {
+			c.gate.overlap.Store(true)
+		}
+		defer c.gate.in.Add(-1)
+		time.Sleep(time.Millisecond) // widen the window an overlap would need
+	}
+	half := len(events) / 2
+	if err := c.write(ctx, db, schema, events[:half]); err != nil {
+		return err
+	}
+	if c.mid != nil {
+		if err := c.mid(ctx, schema, len(events)); err != nil {
+			return err
+		}
+	}
+	if err := c.write(ctx, db, schema, events[half:]); err != nil {
+		return err
+	}
+	c.applied.Add(int64(len(events)))
+	return nil
+}
+
+func (c *counter) write(ctx context.Context, db projections.DB, schema string, events []event.Recorded) error {
+	if len(events) == 0 {
+		return nil
+	}
+	type agg struct{ n, last, bumps int64 }
+	streams := map[string]*agg{}
+	var order []string
+	types := map[string]int64{}
+	for _, e := range events {
+		a := streams[e.StreamID]
+		if a == nil {
+			a = &agg{}
+			streams[e.StreamID] = a
+			order = append(order, e.StreamID)
+		}
+		a.n++
+		a.last = max(a.last, e.StreamVersion)
+		switch d := e.Data.(type) {
+		case itemCreated:
+		case itemBumped:
+			a.bumps += int64(d.By)
+		default:
+			return fmt.Errorf("event %s not decoded: %T", e.Type, e.Data)
+		}
+		types[e.Type]++
+	}
+	if c.skew != "" && schema == c.skew {
+		streams[order[0]].n++
+	}
+	ids := make([]string, len(order))
+	ns, lasts, bumps := make([]int64, len(order)), make([]int64, len(order)), make([]int64, len(order))
+	for i, id := range order {
+		a := streams[id]
+		ids[i], ns[i], lasts[i], bumps[i] = id, a.n, a.last, a.bumps
+	}
+	t := schema + "." + c.name
+	if _, err := db.Exec(ctx, `INSERT INTO `+t+`_streams AS s (stream_id, n, last_version, bumps)
+		SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+		ON CONFLICT (stream_id) DO UPDATE SET n = s.n + excluded.n,
+			last_version = greatest(s.last_version, excluded.last_version), bumps = s.bumps + excluded.bumps`,
+		ids, ns, lasts, bumps); err != nil {
+		return err
+	}
+	var tn []string
+	var tc []int64
+	for k, v := range types {
+		tn, tc = append(tn, k), append(tc, v)
+	}
+	_, err := db.Exec(ctx, `INSERT INTO `+t+`_types AS s (event_type, n) SELECT * FROM unnest($1::text[], $2::bigint[])
+		ON CONFLICT (event_type) DO UPDATE SET n = s.n + excluded.n`, tn, tc)
+	return err
+}
+
+// Ground truth, straight from the log (up to a position, if given).
+func truthStreams(upTo *event.Position) string {
+	return `SELECT stream_id, count(*)::bigint, max(stream_version), coalesce(sum((data->>'By')::bigint), 0)::bigint
+		FROM events ` + upToClause(upTo) + ` GROUP BY stream_id`
+}
+
+func truthTypes(upTo *event.Position) string {
+	return `SELECT event_type, count(*)::bigint FROM events ` + upToClause(upTo) + ` GROUP BY event_type`
+}
+
+func upToClause(p *event.Position) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf(`WHERE (transaction_id, global_position) <= ('%d'::xid8, %d)`, p.TxID, p.Pos)
+}
+
+// diff counts the rows that are in only one of two queries' results.
+func diff(t *testing.T, pool *pgxpool.Pool, a, b string) int64 {
+	t.Helper()
+	var n int64
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM (((`+a+`) EXCEPT ALL (`+b+`)) UNION ALL ((`+b+`) EXCEPT ALL (`+a+`))) d`).Scan(&n); err != nil {
+		t.Fatalf("diff: %v", err)
+	}
+	return n
+}
+
+// assertExact checks that the projection read through its public views
+// equals the log's ground truth (up to a position, if given).
+func assertExact(t *testing.T, pool *pgxpool.Pool, c *counter, upTo *event.Position) {
+	t.Helper()
+	if d := diff(t, pool, `SELECT stream_id, n, last_version, bumps FROM public.`+c.name+`_streams`, truthStreams(upTo)); d != 0 {
+		t.Errorf("%s_streams differs from the log in %d rows", c.name, d)
+	}
+	if d := diff(t, pool, `SELECT event_type, n FROM public.`+c.name+`_types`, truthTypes(upTo)); d != 0 {
+		t.Errorf("%s_types differs from the log in %d rows", c.name, d)
+	}
+	var bad int64
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM public.`+c.name+`_streams WHERE n <> last_version`).Scan(&bad); err != nil {
+		t.Fatal(err)
+	}
+	if bad != 0 {
+		t.Errorf("%d streams applied twice or with gaps", bad)
+	}
+}
+
+type env struct {
+	url   string
+	pool  *pgxpool.Pool
+	store *postgres.EventStore
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	url := pgtest.URL(t)
+	return openEnv(t, url)
+}
+
+func openEnv(t *testing.T, url string) *env {
+	t.Helper()
+	pool, err := postgres.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	store := postgres.NewEventStore(pool, newRegistry())
+	t.Cleanup(store.Close)
+	return &env{url: url, pool: pool, store: store}
+}
+
+func testLogger() *slog.Logger {
+	if os.Getenv("CMS_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// appendEvents appends n events over streams streams (1 to 3 events per
+// append) and returns the last position.
+func (e *env) appendEvents(t testing.TB, prefix string, streams, n int) event.Position {
+	t.Helper()
+	ctx := context.Background()
+	var last event.Position
+	for i := 0; i < n; {
+		k := 1 + i%3
+		if i+k > n {
+			k = n - i
+		}
+		stream := event.StreamID(prefix, fmt.Sprint(i%streams))
+		evs := make([]event.Event, k)
+		for j := range evs {
+			if (i+j)%2 == 0 {
+				evs[j] = event.Event{Data: itemCreated{ID: stream}}
+			} else {
+				evs[j] = event.Event{Data: itemBumped{ID: stream, By: (i + j) % 7}}
+			}
+		}
+		res, err := e.store.Append(ctx, stream, event.AnyVersion, evs...)
+		if err != nil {
+			t.Fatalf("append: %v", err)
+		}
+		if last.Less(res.Last) {
+			last = res.Last
+		}
+		i += k
+	}
+	return last
+}
+
+// appendConcurrently runs workers appenders of n events each.
+func (e *env) appendConcurrently(t *testing.T, workers, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.appendEvents(t, fmt.Sprintf("w%d", w), 7, n)
+		}()
+	}
+	wg.Wait()
+}
+
+type running struct {
+	rt     *projections.Runtime
+	cancel context.CancelFunc
+}
+
+func (r running) stop() { r.cancel(); r.rt.Wait() }
+
+func (e *env) start(t *testing.T, configure func(*projections.Options), ps ...projections.Projector) running {
+	t.Helper()
+	opts := projections.Options{RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}
+	if configure != nil {
+		configure(&opts)
+	}
+	rt := projections.NewRuntime(e.pool, e.store, nil, testLogger(), opts, ps...)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := rt.Start(ctx); err != nil {
+		cancel()
+		t.Fatalf("start: %v", err)
+	}
+	r := running{rt, cancel}
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (e *env) checkpoint(t *testing.T, name string) (int, event.Position) {
+	t.Helper()
+	var v int
+	var tx, pos int64
+	if err := e.pool.QueryRow(context.Background(), `SELECT version, tx_id::text::bigint, position FROM projection_checkpoints WHERE name = $1`,
+		name).Scan(&v, &tx, &pos); err != nil {
+		t.Fatal(err)
+	}
+	return v, event.Position{TxID: uint64(tx), Pos: pos}
+}
+
+// lastCommitted is the position of the newest committed event. (Head
+// only shows what a reader may read yet: an open transaction anywhere in
+// the cluster, a projection's batch included, can hide newer events for a
+// moment.)
+func (e *env) lastCommitted(t testing.TB) event.Position {
+	t.Helper()
+	var tx, pos int64
+	if err := e.pool.QueryRow(context.Background(), `SELECT transaction_id::text::bigint, global_position FROM events
+		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(&tx, &pos); errors.Is(err, pgx.ErrNoRows) {
+		return event.Position{}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return event.Position{TxID: uint64(tx), Pos: pos}
+}
+
+// waitReadable waits until every committed event is readable (no older
+// transaction still open anywhere in the cluster hides some).
+func (e *env) waitReadable(t testing.TB) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var hidden int64
+		if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM events
+			WHERE transaction_id >= pg_snapshot_xmin(pg_current_snapshot())`).Scan(&hidden); err != nil {
+			t.Fatal(err)
+		}
+		if hidden == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events still hidden", hidden)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// caughtUp waits (generously) for the projections to reach the last
+// committed event.
+func caughtUp(t *testing.T, e *env, rt *projections.Runtime, names ...string) {
+	t.Helper()
+	if !rt.WaitForBound(context.Background(), 20*time.Second, e.lastCommitted(t), names...) {
+		t.Fatalf("projections %v did not catch up", names)
+	}
+}
+
+func TestProjectsEveryEventExactlyOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := &counter{name: "once"}
+	e.appendEvents(t, "before", 13, 500)
+	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 64 }, c)
+	e.appendConcurrently(t, 4, 150)
+	caughtUp(t, e, r.rt, "once")
+	assertExact(t, e.pool, c, nil)
+	if got := c.applied.Load(); got != 1100 {
+		t.Errorf("applied %d events, want 1100", got)
+	}
+	if v, _ := e.checkpoint(t, "once"); v != 1 {
+		t.Errorf("version %d, want 1", v)
+	}
+}
+
+// Tables lost (a schema dropped by hand) are re-created and replayed from
+// the start of the log.
+func TestLostTablesAreReplayed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.appendEvents(t, "s", 7, 200)
+	r := e.start(t, nil, &counter{name: "lost"})
+	caughtUp(t, e, r.rt)
+	r.stop()
+	if _, err := e.pool.Exec(context.Background(), `DROP SCHEMA proj_lost_v1 CASCADE`); err != nil {
+		t.Fatal(err)
+	}
+	c := &counter{name: "lost"}
+	r2 := e.start(t, nil, c)
+	caughtUp(t, e, r2.rt)
+	assertExact(t, e.pool, c, nil)
+	if got := c.applied.Load(); got != 200 {
+		t.Errorf("replayed %d events, want 200", got)
+	}
+}
+
+// A batch that fails half-way (after part of its writes) is rolled back
+// entirely and retried: nothing lost, nothing applied twice.
+func TestFailureMidBatchIsRolledBackAndRetried(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var calls, failures atomic.Int32
+	c := &counter{name: "flaky"}
+	c.mid = func(ctx context.Context, schema string, n int) error {
+		if calls.Add(1)%3 == 2 {
+			failures.Add(1)
+			return errors.New("injected failure")
+		}
+		return nil
+	}
+	e.appendEvents(t, "s", 11, 600)
+	var onErr atomic.Int32
+	r := e.start(t, func(o *projections.Options) {
+		o.LiveBatchSize = 50
+		o.OnError = func(string, error) { onErr.Add(1) }
+	}, c)
+	e.appendConcurrently(t, 3, 100)
+	caughtUp(t, e, r.rt, "flaky")
+	assertExact(t, e.pool, c, nil)
+	if failures.Load() == 0 || onErr.Load() == 0 {
+		t.Errorf("no failure injected (%d) or reported (%d)", failures.Load(), onErr.Load())
+	}
+}
+
+// Cancelling the runtime in the middle of a batch (its first half written)
+// leaves exactly the committed prefix; a new runtime finishes the job.
+func TestCancelMidBatchThenRestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.appendEvents(t, "s", 17, 1000)
+	e.waitReadable(t) // so that the first batches are full
+	var calls atomic.Int32
+	midBatch := make(chan struct{})
+	c := &counter{name: "crashy"}
+	c.mid = func(ctx context.Context, schema string, n int) error {
+		if calls.Add(1) == 4 {
+			close(midBatch)
+			<-ctx.Done() // the "crash": the context ends in the middle of the batch
+			return ctx.Err()
+		}
+		return nil
+	}
+	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, c)
+	<-midBatch
+	r.stop()
+
+	_, cp := e.checkpoint(t, "crashy")
+	if cp.IsZero() || !cp.Less(e.lastCommitted(t)) {
+		t.Fatalf("checkpoint %s: want between the start and the head", cp)
+	}
+	assertExact(t, e.pool, c, &cp) // exactly the committed batches, no half batch
+	var applied int64
+	if err := e.pool.QueryRow(context.Background(), `SELECT sum(n) FROM public.crashy_types`).Scan(&applied); err != nil {
+		t.Fatal(err)
+	}
+	if applied != 300 {
+		t.Errorf("%d events applied before the crash, want 3 batches of 100", applied)
+	}
+
+	c2 := &counter{name: "crashy"}
+	r2 := e.start(t, nil, c2)
+	e.appendEvents(t, "after", 5, 50)
+	caughtUp(t, e, r2.rt, "crashy")
+	assertExact(t, e.pool, c2, nil)
+	if got := c2.applied.Load(); got != 1050-300 {
+		t.Errorf("restarted runtime applied %d events, want %d", got, 1050-300)
+	}
+}
+
+// A process killed with SIGKILL in the middle of a batch loses nothing and
+// applies nothing twice.
+func TestKillMidBatchThenRestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.appendEvents(t, "s", 9, 1000)
+	e.waitReadable(t) // so that the first batches are full
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledRunnerHelper$", "-test.v")
+	cmd.Env = append(os.Environ(), "CMS_KILL_HELPER_URL="+e.url)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	found := make(chan bool, 1)
+	go func() {
+		ok := false
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "MID-BATCH") {
+				ok = true
+				break
+			}
+		}
+		found <- ok
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case ok := <-found:
+		if !ok {
+			_ = cmd.Wait()
+			t.Fatal("helper ended without reaching the middle of a batch")
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("helper did not reach the middle of a batch")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	_, cp := e.checkpoint(t, "killed")
+	assertExact(t, e.pool, &counter{name: "killed"}, &cp)
+	var applied int64
+	if err := e.pool.QueryRow(context.Background(), `SELECT coalesce(sum(n), 0) FROM public.killed_types`).Scan(&applied); err != nil {
+		t.Fatal(err)
+	}
+	if applied != 200 {
+		t.Errorf("%d events applied before the kill, want 2 batches of 100", applied)
+	}
+
+	c := &counter{name: "killed"}
+	r := e.start(t, nil, c)
+	caughtUp(t, e, r.rt, "killed")
+	assertExact(t, e.pool, c, nil)
+	if got := c.applied.Load(); got != 800 {
+		t.Errorf("restarted runtime applied %d events, want 800", got)
+	}
+}
+
+// TestKilledRunnerHelper is the process TestKillMidBatchThenRestart kills.
+func TestKilledRunnerHelper(t *testing.T) {
+	url := os.Getenv("CMS_KILL_HELPER_URL")
+	if url == "" {
+		t.Skip("helper process only")
+	}
+	e := openEnv(t, url)
+	var calls atomic.Int32
+	c := &counter{name: "killed"}
+	c.mid = func(ctx context.Context, schema string, n int) error {
+		if calls.Add(1) == 3 {
+			fmt.Println("MID-BATCH")
+			time.Sleep(time.Minute)
+		}
+		return nil
+	}
+	e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, c)
+	time.Sleep(time.Minute)
+}
+
+// Two runtimes (two processes) running the same projection never apply at
+// the same time and together apply every event exactly once.
+func TestTwoRuntimesSameProjection(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := &gate{}
+	c1, c2 := &counter{name: "shared", gate: g}, &counter{name: "shared", gate: g}
+	e.appendEvents(t, "pre", 5, 300)
+	e2 := openEnv(t, e.url) // the second process has its own pool
+	cfg := func(o *projections.Options) { o.LiveBatchSize = 20; o.IdleWait = 50 * time.Millisecond }
+	r1 := e.start(t, cfg, c1)
+	r2 := e2.start(t, cfg, c2)
+	e.appendConcurrently(t, 4, 200)
+	caughtUp(t, e, r1.rt, "shared")
+	caughtUp(t, e, r2.rt, "shared")
+	assertExact(t, e.pool, c1, nil)
+	if g.overlap.Load() {
+		t.Error("two runners applied batches of the same projection at the same time")
+	}
+	n1, n2 := c1.applied.Load(), c2.applied.Load()
+	if n1+n2 != 1100 {
+		t.Errorf("applied %d + %d events, want 1100 in all", n1, n2)
+	}
+	t.Logf("runtime 1 applied %d events, runtime 2 %d", n1, n2)
+}
+
+func TestWaitFor(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := &counter{name: "ryw"}
+	r := e.start(t, func(o *projections.Options) { o.WaitTimeout = 5 * time.Second }, c)
+	caughtUp(t, e, r.rt)
+
+	// Caught up: true, quickly (woken by NOTIFY, not by the idle timeout).
+	var worst time.Duration
+	var waits []time.Duration
+	for i := range 20 {
+		pos := e.appendEvents(t, "w", 3, 1+i%3)
+		start := time.Now()
+		if !r.rt.WaitFor(context.Background(), pos, "ryw") {
+			t.Fatalf("WaitFor(%s) = false", pos)
+		}
+		worst = max(worst, time.Since(start))
+		waits = append(waits, time.Since(start))
+		var n int64
+		if err := e.pool.QueryRow(context.Background(), `SELECT coalesce(sum(n), 0) FROM public.ryw_types`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		var want int64
+		_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM events`).Scan(&want)
+		if n != want {
+			t.Fatalf("after WaitFor: %d events projected, %d appended", n, want)
+		}
+	}
+	slices.Sort(waits)
+	median := waits[len(waits)/2]
+	t.Logf("read-your-writes: median wait %s, worst %s", median, worst)
+	if median > 250*time.Millisecond {
+		t.Errorf("WaitFor took %s (median): the runner is not woken by notifications", median)
+	}
+
+	// Stopped: false after the bound.
+	r.stop()
+	pos := e.appendEvents(t, "w", 3, 1)
+	start := time.Now()
+	if r.rt.WaitForBound(context.Background(), 200*time.Millisecond, pos, "ryw") {
+		t.Fatal("WaitFor = true while the projection is stopped")
+	}
+	if took := time.Since(start); took < 200*time.Millisecond || took > time.Second {
+		t.Errorf("WaitFor gave up after %s, want about 200ms", took)
+	}
+	if !r.rt.WaitFor(context.Background(), event.Position{}) {
+		t.Error("WaitFor(zero) = false")
+	}
+}
+
+// statusWhen polls Status until ok holds for the first projection (events
+// become readable once no older transaction in the cluster is running) or
+// twenty seconds pass.
+func statusWhen(t *testing.T, rt *projections.Runtime, ok func(projections.Status) bool) []projections.Status {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := rt.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(st[0]) || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := &counter{name: "stat"}
+	e.appendEvents(t, "s", 4, 120)
+	e.waitReadable(t)
+	time.Sleep(20 * time.Millisecond)
+
+	rt := projections.New(e.pool, e.store, nil, testLogger(), c)
+	st := statusWhen(t, rt, func(s projections.Status) bool { return s.LagEvents == 120 })
+	if len(st) != 1 || st[0].Name != "stat" || !st[0].Registered || st[0].LagEvents != 120 || st[0].LagSeconds <= 0 {
+		t.Fatalf("before start: %+v, want lag of 120 events and > 0s", st)
+	}
+	if err := rt.Ready(); err == nil {
+		t.Error("Ready before Start = nil")
+	}
+
+	r := e.start(t, nil, c)
+	caughtUp(t, e, r.rt)
+	st = statusWhen(t, r.rt, func(s projections.Status) bool { return s.LagEvents == 0 })
+	s := st[0]
+	if s.LagEvents != 0 || s.LagSeconds != 0 || s.Version != 1 || s.Checkpoint != e.lastCommitted(t) || s.Runner == nil || s.Runner.State != projections.StateRunning {
+		t.Fatalf("caught up: %+v (runner %+v)", s, s.Runner)
+	}
+	if err := r.rt.Ready(); err != nil {
+		t.Errorf("Ready: %v", err)
+	}
+
+	r.stop()
+	e.appendEvents(t, "s", 4, 10)
+	st = statusWhen(t, r.rt, func(s projections.Status) bool { return s.LagEvents == 10 })
+	if st[0].LagEvents != 10 || st[0].LagSeconds <= 0 {
+		t.Errorf("stopped behind: lag %d events, %fs; want 10 and > 0", st[0].LagEvents, st[0].LagSeconds)
+	}
+	if err := r.rt.Ready(); err == nil {
+		t.Error("Ready after stop = nil")
+	}
+}
+
+// Rebuild, run by another "process" while the live runtime runs and events
+// keep coming: the new version equals the live one (verified in the switch
+// transaction) and the log; reads switch to it; the live runtime goes on
+// writing into it.
+func TestRebuildWhileLive(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	live := &counter{name: "rb"}
+	e.appendEvents(t, "s", 50, 3000)
+	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, live)
+
+	stop := make(chan struct{})
+	var appended atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				e.appendEvents(t, fmt.Sprintf("live%d", w), 9, 3)
+				appended.Add(3)
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+
+	e.waitReadable(t)
+	// The rebuilding process: its own pool and runtime, not started.
+	e2 := openEnv(t, e.url)
+	rebuilder := projections.New(e2.pool, e2.store, nil, testLogger(), &counter{name: "rb"})
+	var mu sync.Mutex
+	var calls int
+	var lastDone, lastTotal int64
+	res, err := rebuilder.RebuildWith(context.Background(), "rb", projections.RebuildOptions{
+		BatchSize: 500,
+		Verify:    true,
+		Progress: func(done, total int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if done < lastDone {
+				t.Errorf("progress went back from %d to %d", lastDone, done)
+			}
+			calls++
+			lastDone, lastTotal = done, total
+		},
+	})
+	if err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+	t.Logf("rebuild: %+v (%d progress calls)", res, calls)
+	if res.Version != 2 || res.OldVersion != 1 || !res.Verified || !res.OldDropped {
+		t.Errorf("result %+v", res)
+	}
+	var upTo int64
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM events WHERE (transaction_id, global_position) <= ($1::text::xid8, $2)`,
+		fmt.Sprint(res.Position.TxID), res.Position.Pos).Scan(&upTo); err != nil {
+		t.Fatal(err)
+	}
+	if res.Events != upTo || upTo < 2500 {
+		t.Errorf("rebuild replayed %d events, the log holds %d up to %s", res.Events, upTo, res.Position)
+	}
+	if calls < 6 || lastDone != res.Events || lastTotal != lastDone {
+		t.Errorf("progress: %d calls, last %d/%d, want ≥ 6 ending at %d/%d", calls, lastDone, lastTotal, res.Events, res.Events)
+	}
+
+	// Reads go to v2.
+	for _, table := range live.Tables() {
+		var schema string
+		if err := e.pool.QueryRow(context.Background(), `SELECT table_schema FROM information_schema.view_table_usage
+			WHERE view_schema = 'public' AND view_name = $1`, table).Scan(&schema); err != nil {
+			t.Fatal(err)
+		}
+		if schema != "proj_rb_v2" {
+			t.Errorf("view %s reads %s, want proj_rb_v2", table, schema)
+		}
+	}
+	var v1 bool
+	_ = e.pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'proj_rb_v1')`).Scan(&v1)
+	if v1 {
+		t.Error("old schema proj_rb_v1 still exists")
+	}
+
+	// The live runtime keeps projecting, now into v2.
+	before := live.applied.Load()
+	time.Sleep(150 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	e.appendEvents(t, "after", 3, 30)
+	caughtUp(t, e, r.rt, "rb")
+	if live.applied.Load() == before {
+		t.Error("the live runtime applied nothing after the switch")
+	}
+	if v, _ := e.checkpoint(t, "rb"); v != 2 {
+		t.Errorf("live version %d, want 2", v)
+	}
+	assertExact(t, e.pool, live, nil)
+	t.Logf("%d events appended during the test's rebuild phase", appended.Load())
+
+	st, err := r.rt.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st[0].Version != 2 || st[0].Rebuild != nil || st[0].LagEvents != 0 {
+		t.Errorf("status after rebuild: %+v", st[0])
+	}
+}
+
+// A rebuild whose result differs from the live version (a projector that
+// is not deterministic) does not switch.
+func TestRebuildVerifyMismatchKeepsServingOldVersion(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := &counter{name: "skewed", skew: "proj_skewed_v2"}
+	e.appendEvents(t, "s", 5, 200)
+	r := e.start(t, nil, c)
+	caughtUp(t, e, r.rt)
+
+	_, err := r.rt.RebuildWith(context.Background(), "skewed", projections.RebuildOptions{Verify: true})
+	if !errors.Is(err, projections.ErrRebuildMismatch) {
+		t.Fatalf("rebuild: %v, want ErrRebuildMismatch", err)
+	}
+	if v, _ := e.checkpoint(t, "skewed"); v != 1 {
+		t.Errorf("version %d after a failed verify, want 1", v)
+	}
+	st, _ := r.rt.Status(context.Background())
+	if st[0].Rebuild != nil {
+		t.Errorf("rebuild row left behind: %+v", st[0].Rebuild)
+	}
+	e.appendEvents(t, "s", 5, 20)
+	caughtUp(t, e, r.rt)
+	c.skew = ""
+	assertExact(t, e.pool, c, nil)
+}
+
+// A projector whose tables changed pauses (serving the old tables) until
+// a rebuild creates a version with all of them.
+func TestChangedTablesWaitForRebuild(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.appendEvents(t, "s", 5, 100)
+	r := e.start(t, nil, &counter{name: "evolve"})
+	caughtUp(t, e, r.rt)
+	r.stop()
+
+	c := &counter{name: "evolve", extra: true}
+	r2 := e.start(t, nil, c)
+	e.appendEvents(t, "s", 5, 10)
+	deadline := time.Now().Add(5 * time.Second)
+	for r2.rt.Health()[0].State != projections.StateNeedsRebuild {
+		if time.Now().After(deadline) {
+			t.Fatalf("runner state %+v, want %s", r2.rt.Health()[0], projections.StateNeedsRebuild)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := r2.rt.Ready(); err == nil || !strings.Contains(err.Error(), "rebuild") {
+		t.Errorf("Ready: %v, want a needs-rebuild error", err)
+	}
+	if err := r2.rt.Rebuild(context.Background(), "evolve", nil); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, e, r2.rt)
+	assertExact(t, e.pool, c, nil)
+	if h := r2.rt.Health()[0]; h.State != projections.StateRunning {
+		t.Errorf("after rebuild: %+v", h)
+	}
+	var n int64
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM public.evolve_extra`).Scan(&n); err != nil {
+		t.Errorf("new table's view: %v", err)
+	}
+}
+
+func TestRebuildExcludesConcurrentRebuild(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rt := projections.New(e.pool, e.store, nil, testLogger(), &counter{name: "solo"})
+	conn, err := e.pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_lock(hashtextextended('cms.projection.rebuild:solo', 0))`); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Rebuild(context.Background(), "solo", nil); !errors.Is(err, projections.ErrRebuildRunning) {
+		t.Errorf("rebuild while another runs: %v, want ErrRebuildRunning", err)
+	}
+	if err := rt.Rebuild(context.Background(), "nope", nil); !errors.Is(err, projections.ErrUnknownProjection) {
+		t.Errorf("rebuild of an unknown projection: %v", err)
+	}
+}
+
+// TestRebuildThroughput measures a rebuild over a million events
+// (CMS_PERF=1; about a minute).
+func TestRebuildThroughput(t *testing.T) {
+	if os.Getenv("CMS_PERF") == "" {
+		t.Skip("set CMS_PERF=1 to measure rebuild throughput on 1M events")
+	}
+	e := newEnv(t)
+	ctx := context.Background()
+	const total, chunk = 1_000_000, 20_000
+	start := time.Now()
+	for i := 0; i < total; i += chunk {
+		if _, err := e.pool.Exec(ctx, `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata)
+			SELECT 'item-' || (g % 100000), g / 100000 + 1, gen_random_uuid(),
+				CASE WHEN g % 2 = 0 THEN 'test.item_created' ELSE 'test.item_bumped' END, 1,
+				CASE WHEN g % 2 = 0 THEN jsonb_build_object('ID', 'item-' || (g % 100000))
+					ELSE jsonb_build_object('ID', 'item-' || (g % 100000), 'By', g % 7) END,
+				jsonb_build_object('eventId', gen_random_uuid(), 'actor', 'perf')
+			FROM generate_series($1::bigint, $2::bigint) g`, i, i+chunk-1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.pool.Exec(ctx, `ANALYZE events`); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("loaded %d events in %s", total, time.Since(start).Round(time.Millisecond))
+	c := &counter{name: "perf"}
+	rt := projections.New(e.pool, e.store, nil, testLogger(), c)
+	bar := projections.NewProgressBar(os.Stderr)
+	res, err := rt.RebuildWith(ctx, "perf", projections.RebuildOptions{Progress: bar.Update})
+	bar.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := float64(res.Events) / res.Took.Seconds()
+	t.Logf("rebuilt %d events in %s: %.0f events/s", res.Events, res.Took.Round(time.Millisecond), rate)
+	if rate < 30_000 {
+		t.Errorf("rebuild ran at %.0f events/s, want ≥ 30k", rate)
+	}
+	assertExact(t, e.pool, c, nil)
+}

@@ -1,0 +1,201 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/halocms/halocms/domain/event"
+)
+
+// Status describes one projection, for `cms projections status`.
+type Status struct {
+	Name string
+	// Registered is false for a checkpoint row no projector of this
+	// program claims (a removed projection).
+	Registered bool
+	// Version is the version readers read and live runners write.
+	Version    int
+	Checkpoint event.Position
+	UpdatedAt  time.Time
+	// LagEvents counts the committed, readable events after the checkpoint.
+	LagEvents int64
+	// LagSeconds is the age of the oldest of those events (0 when caught
+	// up).
+	LagSeconds float64
+	// Rebuild is set while a rebuild (in any process) fills a new version,
+	// or if one was interrupted.
+	Rebuild *RebuildStatus
+	// Runner is this process's live runner of the projection, if any.
+	Runner *Health
+}
+
+// RebuildStatus is the progress of a rebuild.
+type RebuildStatus struct {
+	Version    int
+	Checkpoint event.Position
+	UpdatedAt  time.Time
+}
+
+// Health describes a live runner of this process.
+type Health struct {
+	Name  string
+	State string // StateStarting, StateRunning, StateBackoff, StateStopped
+	Since time.Time
+	// LastActivity is the end of the last query or message; LastBatch the
+	// commit of the last non-empty batch.
+	LastActivity time.Time
+	LastBatch    time.Time
+	// Failures counts consecutive failed batches; LastError is the latest.
+	Failures  int
+	LastError string
+	ErrorAt   time.Time
+}
+
+// Status reports every registered projection (and any other checkpoint
+// row), with its lag. Counting the lag reads the unprocessed part of the
+// log, so it costs time proportional to the lag.
+func (rt *Runtime) Status(ctx context.Context) ([]Status, error) {
+	rows, err := rt.pool.Query(ctx, `SELECT name, version, tx_id::text::bigint, position, updated_at FROM projection_checkpoints`)
+	if err != nil {
+		return nil, fmt.Errorf("projection status: %w", err)
+	}
+	byName := map[string]*Status{}
+	type rb struct {
+		name string
+		st   RebuildStatus
+	}
+	var rebuilds []rb
+	for rows.Next() {
+		var (
+			name    string
+			version int
+			tx, pos int64
+			at      time.Time
+		)
+		if err := rows.Scan(&name, &version, &tx, &pos, &at); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		cp := event.Position{TxID: uint64(tx), Pos: pos}
+		if base, ok := strings.CutSuffix(name, "@rebuild"); ok {
+			rebuilds = append(rebuilds, rb{base, RebuildStatus{Version: version, Checkpoint: cp, UpdatedAt: at}})
+			continue
+		}
+		byName[name] = &Status{Name: name, Version: version, Checkpoint: cp, UpdatedAt: at}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, r := range rebuilds {
+		if s, ok := byName[r.name]; ok {
+			st := r.st
+			s.Rebuild = &st
+		}
+	}
+	var out []Status
+	for _, p := range rt.projs {
+		s, ok := byName[p.Name()]
+		if !ok {
+			s = &Status{Name: p.Name()}
+		}
+		s.Registered = true
+		delete(byName, p.Name())
+		out = append(out, *s)
+	}
+	var others []string
+	for n := range byName {
+		others = append(others, n)
+	}
+	sort.Strings(others)
+	for _, n := range others {
+		out = append(out, *byName[n])
+	}
+	health := map[string]Health{}
+	for _, h := range rt.Health() {
+		health[h.Name] = h
+	}
+	for i := range out {
+		s := &out[i]
+		if h, ok := health[s.Name]; ok {
+			s.Runner = &h
+		}
+		var lagSeconds *float64
+		if err := rt.pool.QueryRow(ctx, `SELECT count(*), extract(epoch FROM now() - min(recorded_at))::float8 FROM events
+			WHERE (transaction_id, global_position) > ($1::text::xid8, $2)
+			  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())`,
+			fmt.Sprint(s.Checkpoint.TxID), s.Checkpoint.Pos).Scan(&s.LagEvents, &lagSeconds); err != nil {
+			return nil, fmt.Errorf("projection %s lag: %w", s.Name, err)
+		}
+		if lagSeconds != nil && *lagSeconds > 0 {
+			s.LagSeconds = *lagSeconds
+		}
+	}
+	return out, nil
+}
+
+// Health reports this process's live runners, in registration order
+// (empty before Start).
+func (rt *Runtime) Health() []Health {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var out []Health
+	for _, p := range rt.projs {
+		r, ok := rt.runners[p.Name()]
+		if !ok {
+			continue
+		}
+		r.mu.Lock()
+		h := Health{Name: r.name, State: r.state, Since: r.since, LastActivity: r.lastActivity,
+			LastBatch: r.lastBatch, Failures: r.failures, ErrorAt: r.lastErrAt}
+		if r.lastErr != nil {
+			h.LastError = r.lastErr.Error()
+		}
+		r.mu.Unlock()
+		out = append(out, h)
+	}
+	return out
+}
+
+// StuckAfter is how long a running runner may go without any activity
+// (a query ending or a message arriving) before Ready reports it stuck.
+const StuckAfter = 30 * time.Second
+
+// Healthy is Ready, for readiness probes that pass a context.
+func (rt *Runtime) Healthy(context.Context) error { return rt.Ready() }
+
+// Ready returns nil when the runtime is started and every runner is
+// subscribed and alive (for /readyz); otherwise an error naming the runners
+// that are not.
+func (rt *Runtime) Ready() error {
+	rt.mu.Lock()
+	started := len(rt.runners) == len(rt.projs)
+	rt.mu.Unlock()
+	if !started {
+		return errors.New("projections: not started")
+	}
+	var bad []string
+	now := time.Now()
+	for _, h := range rt.Health() {
+		switch {
+		case h.State != StateRunning:
+			msg := h.Name + ": " + h.State
+			if h.LastError != "" {
+				msg += " (" + h.LastError + ")"
+			}
+			bad = append(bad, msg)
+		case h.Failures > 0:
+			bad = append(bad, fmt.Sprintf("%s: failing (%d in a row: %s)", h.Name, h.Failures, h.LastError))
+		case now.Sub(h.LastActivity) > StuckAfter:
+			bad = append(bad, fmt.Sprintf("%s: no activity for %s", h.Name, now.Sub(h.LastActivity).Round(time.Second)))
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New("projections: " + strings.Join(bad, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package projections
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/domain/event"
+)
+
+// WaitFor is read-your-writes: it returns once every named projection
+// (every projection of the runtime if none is named) has applied the log up
+// to pos (the AppendResult.Last of a write), or when Options.WaitTimeout
+// (or ctx) runs out. It reports whether all of them caught up;
+// a write endpoint answers either way.
+//
+// It works across processes (it reads the checkpoints, whoever advances
+// them) and is cheap: however many requests wait, one goroutine reads the
+// checkpoint table, every few milliseconds and right after local batches
+// commit, and only while someone waits.
+func (rt *Runtime) WaitFor(ctx context.Context, pos event.Position, names ...string) bool {
+	bound := rt.opts.WaitTimeout
+	if bound <= 0 {
+		bound = DefaultWaitTimeout
+	}
+	return rt.WaitForBound(ctx, bound, pos, names...)
+}
+
+// WaitForBound is WaitFor with an explicit bound.
+func (rt *Runtime) WaitForBound(ctx context.Context, bound time.Duration, pos event.Position, names ...string) bool {
+	if pos.IsZero() {
+		return true
+	}
+	if len(names) == 0 {
+		names = rt.Names()
+	}
+	return rt.watcher.wait(ctx, pos, names, time.Now().Add(bound))
+}
+
+const watchInterval = 5 * time.Millisecond
+
+// cpWatcher caches the checkpoints for WaitFor.
+type cpWatcher struct {
+	pool *pgxpool.Pool
+
+	mu      sync.Mutex
+	pos     map[string]event.Position
+	changed chan struct{} // closed after each refresh
+	waiters int
+	running bool
+	kickC   chan struct{}
+}
+
+func newCPWatcher(pool *pgxpool.Pool) *cpWatcher {
+	return &cpWatcher{pool: pool, pos: map[string]event.Position{}, changed: make(chan struct{}), kickC: make(chan struct{}, 1)}
+}
+
+// kick asks for a refresh now (a local batch committed).
+func (w *cpWatcher) kick() {
+	select {
+	case w.kickC <- struct{}{}:
+	default:
+	}
+}
+
+// reachedLocked reports whether every name's cached checkpoint is at or
+// after pos. w.mu must be held.
+func (w *cpWatcher) reachedLocked(pos event.Position, names []string) bool {
+	for _, n := range names {
+		cp, ok := w.pos[n]
+		if !ok || cp.Less(pos) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *cpWatcher) wait(ctx context.Context, pos event.Position, names []string, deadline time.Time) bool {
+	w.mu.Lock()
+	if w.reachedLocked(pos, names) {
+		w.mu.Unlock()
+		return true
+	}
+	w.waiters++
+	if !w.running {
+		w.running = true
+		go w.loop()
+	} else {
+		w.kick()
+	}
+	ch := w.changed
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.waiters--
+		w.mu.Unlock()
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ch:
+		case <-timer.C:
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return w.reachedLocked(pos, names)
+		case <-ctx.Done():
+			return false
+		}
+		w.mu.Lock()
+		ok := w.reachedLocked(pos, names)
+		ch = w.changed
+		w.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+}
+
+// loop refreshes the cache while anyone waits.
+func (w *cpWatcher) loop() {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		w.refresh()
+		w.mu.Lock()
+		if w.waiters == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+		t.Reset(watchInterval)
+		select {
+		case <-w.kickC:
+		case <-t.C:
+		}
+	}
+}
+
+func (w *cpWatcher) refresh() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	rows, err := w.pool.Query(ctx, `SELECT name, tx_id::text::bigint, position FROM projection_checkpoints`)
+	if err != nil {
+		return // keep waiting on the cache; the waiters' deadlines hold
+	}
+	fresh := map[string]event.Position{}
+	for rows.Next() {
+		var name string
+		var tx, p int64
+		if err := rows.Scan(&name, &tx, &p); err != nil {
+			rows.Close()
+			return
+		}
+		if !strings.Contains(name, "@") {
+			fresh[name] = event.Position{TxID: uint64(tx), Pos: p}
+		}
+	}
+	rows.Close()
+	if rows.Err() != nil {
+		return
+	}
+	w.mu.Lock()
+	w.pos = fresh
+	close(w.changed)
+	w.changed = make(chan struct{})
+	w.mu.Unlock()
+}
