@@ -21,7 +21,7 @@ type RebuildOptions struct {
 	BatchSize int
 	// Progress, if set, is called after every batch with the events
 	// applied so far and the expected total (the log's size when the
-	// rebuild started, raised as the log grows). See ProgressBar.
+	// rebuild started, raised as the log grows).
 	Progress func(done, total int64)
 	// Verify compares the new version with the old one before switching:
 	// inside the switch transaction the old version is brought to the same
