@@ -894,4 +894,3 @@ func TestRebuildExcludesConcurrentRebuild(t *testing.T) {
 		t.Errorf("rebuild of an unknown projection: %v", err)
 	}
 }
-
