@@ -95,10 +95,6 @@ func (s *server) putSelf(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fault.Invalidf("id does not match the signed-in user").With("field", "id"))
 		return
 	}
-	if b.Admin != nil || b.AllowedIPs != nil || b.Disabled != nil {
-		s.fail(w, r, fault.Forbiddenf("admin, allowedIps and disabled are changed through /core-api/user/{id}, not on self"))
-		return
-	}
 	b.ID = a.ID
 	s.update(w, r, b)
 }

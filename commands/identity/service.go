@@ -124,14 +124,9 @@ type UpdateUser struct {
 // allowlist or disabled state).
 func (s *Service) UpdateUser(ctx context.Context, c UpdateUser) (identity.User, error) {
 	actor := access.From(ctx)
-	if !actor.IsAdmin() {
-		if actor.Kind != access.User || actor.ID != c.ID {
-			if err := access.RequireAdmin(actor); err != nil {
-				return identity.User{}, err
-			}
-		}
-		if c.Admin != nil || c.AllowedIPs != nil || c.Disabled != nil {
-			return identity.User{}, fault.Forbiddenf("only administrators may change admin, allowedIps or disabled")
+	if !actor.IsAdmin() && (actor.Kind != access.User || actor.ID != c.ID) {
+		if err := access.RequireAdmin(actor); err != nil {
+			return identity.User{}, err
 		}
 	}
 	if actor.Kind == access.User && actor.ID == c.ID {
@@ -172,6 +167,16 @@ func (s *Service) updateUserOnce(ctx context.Context, id string, ch identity.Use
 	evs, err := u.Update(ch)
 	if err != nil || len(evs) == 0 {
 		return u, err
+	}
+	if !access.From(ctx).IsAdmin() {
+		// A user may echo their own record back, but only admins change
+		// these.
+		for _, e := range evs {
+			switch e.(type) {
+			case identity.UserAdminChanged, identity.UserAllowedIPsChanged, identity.UserDisabled, identity.UserEnabled:
+				return u, fault.Forbiddenf("only administrators may change admin, allowedIps or disabled")
+			}
+		}
 	}
 	appends := []event.StreamAppend{{Stream: stream, ExpectedVersion: version, Events: commands.Wrap(ctx, evs...)}}
 	for _, e := range evs {
