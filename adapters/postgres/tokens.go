@@ -180,7 +180,7 @@ func (s *TokenStore) DeleteExpired(ctx context.Context) (int64, error) {
 // LoginThrottle counts failed sign-ins per key (table login_failures) in a
 // fixed window, and refuses further attempts once a key reaches its limit
 // until the window ends. Keys starting with "ip:" have IPLimit; all others
-// ("user:<name>", "client:<id>") have UserLimit. Set the fields before use;
+// ("user:<name>") have UserLimit. Set the fields before use;
 // zero values take the defaults.
 type LoginThrottle struct {
 	pool      *pgxpool.Pool

@@ -191,12 +191,9 @@ func cut(s string) string {
 	return s
 }
 
-// UserKey, IPKey and ClientKey name the throttle counters.
+// UserKey and IPKey name the throttle counters.
 func UserKey(username string) string { return "user:" + cut(strings.ToLower(username)) }
 func IPKey(ip netip.Addr) string     { return "ip:" + ip.Unmap().String() }
-func ClientKey(clientID string) string {
-	return "client:" + cut(clientID)
-}
 
 // keys returns the counters of an attempt: the account's and, when the
 // address is known, the address's.
@@ -257,21 +254,23 @@ func (s *Service) PasswordGrant(ctx context.Context, username, password string, 
 
 // ClientCredentials signs an app in (grant_type=client_credentials).
 func (s *Service) ClientCredentials(ctx context.Context, clientID, secret string, ip netip.Addr) (Token, error) {
-	clientKey := ClientKey(clientID)
-	ks := keys(clientKey, ip)
+	// Throttled by address only: client ids ship inside apps, so a
+	// per-client counter would let anyone lock every device of an app out;
+	// the 40-character secrets cannot be guessed anyway.
+	var ks []string
+	if ip.IsValid() {
+		ks = []string{IPKey(ip)}
+	}
 	if err := s.checkThrottle(ctx, ks); err != nil {
 		return Token{}, err
 	}
 	app, err := s.verifyClient(ctx, clientID, secret)
-	if fault.Is(err, fault.Unauthenticated) {
+	if fault.Is(err, fault.Unauthenticated) && len(ks) > 0 {
 		if ferr := s.throttle.Fail(ctx, ks...); ferr != nil {
 			return Token{}, ferr
 		}
 	}
 	if err != nil {
-		return Token{}, err
-	}
-	if err := s.throttle.Reset(ctx, clientKey); err != nil {
 		return Token{}, err
 	}
 	return s.issue(ctx, Grant{Subject: SubjectApp, SubjectID: app.ID, Family: ids.Token(TokenLength), Scope: ScopeApp}, ip)
