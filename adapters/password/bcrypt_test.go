@@ -65,3 +65,17 @@ func TestDummyVerifyTakesAsLong(t *testing.T) {
 		t.Errorf("DummyVerify took %v, Verify %v", dummy, real)
 	}
 }
+
+func TestSecretHash(t *testing.T) {
+	b := password.Bcrypt{}
+	h := b.HashSecret("s3cret-value")
+	if !b.VerifySecret(h, "s3cret-value") {
+		t.Fatal("the right secret was refused")
+	}
+	if b.VerifySecret(h, "s3cret-valuf") || b.VerifySecret("", "s3cret-value") {
+		t.Fatal("a wrong secret or empty hash was accepted")
+	}
+	if h == "s3cret-value" || len(h) != len("sha256:")+64 {
+		t.Fatalf("unexpected hash form %q", h)
+	}
+}

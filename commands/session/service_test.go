@@ -87,11 +87,8 @@ func (e *env) addUser(t *testing.T, id, username, pw string, o userOpts) {
 
 func (e *env) addApp(t *testing.T, id, clientID, secret string) {
 	t.Helper()
-	h, err := e.pw.Hash(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.pool.Exec(context.Background(), `INSERT INTO proj_identity_v1.identity_apps
+	h := e.pw.HashSecret(secret)
+	_, err := e.pool.Exec(context.Background(), `INSERT INTO proj_identity_v1.identity_apps
 		(id, name, client_id, client_secret_hash, created_at, updated_at)
 		VALUES ($1, $1, $2, $3, now(), now())`, id, clientID, h)
 	if err != nil {
