@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
@@ -42,7 +44,20 @@ func Load[S any](ctx context.Context, store EventStore, stream string, zero S, a
 }
 
 // MaxAttempts bounds the retries of a command whose stream moved on.
-const MaxAttempts = 5
+const MaxAttempts = 10
+
+// Backoff sleeps a little before retry attempt n (jittered, growing), so
+// that writers contending for one stream spread out.
+func Backoff(ctx context.Context, attempt int) {
+	d := time.Duration(attempt) * time.Millisecond
+	d += time.Duration(rand.Int64N(int64(d) + 1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
 
 // Update loads a stream, asks decide for new events and appends them with
 // the version it read, retrying from a fresh load on a version conflict.
@@ -61,6 +76,7 @@ func Update[S any](ctx context.Context, store EventStore, stream, app string, ze
 		}
 		res, err := store.Append(ctx, stream, version, WithApp(Wrap(ctx, evs...), app)...)
 		if errors.Is(err, event.ErrVersionConflict) && attempt < MaxAttempts {
+			Backoff(ctx, attempt)
 			continue
 		}
 		if errors.Is(err, event.ErrVersionConflict) {

@@ -147,13 +147,11 @@ func serve(ctx context.Context, cfg Config) error {
 // serveOn runs the projections and serves HTTP on ln until ctx ends, then
 // shuts down gracefully.
 func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
-	if err := a.bootstrapAdmin(ctx); err != nil {
-		return err
-	}
 	rctx, stopRuntime := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuntime()
 	runtimeDone := make(chan error, 1)
 	go func() { runtimeDone <- a.runtime.Run(rctx) }()
+	// After the projections started: creating the admin waits for them.
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return err
 	}

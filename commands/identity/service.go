@@ -133,11 +133,6 @@ func (s *Service) UpdateUser(ctx context.Context, c UpdateUser) (identity.User, 
 			return identity.User{}, err
 		}
 	}
-	if actor.Kind == access.User && actor.ID == c.ID {
-		if (c.Admin != nil && !*c.Admin) || (c.Disabled != nil && *c.Disabled) {
-			return identity.User{}, fault.Invalidf("administrators cannot remove their own admin flag or disable themselves")
-		}
-	}
 	ch := identity.UserChanges{Username: c.Username, Email: c.Email, Name: c.Name, Admin: c.Admin,
 		AllowedIPs: c.AllowedIPs, Disabled: c.Disabled}
 	if c.Password != nil {
@@ -153,6 +148,7 @@ func (s *Service) UpdateUser(ctx context.Context, c UpdateUser) (identity.User, 
 	for attempt := 1; ; attempt++ {
 		u, err := s.updateUserOnce(ctx, c.ID, ch)
 		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
+			commands.Backoff(ctx, attempt)
 			continue
 		}
 		if errors.Is(err, event.ErrVersionConflict) {
@@ -172,13 +168,20 @@ func (s *Service) updateUserOnce(ctx context.Context, id string, ch identity.Use
 	if err != nil || len(evs) == 0 {
 		return u, err
 	}
-	if !access.From(ctx).IsAdmin() {
-		// A user may echo their own record back, but only admins change
-		// these.
-		for _, e := range evs {
-			switch e.(type) {
-			case identity.UserAdminChanged, identity.UserAllowedIPsChanged, identity.UserDisabled, identity.UserEnabled:
+	actor := access.From(ctx)
+	for _, e := range evs {
+		switch e.(type) {
+		case identity.UserAdminChanged, identity.UserAllowedIPsChanged, identity.UserDisabled, identity.UserEnabled:
+			// A user may echo their own record back, but only admins
+			// change these.
+			if !actor.IsAdmin() {
 				return u, fault.Forbiddenf("only administrators may change admin, allowedIps or disabled")
+			}
+		}
+		switch e.(type) {
+		case identity.UserAdminChanged, identity.UserDisabled:
+			if actor.Kind == access.User && actor.ID == id {
+				return u, fault.Invalidf("administrators cannot remove their own admin flag or disable themselves")
 			}
 		}
 	}
