@@ -370,8 +370,11 @@ type runner struct {
 	lastErrAt    time.Time
 	failures     int
 
-	// Used by the subscription's goroutines only (the message loop and the
-	// subscriber's query loop, which hand over through watermill's ack).
+	// batchMu is held while a message is handled and while a batch's
+	// outcome is recorded: watermill's query loop and the message loop
+	// never touch the batch transaction or the fields below at once.
+	batchMu      sync.Mutex
+	stopCtx      context.Context // ends when the runner stops: bounds Apply
 	buf          []event.Recorded
 	pending      int
 	pendingStart time.Time
@@ -455,8 +458,26 @@ func (r *runner) run(ctx context.Context) {
 // batch transaction back (nothing of it, checkpoint included, commits) and
 // the runner subscribes again after a back-off.
 func (r *runner) subscribe(ctx context.Context) error {
-	subCtx, cancel := context.WithCancel(ctx)
+	// watermill abandons a batch whose context ends while the handler is
+	// still using the batch transaction, and rolls it back concurrently.
+	// So the subscription's context is not ctx: it is cancelled only
+	// between messages, once ctx ends. Apply itself runs under ctx, so a
+	// stop interrupts it; the batch then fails and rolls back.
+	r.stopCtx = ctx
+	subCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	stopping := false
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-subCtx.Done():
+			return
+		}
+		r.batchMu.Lock()
+		stopping = true
+		r.batchMu.Unlock()
+		cancel()
+	}()
 	b := cmswm.NewBackoff(subCtx, r.rt.wake.channel)
 	b.Idle = r.rt.opts.IdleWait
 	b.OnQuery = func(noMsg bool, err error) { r.onQuery(subCtx, noMsg, err) }
@@ -480,7 +501,9 @@ func (r *runner) subscribe(ctx context.Context) error {
 	r.touch()
 	var failed error
 	for msg := range msgs {
-		if failed != nil {
+		r.batchMu.Lock()
+		if failed != nil || stopping {
+			r.batchMu.Unlock()
 			continue // cancelled: drain without acknowledging
 		}
 		r.touch()
@@ -488,6 +511,7 @@ func (r *runner) subscribe(ctx context.Context) error {
 			failed = err
 			cancel() // roll the batch back
 		}
+		r.batchMu.Unlock()
 	}
 	if failed == nil && ctx.Err() == nil {
 		failed = errors.New("subscription ended")
@@ -543,7 +567,7 @@ func (r *runner) handle(msg *message.Message) error {
 	if timeout <= 0 {
 		timeout = DefaultApplyTimeout
 	}
-	ctx, cancel := context.WithTimeout(msg.Context(), timeout)
+	ctx, cancel := context.WithTimeout(r.stopCtx, timeout)
 	defer cancel()
 	last := r.buf[len(r.buf)-1].Position
 	if err := r.p.Apply(ctx, tx, SchemaName(r.name, version), r.buf); err != nil {
@@ -572,12 +596,14 @@ func writeCheckpoint(ctx context.Context, q DB, row string, p event.Position) er
 
 // onQuery runs after each subscriber transaction ended.
 func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
+	r.batchMu.Lock()
 	n := r.pending
 	r.pending = 0
 	var took time.Duration
 	if n > 0 {
 		took = time.Since(r.pendingStart)
 	}
+	r.batchMu.Unlock()
 	r.mu.Lock()
 	r.lastActivity = time.Now()
 	ok := err == nil && !noMsg && n > 0
