@@ -118,6 +118,15 @@ type storedMeta struct {
 	ClientIP      string `json:"clientIp,omitempty"`
 }
 
+// DecodeMetadata reads the stored metadata JSON of an event.
+func DecodeMetadata(raw []byte) (event.Metadata, error) {
+	var m storedMeta
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return event.Metadata{}, fmt.Errorf("event metadata: %w", err)
+	}
+	return event.Metadata(m), nil
+}
+
 // AppendTx is Append inside the caller's transaction (or on any querier). It
 // does not wake readers: the caller's commit is what makes events visible.
 func (s *EventStore) AppendTx(ctx context.Context, q Querier, stream string, expectedVersion int64, events ...event.Event) (event.AppendResult, error) {
@@ -378,11 +387,10 @@ func scanRecorded(rows pgx.Rows, codec *eventcodec.Registry) ([]event.Recorded, 
 		}
 		r.TxID = uint64(tx)
 		r.SchemaVersion = int(sv)
-		var m storedMeta
-		if err := json.Unmarshal(meta, &m); err != nil {
-			return nil, fmt.Errorf("event %d metadata: %w", r.Pos, err)
+		var err error
+		if r.Meta, err = DecodeMetadata(meta); err != nil {
+			return nil, fmt.Errorf("event %d: %w", r.Pos, err)
 		}
-		r.Meta = event.Metadata(m)
 		if codec != nil {
 			d, err := codec.Decode(r.Type, r.SchemaVersion, data)
 			if err != nil {

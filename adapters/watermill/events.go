@@ -22,6 +22,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/domain/event"
 )
 
@@ -168,16 +169,6 @@ func (EventsSchema) UnmarshalMessage(params wmsql.UnmarshalMessageParams) (wmsql
 	}, nil
 }
 
-// storedMeta mirrors the event store's metadata JSON.
-type storedMeta struct {
-	EventID       string `json:"eventId"`
-	Actor         string `json:"actor,omitempty"`
-	App           string `json:"app,omitempty"`
-	CorrelationID string `json:"correlationId,omitempty"`
-	CausationID   string `json:"causationId,omitempty"`
-	ClientIP      string `json:"clientIp,omitempty"`
-}
-
 // Recorded rebuilds the recorded event carried by msg. Data is the stored
 // JSON as json.RawMessage: decode it with the event store's codec
 // (postgres.EventStore.Decode).
@@ -208,13 +199,11 @@ func Recorded(msg *message.Message) (event.Recorded, error) {
 	if r.RecordedAt, err = time.Parse(time.RFC3339Nano, md.Get(MetaRecordedAt)); err != nil {
 		return event.Recorded{}, fmt.Errorf("message %s: metadata %s: %w", msg.UUID, MetaRecordedAt, err)
 	}
-	var m storedMeta
 	if raw := md.Get(MetaEventMetadata); raw != "" {
-		if err := json.Unmarshal([]byte(raw), &m); err != nil {
-			return event.Recorded{}, fmt.Errorf("message %s: event metadata: %w", msg.UUID, err)
+		if r.Meta, err = postgres.DecodeMetadata([]byte(raw)); err != nil {
+			return event.Recorded{}, fmt.Errorf("message %s: %w", msg.UUID, err)
 		}
 	}
-	r.Meta = event.Metadata(m)
 	r.Data = json.RawMessage(msg.Payload)
 	return r, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -36,11 +37,7 @@ func migrateCmd() *cobra.Command {
 		Short: "Apply the embedded SQL migrations",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig()
-			if err != nil {
-				return err
-			}
-			a, err := open(cmd.Context(), cfg, false)
+			a, err := openOneShot(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -58,11 +55,7 @@ func projectionsCmd() *cobra.Command {
 		Short: "Checkpoint and lag of every projection",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig()
-			if err != nil {
-				return err
-			}
-			a, err := open(cmd.Context(), cfg, false)
+			a, err := openOneShot(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -85,11 +78,7 @@ func projectionsCmd() *cobra.Command {
 		Short: "Replay the whole log into a new version of a projection, then switch reads to it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig()
-			if err != nil {
-				return err
-			}
-			a, err := open(cmd.Context(), cfg, false)
+			a, err := openOneShot(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -146,11 +135,7 @@ func auditCmd() *cobra.Command {
 					return fmt.Errorf("--at: want an RFC 3339 time such as 2026-01-02T15:04:05Z: %w", err)
 				}
 			}
-			cfg, err := loadConfig()
-			if err != nil {
-				return err
-			}
-			a, err := open(cmd.Context(), cfg, false)
+			a, err := openOneShot(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -219,11 +204,7 @@ func usersCmd() *cobra.Command {
 				u.Password = os.Getenv("CMS_NEW_PASSWORD")
 			}
 			u.AllowedIPs = ips
-			cfg, err := loadConfig()
-			if err != nil {
-				return err
-			}
-			a, err := open(cmd.Context(), cfg, false)
+			a, err := openOneShot(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -245,4 +226,13 @@ func usersCmd() *cobra.Command {
 	cc.Flags().StringSliceVar(&ips, "allowed-ip", nil, "allowed CIDR (repeatable; none = any)")
 	c.AddCommand(cc)
 	return c
+}
+
+// openOneShot opens the app for a command that runs no projections.
+func openOneShot(ctx context.Context) (*app, error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, cfg, false)
 }
