@@ -156,6 +156,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	a.metrics.Register(lagCollector{a})
+	go a.cleanupTokens(rctx)
 
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
@@ -239,3 +240,22 @@ func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 type noWait struct{}
 
 func (noWait) WaitFor(context.Context, event.Position, ...string) bool { return false }
+
+// cleanupTokens deletes expired tokens and stale login-failure counters
+// every hour.
+func (a *app) cleanupTokens(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := a.sessions.Cleanup(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("token cleanup failed", "err", err)
+		} else if n > 0 {
+			a.log.Info("expired tokens deleted", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
