@@ -1,0 +1,406 @@
+// Command bench measures the event store and the projection runtime against
+// real PostgreSQL and prints a table of figures and a summary against the
+// targets of the performance issue:
+//
+//	go run ./cmd/bench                      # everything, about 2 minutes on 2 cores
+//	go run ./cmd/bench -only append -duration 20s
+//	make bench BENCH_ARGS='-only read -events 200000'
+//
+// It works in a database of its own, cms_bench_<random>, created on the
+// server of DATABASE_URL (or, when that is unset, the local server or
+// private cluster that postgres.EnsureServer finds or starts, as `make run`
+// does), migrated with postgres.Migrate and dropped at the end (-keep keeps
+// it). The server's synchronous_commit is printed and must stay on: the
+// append figures are for durable commits.
+//
+// The figures:
+//
+//   - append (store): -writers goroutines (default 16) each call
+//     EventStore.Append with ONE rights.Granted event per call. Every writer
+//     owns 64 user streams and appends to them in turn with the exact
+//     expected version (NoStream first, then the version the previous append
+//     returned), so each append runs the optimistic version check. Reported
+//     as events/s (= commits/s), with latency percentiles.
+//   - append (raw ceiling): in the same run, the same number of writers do
+//     plain autocommit single-row INSERTs of the same encoded values into
+//     bench_raw.events, a normal (logged) table created LIKE events
+//     INCLUDING ALL (same columns, defaults, identity, primary key and
+//     unique constraints) in a scratch schema dropped afterwards: what the
+//     machine allows for one durable row per commit.
+//   - append ratio: store / raw (target >= 70%). The two measurements
+//     alternate in -rounds rounds (default 10: raw, store, store, raw, ...),
+//     -duration (default 10s) in total for each, after a -warmup per round,
+//     so that a change of fsync or CPU speed during the run (a shared
+//     server) hits both alike. The per-round ratios and their median show
+//     how noisy the machine is; the WAL fsync count shows the group commit.
+//   - load: -events events (default 1,000,000) of the rights context
+//     (rights.Granted / rights.Revoked for 10,000 users over 50 apps: grants
+//     at app, module and item scope, revokes of rights held) appended with
+//     EventStore.AppendMulti, 100 user streams x 10 events per transaction
+//     (with exact expected versions) by 4 concurrent loaders. It sets up
+//     the two figures below; its rate is printed for information.
+//   - catch-up ReadAll (decoded): the whole log read from the zero position
+//     with EventStore.ReadAll in batches of -batch (default 10,000) events,
+//     decoded into domain events, as events/s (target >= 200,000/s).
+//   - catch-up ReadAllRaw: the same read without decoding the data (only the
+//     metadata is parsed), as events/s: the gap to ReadAll is the cost of
+//     decoding.
+//   - rebuild rights: the projection runtime's RebuildWith of the rights
+//     projection over the whole log (the loaded events plus those of the
+//     append phase), as events/s (target >= 30,000/s). The rebuilt
+//     rights_grants rows of the loaded users are compared with what the
+//     generator says they hold (a correctness check of the replay).
+//
+// Each catch-up read and the rebuild stop after -phase-budget (default 2m)
+// and then report the rate of the part done, marked PARTIAL, so that a slow
+// store cannot make the run endless; -timeout (default 15m) bounds the whole
+// run. The default run takes about 2 minutes on a 2-core machine.
+//
+// The server may be shared: the number of other active sessions is printed
+// before each timed phase, because they take CPU and fsyncs from the
+// figures. -cpuprofile PREFIX writes a Go CPU profile per phase
+// (PREFIX.<phase>.pprof) for `go tool pprof`. -strict makes a missed target
+// an exit status of 1.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/adapters/postgres"
+)
+
+// Targets from the issue.
+const (
+	targetAppendRatio = 0.70
+	targetReadRate    = 200_000
+	targetRebuildRate = 30_000
+)
+
+type config struct {
+	duration time.Duration
+	warmup   time.Duration
+	writers  int
+	rounds   int
+	events   int
+	batch    int
+	only     string
+	keep     bool
+	timeout  time.Duration
+	// phaseBudget bounds each catch-up read and the rebuild: a pathological
+	// store then gives a (partial) figure instead of an endless run.
+	phaseBudget time.Duration
+	cpuProfile  string
+	strict      bool
+	verbose     bool
+}
+
+func main() {
+	var cfg config
+	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "append phase: timed length of each of the two measurements (store and raw), split into -rounds")
+	flag.DurationVar(&cfg.warmup, "warmup", 250*time.Millisecond, "append phase: untimed warm-up before each round's measurement")
+	flag.IntVar(&cfg.writers, "writers", 16, "concurrent writers in the append phase")
+	flag.IntVar(&cfg.rounds, "rounds", 10, "append phase: alternate raw and store measurements in this many rounds (-duration each in total)")
+	flag.IntVar(&cfg.events, "events", 1_000_000, "events to load for the read and rebuild phases")
+	flag.IntVar(&cfg.batch, "batch", 10_000, "ReadAll batch size of the catch-up read")
+	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read or rebuild (read and rebuild load -events first)")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the benchmark database instead of dropping it")
+	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "abort the whole run after this long")
+	flag.DurationVar(&cfg.phaseBudget, "phase-budget", 2*time.Minute, "stop each catch-up read and the rebuild after this long and report the partial rate")
+	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a Go CPU profile per phase to PREFIX.<phase>.pprof")
+	flag.BoolVar(&cfg.strict, "strict", false, "exit with status 1 when a figure misses its target")
+	flag.BoolVar(&cfg.verbose, "v", false, "log details (server set-up, runtime logs)")
+	flag.Parse()
+
+	if err := cfg.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		flag.Usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+
+	res, err := run(ctx, cfg)
+	res.print(os.Stdout)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("%w (the whole run is bounded by -timeout %s)", err, cfg.timeout)
+		}
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if cfg.strict && res.missed() {
+		os.Exit(1)
+	}
+}
+
+func (c *config) validate() error {
+	switch c.only {
+	case "", "append", "read", "rebuild":
+	default:
+		return fmt.Errorf("-only %q: want append, read or rebuild", c.only)
+	}
+	if c.writers < 1 || c.writers > 200 {
+		return fmt.Errorf("-writers %d: want 1..200", c.writers)
+	}
+	if c.duration <= 0 || c.warmup < 0 {
+		return errors.New("-duration must be positive and -warmup not negative")
+	}
+	if c.rounds < 1 || c.duration/time.Duration(c.rounds) < 100*time.Millisecond {
+		return fmt.Errorf("-rounds %d: want at least 1, and rounds of at least 100ms", c.rounds)
+	}
+	if c.events < 1 {
+		return fmt.Errorf("-events %d: want at least 1", c.events)
+	}
+	if c.phaseBudget <= 0 {
+		return errors.New("-phase-budget must be positive")
+	}
+	if c.batch < 1 {
+		return fmt.Errorf("-batch %d: want at least 1", c.batch)
+	}
+	return nil
+}
+
+func (c *config) runs(phase string) bool { return c.only == "" || c.only == phase }
+
+// logger is the bench's own progress log (stderr).
+var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+func progressf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+func run(ctx context.Context, cfg config) (*results, error) {
+	res := &results{}
+	serverURL := os.Getenv("DATABASE_URL")
+	if serverURL == "" {
+		var log *slog.Logger
+		if cfg.verbose {
+			log = logger
+		}
+		u, err := postgres.EnsureServer(ctx, defaultDataDir(), log)
+		if err != nil {
+			return res, fmt.Errorf("no DATABASE_URL and no local PostgreSQL: %w", err)
+		}
+		serverURL = u
+	}
+	db, err := createDatabase(ctx, serverURL)
+	if err != nil {
+		return res, err
+	}
+	res.header = append(res.header, "database: "+db.name)
+	defer func() {
+		if cfg.keep {
+			progressf("kept database %s", db.name)
+			return
+		}
+		if err := db.drop(); err != nil {
+			progressf("could not drop database %s: %v", db.name, err)
+		}
+	}()
+
+	pool, err := db.connect(ctx, cfg.writers+6)
+	if err != nil {
+		return res, err
+	}
+	defer pool.Close()
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		return res, fmt.Errorf("migrate %s: %w", db.name, err)
+	}
+	info, err := serverInfo(ctx, pool)
+	if err != nil {
+		return res, err
+	}
+	res.header = append(res.header, info...)
+	res.header = append(res.header, fmt.Sprintf("client: %s %s/%s, GOMAXPROCS=%d, NumCPU=%d",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU()))
+
+	store := postgres.NewEventStore(pool, eventcodec.Default())
+	defer store.Close()
+
+	if cfg.runs("append") {
+		if err := profiled(cfg, "append", func() error { return appendPhase(ctx, cfg, pool, store, res) }); err != nil {
+			return res, fmt.Errorf("append phase: %w", err)
+		}
+	}
+	if cfg.runs("read") || cfg.runs("rebuild") {
+		if err := profiled(cfg, "load", func() error { return loadPhase(ctx, cfg, pool, store, res) }); err != nil {
+			return res, fmt.Errorf("load phase: %w", err)
+		}
+	}
+	if cfg.runs("read") {
+		if err := profiled(cfg, "read", func() error { return readPhase(ctx, cfg, pool, store, res) }); err != nil {
+			return res, fmt.Errorf("read phase: %w", err)
+		}
+	}
+	if cfg.runs("rebuild") {
+		if err := profiled(cfg, "rebuild", func() error { return rebuildPhase(ctx, cfg, pool, store, res) }); err != nil {
+			return res, fmt.Errorf("rebuild phase: %w", err)
+		}
+	}
+	return res, nil
+}
+
+func profiled(cfg config, phase string, f func() error) error {
+	if cfg.cpuProfile == "" {
+		return f()
+	}
+	name := cfg.cpuProfile + "." + phase + ".pprof"
+	out, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		return err
+	}
+	err = f()
+	pprof.StopCPUProfile()
+	progressf("CPU profile of %s: %s", phase, name)
+	return err
+}
+
+// ---- the benchmark database ----
+
+type benchDB struct {
+	name  string
+	admin *pgx.ConnConfig // the server's database named in the URL
+}
+
+func createDatabase(ctx context.Context, serverURL string) (*benchDB, error) {
+	admin, err := pgx.ParseConfig(serverURL)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	db := &benchDB{name: "cms_bench_" + hex.EncodeToString(b[:]), admin: admin}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, admin)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s@%s/%s: %w", admin.User, admin.Host, admin.Database, err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(cctx, "CREATE DATABASE "+pgx.Identifier{db.name}.Sanitize()); err != nil {
+		return nil, fmt.Errorf("create database %s (the role needs CREATEDB): %w", db.name, err)
+	}
+	progressf("created database %s on %s", db.name, admin.Host)
+	return db, nil
+}
+
+func (db *benchDB) connect(ctx context.Context, maxConns int) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig("")
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig = db.admin.Copy()
+	cfg.ConnConfig.Database = db.name
+	if cfg.MaxConns < int32(maxConns) {
+		cfg.MaxConns = int32(maxConns)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to %s: %w", db.name, err)
+	}
+	return pool, nil
+}
+
+// drop removes the database (WITH FORCE: stray sessions of an aborted run
+// must not keep it alive). It uses its own context: it also runs after an
+// interrupt or a timeout.
+func (db *benchDB) drop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, db.admin)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{db.name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return err
+	}
+	progressf("dropped database %s", db.name)
+	return nil
+}
+
+func serverInfo(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
+	var version string
+	if err := pool.QueryRow(ctx, `SELECT current_setting('server_version')`).Scan(&version); err != nil {
+		return nil, err
+	}
+	rows, err := pool.Query(ctx, `SELECT name, current_setting(name) FROM pg_settings
+		WHERE name IN ('synchronous_commit', 'fsync', 'wal_sync_method', 'commit_delay', 'shared_buffers', 'max_wal_size')
+		ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	var settings []string
+	for rows.Next() {
+		var n, v string
+		if err := rows.Scan(&n, &v); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		settings = append(settings, n+"="+v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return []string{"server: PostgreSQL " + version + " (" + strings.Join(settings, ", ") + ")"}, nil
+}
+
+// otherSessions counts the server's other active client sessions: load the
+// bench does not control.
+func otherSessions(ctx context.Context, pool *pgxpool.Pool) int {
+	var n int
+	_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE backend_type = 'client backend' AND state = 'active' AND datname IS DISTINCT FROM current_database()`).Scan(&n)
+	return n
+}
+
+// defaultDataDir is $CMS_DATA_DIR, else .data in the nearest directory
+// upwards holding go.mod (as cmd/devdb does).
+func defaultDataDir() string {
+	if d := os.Getenv("CMS_DATA_DIR"); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ".data"
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, ".data")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(wd, ".data")
+		}
+	}
+}
