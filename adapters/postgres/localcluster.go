@@ -815,3 +815,24 @@ func waitReady(ctx context.Context, url string, limit time.Duration) error {
 		}
 	}
 }
+
+// DefaultDataDir is $CMS_DATA_DIR, else .data in the nearest directory
+// upwards that holds go.mod (the repository root), else ./.data: the
+// Makefile, cmd/devdb, the tests and the benchmarks agree on one cluster.
+func DefaultDataDir() string {
+	if d := os.Getenv("CMS_DATA_DIR"); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ".data"
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, ".data")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(wd, ".data")
+		}
+	}
+}

@@ -73,7 +73,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -197,7 +196,7 @@ func run(ctx context.Context, cfg config) (*results, error) {
 		if cfg.verbose {
 			log = logger
 		}
-		u, err := postgres.EnsureServer(ctx, defaultDataDir(), log)
+		u, err := postgres.EnsureServer(ctx, postgres.DefaultDataDir(), log)
 		if err != nil {
 			return res, fmt.Errorf("no DATABASE_URL and no local PostgreSQL: %w", err)
 		}
@@ -383,24 +382,4 @@ func otherSessions(ctx context.Context, pool *pgxpool.Pool) int {
 	_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 		WHERE backend_type = 'client backend' AND state = 'active' AND datname IS DISTINCT FROM current_database()`).Scan(&n)
 	return n
-}
-
-// defaultDataDir is $CMS_DATA_DIR, else .data in the nearest directory
-// upwards holding go.mod (as cmd/devdb does).
-func defaultDataDir() string {
-	if d := os.Getenv("CMS_DATA_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ".data"
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, ".data")
-		}
-		if filepath.Dir(d) == d {
-			return filepath.Join(wd, ".data")
-		}
-	}
 }

@@ -79,7 +79,7 @@ func startServer(t testing.TB, opts ...serverOption) *testServer {
 	dbURL := pgtest.URL(t)
 	st := serverSetup{
 		cfg: Config{
-			DatabaseURL:     withQueryParam(dbURL, "pool_max_conns", "10"),
+			DatabaseURL:     pgtest.WithParam(dbURL, "pool_max_conns", "10"),
 			HTTPAddr:        "127.0.0.1:0",
 			AdminUsername:   adminUser,
 			AdminPassword:   adminPass,
@@ -180,17 +180,6 @@ func (ts *testServer) stop(t testing.TB) {
 	case <-time.After(20 * time.Second):
 		t.Errorf("serveOn did not return within 20s of the context being cancelled")
 	}
-}
-
-func withQueryParam(raw, key, value string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
-		return raw + " " + key + "=" + value
-	}
-	q := u.Query()
-	q.Set(key, value)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // response is an HTTP answer, read whole.

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/halocms/halocms/adapters/postgres"
@@ -42,7 +41,7 @@ func main() {
 
 	dataDir := *dir
 	if dataDir == "" {
-		dataDir = defaultDataDir()
+		dataDir = postgres.DefaultDataDir()
 	}
 	if *stop {
 		if err := postgres.StopLocalCluster(dataDir); err != nil {
@@ -59,24 +58,4 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(url)
-}
-
-// defaultDataDir is $CMS_DATA_DIR, else .data in the nearest directory
-// upwards holding go.mod (as in adapters/postgres/pgtest).
-func defaultDataDir() string {
-	if d := os.Getenv("CMS_DATA_DIR"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ".data"
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, ".data")
-		}
-		if filepath.Dir(d) == d {
-			return filepath.Join(wd, ".data")
-		}
-	}
 }

@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -47,29 +46,12 @@ func setup() {
 	defer cancel()
 	baseURL = os.Getenv("DATABASE_URL")
 	if baseURL == "" {
-		baseURL, setupErr = postgres.EnsureServer(ctx, dataDir(), nil)
+		baseURL, setupErr = postgres.EnsureServer(ctx, postgres.DefaultDataDir(), nil)
 		if setupErr != nil {
 			return
 		}
 	}
 	template, setupErr = ensureTemplate(ctx)
-}
-
-// dataDir finds the repository root (where go.mod is) and returns its
-// .data directory, or CMS_DATA_DIR.
-func dataDir() string {
-	if d := os.Getenv("CMS_DATA_DIR"); d != "" {
-		return d
-	}
-	dir, _ := os.Getwd()
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, ".data")
-		}
-		if filepath.Dir(d) == d {
-			return filepath.Join(dir, ".data")
-		}
-	}
 }
 
 // withDB returns url with its database name replaced.
@@ -186,7 +168,7 @@ func URL(t testing.TB) string {
 func Pool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	// Small pools: many tests run at once against one server.
-	pool, err := postgres.Connect(context.Background(), withParam(URL(t), "pool_max_conns", "8"))
+	pool, err := postgres.Connect(context.Background(), WithParam(URL(t), "pool_max_conns", "8"))
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
@@ -194,7 +176,8 @@ func Pool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
-func withParam(raw, key, value string) string {
+// WithParam returns the database URL raw with one more parameter.
+func WithParam(raw, key, value string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
 		return raw + " " + key + "=" + value
