@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"strings"
+
 	"encoding/json"
 	"errors"
+	"github.com/jackc/pgx/v5/pgconn"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -40,6 +43,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	status := http.StatusInternalServerError
 	body := haloErrorBody{Message: "internal server error", Extra: map[string]any{}, Type: "HaloError"}
 	var mbe *http.MaxBytesError
+	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &fe):
 		status = statusOf[fe.Kind]
@@ -55,6 +59,12 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	case errors.As(err, &mbe):
 		status = http.StatusRequestEntityTooLarge
 		body.Message = "request body is too large (limit " + strconv.FormatInt(mbe.Limit, 10) + " bytes)"
+	case errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22"):
+		// SQLSTATE class 22, data exception: input PostgreSQL cannot
+		// store (a NUL character, invalid UTF-8). The failed statement
+		// changed nothing.
+		status = http.StatusBadRequest
+		body.Message = "the request contains characters or values that cannot be stored"
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="halo"`)

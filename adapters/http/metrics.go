@@ -77,6 +77,13 @@ func (s *server) metrics(next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		s.Metrics.latency.WithLabelValues(route, r.Method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+		method := r.Method
+		switch method {
+		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+			http.MethodDelete, http.MethodOptions:
+		default:
+			method = "other" // bounded label values, whatever clients send
+		}
+		s.Metrics.latency.WithLabelValues(route, method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
 	})
 }

@@ -14,6 +14,7 @@ import (
 // position written).
 func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamAppend) (event.AppendResult, error) {
 	var last event.AppendResult
+	dups := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, a := range appends {
 			r, err := s.AppendTx(ctx, tx, a.Stream, a.ExpectedVersion, a.Events...)
@@ -24,14 +25,15 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 				last.Last = r.Last
 			}
 			last.Version = r.Version
-			last.Duplicate = r.Duplicate
+			dups += boolInt(r.Duplicate)
 		}
 		return nil
 	})
 	if err != nil {
 		return event.AppendResult{}, fmt.Errorf("append: %w", err)
 	}
-	if last.Duplicate {
+	if dups == len(appends) {
+		last.Duplicate = true
 		return last, nil // a retry: nothing was written
 	}
 	n := 0
@@ -43,4 +45,11 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 		s.OnAppend(n)
 	}
 	return last, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

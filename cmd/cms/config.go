@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/halocms/halocms/domain/identity"
 	"net/netip"
 	"os"
 	"strconv"
@@ -63,7 +64,7 @@ func loadConfig() (Config, error) {
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
-		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+		c.TrustedProxies = append(c.TrustedProxies, identity.UnmapPrefix(p).Masked())
 	}
 	return c, nil
 }

@@ -224,13 +224,20 @@ func (s *Service) updateUserOnce(ctx context.Context, id string, ch identity.Use
 			revoke = true
 		}
 	}
-	if revoke {
-		// A new password or a disabled account ends every session.
-		if err := s.tokens.RevokeSubject(ctx, "user", id); err != nil {
-			return u, fmt.Errorf("revoking sessions of user %s: %w", id, err)
-		}
+	if !revoke {
+		s.wait.WaitFor(ctx, res.Last, Projections...)
+		return u, nil
+	}
+	// A new password or a disabled account ends every session: at once,
+	// and again once sign-in (which reads the identity projection) can no
+	// longer accept the old password or the disabled account.
+	if err := s.tokens.RevokeSubject(ctx, "user", id); err != nil {
+		return u, fmt.Errorf("revoking sessions of user %s: %w", id, err)
 	}
 	s.wait.WaitFor(ctx, res.Last, Projections...)
+	if err := s.tokens.RevokeSubject(ctx, "user", id); err != nil {
+		return u, fmt.Errorf("revoking sessions of user %s: %w", id, err)
+	}
 	return u, nil
 }
 

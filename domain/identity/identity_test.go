@@ -9,11 +9,11 @@ import (
 )
 
 func TestNormalizeAllowedIPs(t *testing.T) {
-	got, err := NormalizeAllowedIPs([]string{"203.0.113.7/24", "2001:db8::1/32", "198.51.100.4", "203.0.113.0/24"})
+	got, err := NormalizeAllowedIPs([]string{"203.0.113.7/24", "2001:db8::1/32", "198.51.100.4", "203.0.113.0/24", "::ffff:10.0.0.0/104"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"198.51.100.4/32", "2001:db8::/32", "203.0.113.0/24"}
+	want := []string{"10.0.0.0/8", "198.51.100.4/32", "2001:db8::/32", "203.0.113.0/24"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}

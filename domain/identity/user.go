@@ -120,10 +120,19 @@ func NormalizeAllowedIPs(list []string) ([]string, error) {
 		if err != nil {
 			return nil, fault.Invalidf("allowedIps: %q is not an IP address or CIDR prefix", s).With("field", "allowedIps")
 		}
-		out = append(out, p.Masked().String())
+		out = append(out, UnmapPrefix(p).Masked().String())
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// UnmapPrefix turns an IPv4-mapped IPv6 prefix (::ffff:10.0.0.0/104) into
+// its IPv4 form (10.0.0.0/8): client addresses are compared unmapped.
+func UnmapPrefix(p netip.Prefix) netip.Prefix {
+	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+		return netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	return p
 }
 
 // IPAllowed reports whether addr is inside the allowlist (an empty list
