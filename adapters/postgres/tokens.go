@@ -177,9 +177,9 @@ func (s *TokenStore) DeleteExpired(ctx context.Context) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
-// LoginThrottle counts failed sign-ins per key (table login_failures) in a
-// fixed window, and refuses further attempts once a key reaches its limit
-// until the window ends. Keys starting with "ip:" have IPLimit; all others
+// LoginThrottle counts sign-in attempts per key (table login_failures) in a
+// fixed window, forgiving the ones that succeed, and refuses further
+// attempts once a key is over its limit until the window ends. Keys starting with "ip:" have IPLimit; all others
 // ("user:<name>") have UserLimit. Set the fields before use;
 // zero values take the defaults.
 type LoginThrottle struct {
@@ -226,16 +226,24 @@ func (t *LoginThrottle) limit(key string) int {
 	return t.UserLimit
 }
 
-// Check returns how long until every key is under its limit again (0 when
-// all are).
-func (t *LoginThrottle) Check(ctx context.Context, keys ...string) (time.Duration, error) {
+// Attempt counts one sign-in attempt against each key, atomically, and
+// returns how long to wait when any key is now over its limit: the attempt
+// must then be refused. Counting before the credentials are checked means
+// that concurrent guesses cannot slip past the limit; an attempt that turns
+// out right is taken back with Forgive (or Reset). A key whose window has
+// ended starts a new one.
+func (t *LoginThrottle) Attempt(ctx context.Context, keys ...string) (time.Duration, error) {
 	if len(keys) == 0 {
 		return 0, nil
 	}
 	rows, err := t.pool.Query(ctx, `
-SELECT key, count, extract(epoch FROM window_start + $2 * interval '1 microsecond' - now())
-FROM login_failures
-WHERE key = ANY($1) AND window_start + $2 * interval '1 microsecond' > now()`, keys, micros(t.window()))
+INSERT INTO login_failures AS f (key, window_start, count)
+SELECT DISTINCT k, now(), 1 FROM unnest($1::text[]) AS k
+ON CONFLICT (key) DO UPDATE SET
+    window_start = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN now() ELSE f.window_start END,
+    count        = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN 1 ELSE f.count + 1 END
+RETURNING key, count, extract(epoch FROM window_start + $2 * interval '1 microsecond' - now())`,
+		keys, micros(t.window()))
 	if err != nil {
 		return 0, fmt.Errorf("login throttle: %w", err)
 	}
@@ -250,7 +258,7 @@ WHERE key = ANY($1) AND window_start + $2 * interval '1 microsecond' > now()`, k
 		if err := rows.Scan(&key, &count, &left); err != nil {
 			return 0, fmt.Errorf("login throttle: %w", err)
 		}
-		if count >= t.limit(key) {
+		if count > t.limit(key) {
 			wait = max(wait, time.Duration(left*float64(time.Second)))
 		}
 	}
@@ -260,20 +268,12 @@ WHERE key = ANY($1) AND window_start + $2 * interval '1 microsecond' > now()`, k
 	return wait, nil
 }
 
-// Fail counts one failure against each key, starting a new window for keys
-// whose window has ended.
-func (t *LoginThrottle) Fail(ctx context.Context, keys ...string) error {
+// Forgive takes one attempt back from each key: the sign-in was right.
+func (t *LoginThrottle) Forgive(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	_, err := t.pool.Exec(ctx, `
-INSERT INTO login_failures AS f (key, window_start, count)
-SELECT DISTINCT k, now(), 1 FROM unnest($1::text[]) AS k
-ON CONFLICT (key) DO UPDATE SET
-    window_start = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN now() ELSE f.window_start END,
-    count        = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN 1 ELSE f.count + 1 END`,
-		keys, micros(t.window()))
-	if err != nil {
+	if _, err := t.pool.Exec(ctx, `UPDATE login_failures SET count = greatest(count - 1, 0) WHERE key = ANY($1)`, keys); err != nil {
 		return fmt.Errorf("login throttle: %w", err)
 	}
 	return nil

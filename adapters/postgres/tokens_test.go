@@ -155,56 +155,80 @@ func TestLoginThrottle(t *testing.T) {
 	th := postgres.NewLoginThrottle(pgtest.Pool(t))
 	th.UserLimit, th.IPLimit, th.Window = 2, 3, 400*time.Millisecond
 
-	check := func(keys ...string) time.Duration {
+	attempt := func(keys ...string) time.Duration {
 		t.Helper()
-		d, err := th.Check(ctx, keys...)
+		d, err := th.Attempt(ctx, keys...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	fail := func(keys ...string) {
-		t.Helper()
-		if err := th.Fail(ctx, keys...); err != nil {
-			t.Fatal(err)
-		}
+	if d := attempt("user:a", "ip:1.2.3.4"); d != 0 {
+		t.Errorf("first attempt: wait %v", d)
 	}
-	fail("user:a", "ip:1.2.3.4")
-	if d := check("user:a", "ip:1.2.3.4"); d != 0 {
-		t.Errorf("after 1 failure: wait %v", d)
+	if d := attempt("user:a", "user:a", "ip:1.2.3.4"); d != 0 { // a repeated key counts once
+		t.Errorf("second attempt (at the user limit): wait %v", d)
 	}
-	fail("user:a", "user:a", "ip:1.2.3.4") // a repeated key counts once
-	if d := check("user:a"); d <= 0 || d > 400*time.Millisecond {
-		t.Errorf("user at limit: wait %v", d)
+	if d := attempt("user:a"); d <= 0 || d > 400*time.Millisecond {
+		t.Errorf("over the user limit: wait %v", d)
 	}
-	if d := check("ip:1.2.3.4"); d != 0 {
-		t.Errorf("ip below its own limit: wait %v", d)
+	if d := attempt("user:b", "ip:1.2.3.4"); d != 0 {
+		t.Errorf("third attempt from the address (at its limit): wait %v", d)
 	}
-	fail("user:b", "ip:1.2.3.4")
-	if d := check("user:b", "ip:1.2.3.4"); d <= 0 {
-		t.Errorf("ip at limit: wait %v", d)
+	if d := attempt("user:c", "ip:1.2.3.4"); d <= 0 {
+		t.Errorf("over the address limit: wait %v", d)
+	}
+	// A right attempt is forgiven: the address is back at its limit.
+	if err := th.Forgive(ctx, "ip:1.2.3.4"); err != nil {
+		t.Fatal(err)
 	}
 	if err := th.Reset(ctx, "user:a"); err != nil {
 		t.Fatal(err)
 	}
-	if d := check("user:a"); d != 0 {
+	if d := attempt("user:a"); d != 0 {
 		t.Errorf("after reset: wait %v", d)
 	}
-	if d := check(); d != 0 {
+	if d := attempt(); d != 0 {
 		t.Errorf("no keys: wait %v", d)
 	}
 
-	// The window ends; the next failure starts a new one.
+	// The window ends; the next attempt starts a new one.
 	time.Sleep(450 * time.Millisecond)
-	if d := check("user:b", "ip:1.2.3.4"); d != 0 {
+	if d := attempt("user:b", "ip:1.2.3.4"); d != 0 {
 		t.Errorf("after the window: wait %v", d)
 	}
-	fail("ip:1.2.3.4")
-	if d := check("ip:1.2.3.4"); d != 0 {
-		t.Errorf("new window counts from 1: wait %v", d)
+}
+
+// Concurrent attempts cannot get past the limit: each is counted before
+// any credentials are checked.
+func TestLoginThrottleConcurrentAttempts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	th := postgres.NewLoginThrottle(pgtest.Pool(t))
+	th.UserLimit = 10
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		allowed int
+	)
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := th.Attempt(ctx, "user:victim")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if d == 0 {
+				mu.Lock()
+				allowed++
+				mu.Unlock()
+			}
+		}()
 	}
-	n, err := th.Prune(ctx)
-	if err != nil || n != 1 { // user:b; ip's window is fresh
-		t.Errorf("pruned %d, %v; want 1", n, err)
+	wg.Wait()
+	if allowed != 10 {
+		t.Fatalf("%d of 40 concurrent attempts were allowed, want exactly the limit, 10", allowed)
 	}
 }

@@ -46,10 +46,11 @@ type Passwords interface {
 
 // Throttle counts failed sign-ins per key in a window.
 type Throttle interface {
-	// Check returns how long to wait when any key is over its limit (0
-	// when all are under).
-	Check(ctx context.Context, keys ...string) (retryAfter time.Duration, err error)
-	Fail(ctx context.Context, keys ...string) error
+	// Attempt counts an attempt against each key and returns how long to
+	// wait when any key is over its limit (0 when all are within).
+	Attempt(ctx context.Context, keys ...string) (retryAfter time.Duration, err error)
+	// Forgive takes an attempt back (it was right).
+	Forgive(ctx context.Context, keys ...string) error
 	Reset(ctx context.Context, keys ...string) error
 	// Prune forgets windows that have ended.
 	Prune(ctx context.Context) (int64, error)
@@ -207,12 +208,16 @@ func keys(account string, ip netip.Addr) []string {
 	return []string{account}
 }
 
-func (s *Service) checkThrottle(ctx context.Context, keys []string) error {
-	wait, err := s.throttle.Check(ctx, keys...)
+func (s *Service) attempt(ctx context.Context, keys []string) error {
+	wait, err := s.throttle.Attempt(ctx, keys...)
 	if err != nil {
 		return err
 	}
 	if wait > 0 {
+		// Refused attempts check nothing: they do not count.
+		if err := s.throttle.Forgive(ctx, keys...); err != nil {
+			return err
+		}
 		return fault.New(fault.TooManyRequests, msgTooManyFailure).With("retryAfter", int(math.Ceil(wait.Seconds())))
 	}
 	return nil
@@ -222,35 +227,34 @@ func (s *Service) checkThrottle(ctx context.Context, keys []string) error {
 func (s *Service) PasswordGrant(ctx context.Context, username, password string, ip netip.Addr) (Token, error) {
 	userKey := UserKey(username)
 	ks := keys(userKey, ip)
-	if err := s.checkThrottle(ctx, ks); err != nil {
+	// Counted before the password is checked, so that parallel guesses
+	// cannot get past the limit; taken back below when it is right.
+	if err := s.attempt(ctx, ks); err != nil {
 		return Token{}, err
-	}
-	badLogin := func() (Token, error) {
-		if err := s.throttle.Fail(ctx, ks...); err != nil {
-			return Token{}, err
-		}
-		return Token{}, fault.New(fault.Unauthenticated, msgBadLogin)
 	}
 	c, err := s.users.CredentialsByUsername(ctx, username)
 	switch {
 	case fault.Is(err, fault.NotFound):
 		s.passwords.DummyVerify(password)
-		return badLogin()
+		return Token{}, fault.New(fault.Unauthenticated, msgBadLogin)
 	case err != nil:
 		return Token{}, err
 	}
 	if !s.passwords.Verify(c.PasswordHash, password) {
-		return badLogin()
+		return Token{}, fault.New(fault.Unauthenticated, msgBadLogin)
 	}
-	// The password is right: what follows is not a guessing failure.
+	// The password is right: not a guessing attempt, whatever follows.
+	if err := s.throttle.Reset(ctx, userKey); err != nil {
+		return Token{}, err
+	}
+	if err := s.throttle.Forgive(ctx, ks[1:]...); err != nil {
+		return Token{}, err
+	}
 	if c.Disabled {
 		return Token{}, fault.New(fault.Unauthenticated, msgBadLogin)
 	}
 	if !identity.IPAllowed(c.AllowedIPs, ip) {
 		return Token{}, fault.New(fault.Forbidden, msgIPSignIn)
-	}
-	if err := s.throttle.Reset(ctx, userKey); err != nil {
-		return Token{}, err
 	}
 	return s.issue(ctx, Grant{Subject: SubjectUser, SubjectID: c.ID, Family: ids.Token(TokenLength), Scope: ScopeUser}, ip)
 }
@@ -264,16 +268,14 @@ func (s *Service) ClientCredentials(ctx context.Context, clientID, secret string
 	if ip.IsValid() {
 		ks = []string{IPKey(ip)}
 	}
-	if err := s.checkThrottle(ctx, ks); err != nil {
+	if err := s.attempt(ctx, ks); err != nil {
 		return Token{}, err
 	}
 	app, err := s.verifyClient(ctx, clientID, secret)
-	if fault.Is(err, fault.Unauthenticated) && len(ks) > 0 {
-		if ferr := s.throttle.Fail(ctx, ks...); ferr != nil {
-			return Token{}, ferr
-		}
-	}
 	if err != nil {
+		return Token{}, err
+	}
+	if err := s.throttle.Forgive(ctx, ks...); err != nil {
 		return Token{}, err
 	}
 	return s.issue(ctx, Grant{Subject: SubjectApp, SubjectID: app.ID, Family: ids.Token(TokenLength), Scope: ScopeApp}, ip)

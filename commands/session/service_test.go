@@ -637,3 +637,38 @@ func TestAuthenticateUnknown(t *testing.T) {
 		wantKind(t, err, fault.Unauthenticated)
 	}
 }
+
+// Parallel guesses cannot get past the limit: each attempt is counted
+// before the password is checked.
+func TestThrottleHoldsUnderParallelGuesses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
+	const n = 30
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := e.svc.PasswordGrant(ctx, "alice", "wrong", []netip.Addr{ip1, ip2}[i%2])
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	checked := 0
+	for err := range errs {
+		switch fault.KindOf(err) {
+		case fault.Unauthenticated:
+			checked++
+		case fault.TooManyRequests:
+		default:
+			t.Errorf("unexpected error %v", err)
+		}
+	}
+	if checked > userLimit {
+		t.Fatalf("%d of %d parallel guesses had their password checked, limit %d", checked, n, userLimit)
+	}
+}
