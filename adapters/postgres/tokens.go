@@ -238,7 +238,7 @@ func (t *LoginThrottle) Attempt(ctx context.Context, keys ...string) (time.Durat
 	}
 	rows, err := t.pool.Query(ctx, `
 INSERT INTO login_failures AS f (key, window_start, count)
-SELECT DISTINCT k, now(), 1 FROM unnest($1::text[]) AS k
+SELECT DISTINCT k, now(), 1 FROM unnest($1::text[]) AS k ORDER BY k -- one lock order for every statement
 ON CONFLICT (key) DO UPDATE SET
     window_start = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN now() ELSE f.window_start END,
     count        = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN 1 ELSE f.count + 1 END
@@ -273,7 +273,9 @@ func (t *LoginThrottle) Forgive(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	if _, err := t.pool.Exec(ctx, `UPDATE login_failures SET count = greatest(count - 1, 0) WHERE key = ANY($1)`, keys); err != nil {
+	// Rows are locked in key order, as Attempt locks them: no deadlock.
+	if _, err := t.pool.Exec(ctx, `WITH l AS (SELECT key FROM login_failures WHERE key = ANY($1) ORDER BY key FOR UPDATE)
+		UPDATE login_failures f SET count = greatest(f.count - 1, 0) FROM l WHERE f.key = l.key`, keys); err != nil {
 		return fmt.Errorf("login throttle: %w", err)
 	}
 	return nil

@@ -300,17 +300,42 @@ func (s *Service) verifyClient(ctx context.Context, clientID, secret string) (re
 // (grant_type=refresh_token). The refresh token is spent; presenting it
 // again revokes the family. clientID and clientSecret, when given (iOS
 // sends them), must be those of the app the token was issued to.
+//
+// An app that presents its client credentials with a refresh token that no
+// longer works (spent, expired, revoked: a lost response, a long-idle
+// device) gets a new family as client_credentials would give it, once the
+// old family is revoked: iOS retries the refresh grant and never falls back
+// to client credentials by itself (wire reference §2.2), so refusing would
+// lock the device out for good. The credentials prove as much as a
+// client_credentials sign-in does.
 func (s *Service) Refresh(ctx context.Context, refreshToken, clientID, clientSecret string, ip netip.Addr) (Token, error) {
+	tok, err := s.refresh(ctx, refreshToken, clientID, clientSecret, ip)
+	var gone unusableRefresh
+	if errors.As(err, &gone) && clientID != "" && clientSecret != "" {
+		if t, cerr := s.ClientCredentials(ctx, clientID, clientSecret, ip); cerr == nil && t.Scope == ScopeApp {
+			return t, nil
+		}
+	}
+	return tok, err
+}
+
+// unusableRefresh marks a refresh token that is spent, expired, revoked or
+// unknown (as opposed to credentials that do not match it).
+type unusableRefresh struct{ error }
+
+func (u unusableRefresh) Unwrap() error { return u.error }
+
+func (s *Service) refresh(ctx context.Context, refreshToken, clientID, clientSecret string, ip netip.Addr) (Token, error) {
 	if refreshToken == "" {
-		return Token{}, fault.New(fault.Unauthenticated, msgBadRefresh)
+		return Token{}, unusableRefresh{fault.New(fault.Unauthenticated, msgBadRefresh)}
 	}
 	hash := HashToken(refreshToken)
 	g, err := s.tokens.Refresh(ctx, hash)
 	switch {
 	case errors.Is(err, ErrTokenSpent):
-		return Token{}, s.reused(ctx, g.Family)
+		return Token{}, unusableRefresh{s.reused(ctx, g.Family)}
 	case errors.Is(err, ErrTokenNotFound):
-		return Token{}, fault.New(fault.Unauthenticated, msgBadRefresh)
+		return Token{}, unusableRefresh{fault.New(fault.Unauthenticated, msgBadRefresh)}
 	case err != nil:
 		return Token{}, err
 	}

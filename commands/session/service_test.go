@@ -672,3 +672,38 @@ func TestThrottleHoldsUnderParallelGuesses(t *testing.T) {
 		t.Fatalf("%d of %d parallel guesses had their password checked, limit %d", checked, n, userLimit)
 	}
 }
+
+// An app whose refresh token no longer works but that presents its client
+// credentials (iOS never falls back to client_credentials by itself) gets a
+// new family; the reused family is still revoked.
+func TestRefreshWithClientCredentialsRecovers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{})
+	e.addApp(t, "app1", "client-1", "secret-1")
+	t1, err := e.svc.ClientCredentials(ctx, "client-1", "secret-1", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t2, err := e.svc.Refresh(ctx, t1.RefreshToken, "client-1", "secret-1", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The response was lost; the device retries with the spent token.
+	t3, err := e.svc.Refresh(ctx, t1.RefreshToken, "client-1", "secret-1", ip1)
+	if err != nil {
+		t.Fatalf("retry with client credentials: %v", err)
+	}
+	if a, err := e.svc.Authenticate(ctx, t3.AccessToken, ip1); err != nil || a.ID != "app1" {
+		t.Fatalf("new token: %+v, %v", a, err)
+	}
+	if _, err := e.svc.Authenticate(ctx, t2.AccessToken, ip1); !fault.Is(err, fault.Unauthenticated) {
+		t.Fatalf("the reused family still works: %v", err)
+	}
+	// Without credentials, reuse is refused.
+	_, err = e.svc.Refresh(ctx, t1.RefreshToken, "", "", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	// Wrong credentials do not recover either.
+	_, err = e.svc.Refresh(ctx, "no-such-token", "client-1", "wrong", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+}
