@@ -46,16 +46,17 @@ func userFromDomain(u identity.User) userJSON {
 // userBody is what POST and PUT accept. Read-only fields a client may echo
 // back from a GET (createdAt, updatedAt) are accepted and ignored.
 type userBody struct {
-	ID         string    `json:"id"`
-	Username   *string   `json:"username"`
-	Password   *string   `json:"password"`
-	Email      *string   `json:"email"`
-	Name       *string   `json:"name"`
-	Admin      *bool     `json:"admin"`
-	AllowedIPs *[]string `json:"allowedIps"`
-	Disabled   *bool     `json:"disabled"`
-	CreatedAt  any       `json:"createdAt"`
-	UpdatedAt  any       `json:"updatedAt"`
+	ID              string    `json:"id"`
+	Username        *string   `json:"username"`
+	Password        *string   `json:"password"`
+	CurrentPassword *string   `json:"currentPassword"`
+	Email           *string   `json:"email"`
+	Name            *string   `json:"name"`
+	Admin           *bool     `json:"admin"`
+	AllowedIPs      *[]string `json:"allowedIps"`
+	Disabled        *bool     `json:"disabled"`
+	CreatedAt       any       `json:"createdAt"`
+	UpdatedAt       any       `json:"updatedAt"`
 }
 
 func deref[T any](p *T) T {
@@ -171,7 +172,7 @@ func (s *server) updateUser(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) update(w http.ResponseWriter, r *http.Request, b userBody) {
 	u, err := s.Identity.UpdateUser(r.Context(), cmdidentity.UpdateUser{
-		ID: b.ID, Username: b.Username, Password: b.Password, Email: b.Email, Name: b.Name,
+		ID: b.ID, Username: b.Username, Password: b.Password, CurrentPassword: b.CurrentPassword, Email: b.Email, Name: b.Name,
 		Admin: b.Admin, AllowedIPs: b.AllowedIPs, Disabled: b.Disabled,
 	})
 	s.Metrics.Command("identity.update_user", err)

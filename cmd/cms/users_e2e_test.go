@@ -323,7 +323,11 @@ func TestUsers(t *testing.T) {
 		ts.mustJSON(ts.passwordGrant("bob", userPass, nil), 200, &otherTR)
 		other := otherTR.AccessToken
 		const newPass = "a-brand-new-password"
-		r := ts.put("/api/core/user/self", tok, map[string]any{"password": newPass})
+		// The current password is required, and must be right.
+		expectHaloError(t, ts.put("/api/core/user/self", tok, map[string]any{"password": newPass}), 400)
+		expectHaloError(t, ts.put("/api/core/user/self", tok, map[string]any{"password": newPass, "currentPassword": "not-it-at-all"}), 403)
+		expectStatus(t, ts.get("/api/core/user/self", tok), 200) // nothing changed
+		r := ts.put("/api/core/user/self", tok, map[string]any{"password": newPass, "currentPassword": userPass})
 		expectStatus(t, r, 200)
 		noSecrets(t, r)
 		if bytes.Contains(r.Body, []byte(newPass)) {

@@ -16,6 +16,7 @@ import (
 // PasswordHasher hashes passwords with an adaptive algorithm.
 type PasswordHasher interface {
 	Hash(password string) (string, error)
+	Verify(hash, password string) bool
 	// HashSecret hashes a random, high-entropy client secret: a fast hash
 	// suffices and keeps the SDKs' frequent client_credentials sign-ins
 	// cheap.
@@ -113,14 +114,17 @@ func (s *Service) CreateUser(ctx context.Context, c CreateUser) (identity.User, 
 
 // UpdateUser is the input of Service.UpdateUser; nil fields stay unchanged.
 type UpdateUser struct {
-	ID         string
-	Username   *string
-	Password   *string
-	Email      *string
-	Name       *string
-	Admin      *bool
-	AllowedIPs *[]string
-	Disabled   *bool
+	ID       string
+	Username *string
+	Password *string
+	// CurrentPassword must accompany Password when users change their own
+	// password: a stolen access token alone cannot take the account over.
+	CurrentPassword *string
+	Email           *string
+	Name            *string
+	Admin           *bool
+	AllowedIPs      *[]string
+	Disabled        *bool
 }
 
 // UpdateUser changes a user. Admins may change everything; a user may
@@ -145,8 +149,15 @@ func (s *Service) UpdateUser(ctx context.Context, c UpdateUser) (identity.User, 
 		}
 		ch.PasswordHash = &h
 	}
+	var current *string
+	if c.Password != nil && actor.Kind == access.User && actor.ID == c.ID {
+		if c.CurrentPassword == nil || *c.CurrentPassword == "" {
+			return identity.User{}, fault.Invalidf("currentPassword is required to change your own password").With("field", "currentPassword")
+		}
+		current = c.CurrentPassword
+	}
 	for attempt := 1; ; attempt++ {
-		u, err := s.updateUserOnce(ctx, c.ID, ch)
+		u, err := s.updateUserOnce(ctx, c.ID, ch, current)
 		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
 			commands.Backoff(ctx, attempt)
 			continue
@@ -158,11 +169,14 @@ func (s *Service) UpdateUser(ctx context.Context, c UpdateUser) (identity.User, 
 	}
 }
 
-func (s *Service) updateUserOnce(ctx context.Context, id string, ch identity.UserChanges) (identity.User, error) {
+func (s *Service) updateUserOnce(ctx context.Context, id string, ch identity.UserChanges, currentPassword *string) (identity.User, error) {
 	stream := identity.UserStream(id)
 	u, version, err := commands.Load(ctx, s.store, stream, identity.User{}, applyUser)
 	if err != nil {
 		return u, err
+	}
+	if currentPassword != nil && u.Exists() && !s.hasher.Verify(u.PasswordHash, *currentPassword) {
+		return u, fault.Forbiddenf("currentPassword is wrong").With("field", "currentPassword")
 	}
 	evs, err := u.Update(ch)
 	if err != nil || len(evs) == 0 {

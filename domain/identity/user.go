@@ -23,14 +23,15 @@ func AppStream(id string) string { return "app-" + id }
 
 // User is the state of a CMS user, rebuilt from its events.
 type User struct {
-	ID         string
-	Username   string
-	Email      string
-	Name       string
-	Admin      bool
-	AllowedIPs []string
-	Disabled   bool
-	exists     bool
+	ID           string
+	Username     string
+	Email        string
+	Name         string
+	Admin        bool
+	AllowedIPs   []string
+	Disabled     bool
+	PasswordHash string
+	exists       bool
 }
 
 // Exists reports whether the user was created.
@@ -41,11 +42,13 @@ func (u User) Apply(ev any) User {
 	switch e := ev.(type) {
 	case UserCreated:
 		u = User{ID: e.UserID, Username: e.Username, Email: e.Email, Name: e.Name, Admin: e.Admin,
-			AllowedIPs: e.AllowedIPs, exists: true}
+			AllowedIPs: e.AllowedIPs, PasswordHash: e.PasswordHash, exists: true}
 	case UserRenamed:
 		u.Username = e.Username
 	case UserProfileUpdated:
 		u.Email, u.Name = e.Email, e.Name
+	case UserPasswordChanged:
+		u.PasswordHash = e.PasswordHash
 	case UserAdminChanged:
 		u.Admin = e.Admin
 	case UserAllowedIPsChanged:
