@@ -183,9 +183,9 @@ func (r Rights) Apply(ev any) Rights {
 	switch e := ev.(type) {
 	case Granted:
 		k := keyOf(e.AppID, e.ScopeKind, e.ScopeID)
-		s := Set{}
-		for p := range r.Held[k] {
-			s[p] = struct{}{}
+		s := maps.Clone(r.Held[k])
+		if s == nil {
+			s = Set{}
 		}
 		for _, n := range e.Permissions {
 			if p, err := ParsePermission(n); err == nil {
@@ -195,10 +195,7 @@ func (r Rights) Apply(ev any) Rights {
 		r.Held[k] = s
 	case Revoked:
 		k := keyOf(e.AppID, e.ScopeKind, e.ScopeID)
-		s := Set{}
-		for p := range r.Held[k] {
-			s[p] = struct{}{}
-		}
+		s := maps.Clone(r.Held[k])
 		for _, n := range e.Permissions {
 			if p, err := ParsePermission(n); err == nil {
 				delete(s, p)
