@@ -71,7 +71,7 @@ type Runtime struct {
 	byName   map[string]Projector
 	opts     Options
 
-	wake    *broadcast
+	wake    postgres.Broadcast // new events, or local batches and switches
 	watcher *cpWatcher
 
 	mu      sync.Mutex
@@ -106,7 +106,6 @@ func NewRuntime(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgr
 	rt := &Runtime{
 		pool: pool, store: store, listener: listener, log: logger, opts: opts,
 		byName: map[string]Projector{}, runners: map[string]*runner{},
-		wake: newBroadcast(),
 	}
 	rt.watcher = newCPWatcher(pool)
 	tables := map[string]string{}
@@ -209,7 +208,7 @@ func (rt *Runtime) Start(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-rt.listener.C():
-				rt.wake.fire()
+				rt.wake.Fire()
 			}
 		}
 	}()
@@ -338,7 +337,7 @@ func (rt *Runtime) decode(rec event.Recorded) (event.Recorded, error) {
 
 func (rt *Runtime) batchDone(name string, n int, took time.Duration) {
 	rt.watcher.kick()
-	rt.wake.fire() // other local runners may have been held back by this batch's transaction
+	rt.wake.Fire() // other local runners may have been held back by this batch's transaction
 	if rt.opts.OnBatch != nil {
 		rt.opts.OnBatch(name, n, took)
 	}
@@ -415,7 +414,7 @@ func (r *runner) run(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-r.rt.wake.channel(): // new events, or a local rebuild switched
+			case <-r.rt.wake.C(): // new events, or a local rebuild switched
 			case <-time.After(5 * time.Second):
 			}
 			continue
@@ -478,7 +477,7 @@ func (r *runner) subscribe(ctx context.Context) error {
 		r.batchMu.Unlock()
 		cancel()
 	}()
-	b := cmswm.NewBackoff(subCtx, r.rt.wake.channel)
+	b := cmswm.NewBackoff(subCtx, r.rt.wake.C)
 	b.Idle = r.rt.opts.IdleWait
 	b.OnQuery = func(noMsg bool, err error) { r.onQuery(subCtx, noMsg, err) }
 	r.buf, r.pending = nil, 0
@@ -626,25 +625,4 @@ func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 	if ok {
 		r.rt.batchDone(r.name, n, took)
 	}
-}
-
-// broadcast wakes every waiter at once by closing a channel.
-type broadcast struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func newBroadcast() *broadcast { return &broadcast{ch: make(chan struct{})} }
-
-func (b *broadcast) channel() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ch
-}
-
-func (b *broadcast) fire() {
-	b.mu.Lock()
-	close(b.ch)
-	b.ch = make(chan struct{})
-	b.mu.Unlock()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/domain/event"
 )
 
@@ -48,14 +49,14 @@ type cpWatcher struct {
 
 	mu      sync.Mutex
 	pos     map[string]event.Position
-	changed chan struct{} // closed after each refresh
+	changed postgres.Broadcast // fired after each refresh
 	waiters int
 	running bool
 	kickC   chan struct{}
 }
 
 func newCPWatcher(pool *pgxpool.Pool) *cpWatcher {
-	return &cpWatcher{pool: pool, pos: map[string]event.Position{}, changed: make(chan struct{}), kickC: make(chan struct{}, 1)}
+	return &cpWatcher{pool: pool, pos: map[string]event.Position{}, kickC: make(chan struct{}, 1)}
 }
 
 // kick asks for a refresh now (a local batch committed).
@@ -91,7 +92,7 @@ func (w *cpWatcher) wait(ctx context.Context, pos event.Position, names []string
 	} else {
 		w.kick()
 	}
-	ch := w.changed
+	ch := w.changed.C()
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
@@ -112,7 +113,7 @@ func (w *cpWatcher) wait(ctx context.Context, pos event.Position, names []string
 		}
 		w.mu.Lock()
 		ok := w.reachedLocked(pos, names)
-		ch = w.changed
+		ch = w.changed.C()
 		w.mu.Unlock()
 		if ok {
 			return true
@@ -166,7 +167,6 @@ func (w *cpWatcher) refresh() {
 	}
 	w.mu.Lock()
 	w.pos = fresh
-	close(w.changed)
-	w.changed = make(chan struct{})
+	w.changed.Fire()
 	w.mu.Unlock()
 }

@@ -17,8 +17,34 @@ type Listener struct {
 	channel string
 	log     *slog.Logger
 
-	mu   sync.Mutex
-	wake chan struct{} // closed and replaced on every notification
+	wake Broadcast
+}
+
+// Broadcast wakes every waiter at once: C returns a channel that the next
+// Fire closes. The zero value is ready to use.
+type Broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// C returns a channel closed by the next Fire.
+func (b *Broadcast) C() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch == nil {
+		b.ch = make(chan struct{})
+	}
+	return b.ch
+}
+
+// Fire wakes everyone holding a channel from C.
+func (b *Broadcast) Fire() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch != nil {
+		close(b.ch)
+	}
+	b.ch = make(chan struct{})
 }
 
 // NewListener returns a listener on channel; call Run to start it.
@@ -26,22 +52,11 @@ func NewListener(pool *pgxpool.Pool, channel string, log *slog.Logger) *Listener
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Listener{pool: pool, channel: channel, log: log, wake: make(chan struct{})}
+	return &Listener{pool: pool, channel: channel, log: log}
 }
 
 // C returns a channel that is closed at the next notification.
-func (l *Listener) C() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.wake
-}
-
-func (l *Listener) broadcast() {
-	l.mu.Lock()
-	close(l.wake)
-	l.wake = make(chan struct{})
-	l.mu.Unlock()
-}
+func (l *Listener) C() <-chan struct{} { return l.wake.C() }
 
 // Wait blocks until a notification, the timeout or the end of ctx.
 func (l *Listener) Wait(ctx context.Context, timeout time.Duration) {
@@ -59,7 +74,7 @@ func (l *Listener) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		if err := l.listen(ctx); err != nil && ctx.Err() == nil {
 			l.log.Warn("listener: reconnecting", "channel", l.channel, "err", err)
-			l.broadcast() // let waiters poll while we are deaf
+			l.wake.Fire() // let waiters poll while we are deaf
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
@@ -85,6 +100,6 @@ func (l *Listener) listen(ctx context.Context) error {
 		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
 			return err
 		}
-		l.broadcast()
+		l.wake.Fire()
 	}
 }
