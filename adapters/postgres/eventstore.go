@@ -215,13 +215,7 @@ func (s *EventStore) AppendTx(ctx context.Context, q Querier, stream string, exp
 				break
 			}
 			count++
-			p := event.Position{TxID: uint64(tx), Pos: pos}
-			if res.Last.Less(p) {
-				res.Last = p
-			}
-			if ver > res.Version {
-				res.Version = ver
-			}
+			res.Include(event.Position{TxID: uint64(tx), Pos: pos}, ver)
 		}
 		rows.Close()
 		if err == nil {
@@ -281,13 +275,7 @@ func (s *EventStore) duplicate(ctx context.Context, q Querier, stream string, id
 			return event.AppendResult{}, false, fmt.Errorf("append to %s: event id already used in stream %s", stream, sid)
 		}
 		count++
-		p := event.Position{TxID: uint64(tx), Pos: pos}
-		if res.Last.Less(p) {
-			res.Last = p
-		}
-		if ver > res.Version {
-			res.Version = ver
-		}
+		res.Include(event.Position{TxID: uint64(tx), Pos: pos}, ver)
 	}
 	if err := rows.Err(); err != nil {
 		return event.AppendResult{}, false, err

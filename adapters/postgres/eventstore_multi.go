@@ -25,7 +25,9 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 				last.Last = r.Last
 			}
 			last.Version = r.Version
-			dups += boolInt(r.Duplicate)
+			if r.Duplicate {
+				dups++
+			}
 		}
 		return nil
 	})
@@ -45,11 +47,4 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 		s.OnAppend(n)
 	}
 	return last, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -80,6 +80,17 @@ type AppendResult struct {
 	Duplicate bool
 }
 
+// Include extends r to cover an event written at p, leaving the stream at
+// version (results of several appends combine the same way).
+func (r *AppendResult) Include(p Position, version int64) {
+	if r.Last.Less(p) {
+		r.Last = p
+	}
+	if version > r.Version {
+		r.Version = version
+	}
+}
+
 // ErrVersionConflict is returned (wrapped in a *ConflictError) when the
 // stream moved on since the caller read it.
 var ErrVersionConflict = errors.New("stream version conflict")
