@@ -165,9 +165,6 @@ func (rt *Runtime) Health() []Health {
 // (a query ending or a message arriving) before Ready reports it stuck.
 const StuckAfter = 30 * time.Second
 
-// Healthy is Ready, for readiness probes that pass a context.
-func (rt *Runtime) Healthy(context.Context) error { return rt.Ready() }
-
 // Ready returns nil when the runtime is started and every runner is
 // subscribed and alive (for /readyz); otherwise an error naming the runners
 // that are not.

@@ -128,7 +128,7 @@ func (r readiness) Ready(ctx context.Context) error {
 	if err := r.a.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
-	return r.a.runtime.Healthy(ctx)
+	return r.a.runtime.Ready()
 }
 
 func serve(ctx context.Context, cfg Config) error {
