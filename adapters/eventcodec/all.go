@@ -1,6 +1,7 @@
 package eventcodec
 
 import (
+	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/rights"
 )
@@ -9,7 +10,7 @@ import (
 // event's shape changes, bump its version here and add the upcaster.
 func Default() *Registry {
 	r := NewRegistry()
-	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events()} {
+	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events(), content.Events()} {
 		for _, e := range group {
 			r.Register(e, 1)
 		}

@@ -5,6 +5,7 @@
 package eventcodec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -100,7 +101,9 @@ func (r *Registry) Decode(name string, version int, data []byte) (any, error) {
 		}
 	}
 	ptr := reflect.New(e.typ)
-	if err := json.Unmarshal(data, ptr.Interface()); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // numbers held in untyped values (content values) keep their precision
+	if err := dec.Decode(ptr.Interface()); err != nil {
 		return nil, fmt.Errorf("eventcodec: decode %s: %w", name, err)
 	}
 	return ptr.Elem().Interface(), nil

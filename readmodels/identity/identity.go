@@ -192,3 +192,24 @@ func (s *Store) AnyUser(ctx context.Context) (bool, error) {
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM streams WHERE stream_id LIKE 'cmsuser-%')`).Scan(&ok)
 	return ok, err
 }
+
+// DisplayName is how an actor is shown in createdBy/updatedBy: a user's
+// name (or username), an app's name, "System" for the server itself.
+func (s *Store) DisplayName(ctx context.Context, a access.Actor) (string, error) {
+	var name string
+	var err error
+	switch a.Kind {
+	case access.User:
+		err = s.pool.QueryRow(ctx, `SELECT coalesce(nullif(name, ''), username) FROM identity_users WHERE id = $1`, a.ID).Scan(&name)
+	case access.App:
+		err = s.pool.QueryRow(ctx, `SELECT name FROM identity_apps WHERE id = $1`, a.ID).Scan(&name)
+	case access.System:
+		return "System", nil
+	default:
+		return "", nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return a.Label(), nil
+	}
+	return name, err
+}

@@ -1,0 +1,743 @@
+// Package content holds the commands on modules, module types and content
+// items: each loads its stream(s), authorizes, decides and appends.
+package content
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/halocms/halocms/commands"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/rights"
+)
+
+// Authorizer checks the caller's rights.
+type Authorizer interface {
+	Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error
+}
+
+// Names shows actors in createdBy/updatedBy.
+type Names interface {
+	DisplayName(ctx context.Context, a access.Actor) (string, error)
+}
+
+// Items is what the commands read from the content read model: which items
+// exist (relation checks) and a module's items' values (field changes).
+type Items interface {
+	ItemModules(ctx context.Context, ids []string) (map[string]string, error)
+	ModuleValues(ctx context.Context, module string, fn func(id string, values map[string]any) error) error
+	ModuleItemIDs(ctx context.Context, module string) ([]string, error)
+}
+
+// IDs generates identifiers.
+type IDs interface{ NewID() string }
+
+// Projections this service's responses and the caller's next reads depend on.
+var Projections = []string{"content"}
+
+// Service runs the content commands.
+type Service struct {
+	store commands.EventStore
+	authz Authorizer
+	names Names
+	items Items
+	ids   IDs
+	wait  commands.Waiter
+	now   func() time.Time
+}
+
+// NewService wires the service; every dependency is required.
+func NewService(store commands.EventStore, authz Authorizer, names Names, items Items, ids IDs, wait commands.Waiter) *Service {
+	if store == nil || authz == nil || names == nil || items == nil || ids == nil || wait == nil {
+		panic("content.NewService: nil dependency")
+	}
+	return &Service{store: store, authz: authz, names: names, items: items, ids: ids, wait: wait, now: time.Now}
+}
+
+func applyModule(m content.Module, ev any) content.Module       { return m.Apply(ev) }
+func applyName(n content.ModuleName, ev any) content.ModuleName { return n.Apply(ev) }
+func applyItem(i content.Item, ev any) content.Item             { return i.Apply(ev) }
+func applyType(t content.ModuleType, ev any) content.ModuleType { return t.Apply(ev) }
+
+func (s *Service) by(ctx context.Context) (string, error) {
+	return s.names.DisplayName(ctx, access.From(ctx))
+}
+
+func (s *Service) authorize(ctx context.Context, p rights.Permission, res rights.Resource) error {
+	return s.authz.Authorize(ctx, access.From(ctx), p, res)
+}
+
+func (s *Service) settle(ctx context.Context, pos event.Position) {
+	if !pos.IsZero() {
+		s.wait.WaitFor(ctx, pos, Projections...)
+	}
+}
+
+// LoadModule returns a live module.
+func (s *Service) LoadModule(ctx context.Context, id string) (content.Module, int64, error) {
+	m, v, err := commands.Load(ctx, s.store, content.ModuleStream(id), content.Module{}, applyModule)
+	if err == nil && (!m.Exists() || m.Deleted) {
+		err = fault.NotFoundf("module %s not found", id).With("field", "module")
+	}
+	return m, v, err
+}
+
+// ModuleInput creates or changes a module.
+type ModuleInput struct {
+	App        string
+	Spec       content.ModuleSpec
+	ModuleType string // create only: copy the fields (and single flag) of this module type when Fields is empty
+}
+
+// CreateModule creates a module of an app (write right on the app).
+func (s *Service) CreateModule(ctx context.Context, in ModuleInput) (content.Module, error) {
+	if in.App == "" {
+		return content.Module{}, fault.Invalidf("app is required").With("field", "app")
+	}
+	if err := s.authorize(ctx, rights.Write, rights.Resource{App: in.App}); err != nil {
+		return content.Module{}, err
+	}
+	if in.ModuleType != "" && len(in.Spec.Fields) == 0 {
+		t, _, err := commands.Load(ctx, s.store, content.ModuleTypeStream(in.ModuleType), content.ModuleType{}, applyType)
+		if err != nil {
+			return content.Module{}, err
+		}
+		if !t.Exists() {
+			return content.Module{}, fault.Invalidf("module type %s not found", in.ModuleType).With("field", "moduleType")
+		}
+		in.Spec.Fields, in.Spec.Single = t.Fields, in.Spec.Single || t.Single
+	}
+	in.Spec.ModuleType = in.ModuleType
+	in.Spec.Fields = s.assignFieldIDs(nil, in.Spec.Fields)
+	by, err := s.by(ctx)
+	if err != nil {
+		return content.Module{}, err
+	}
+	id := s.ids.NewID()
+	evs, err := content.CreateModule(content.Module{}, id, in.App, in.Spec, by)
+	if err != nil {
+		return content.Module{}, err
+	}
+	created := evs[0].(content.ModuleCreated)
+	nameStream := content.ModuleNameStream(in.App, created.Name)
+	for attempt := 1; ; attempt++ {
+		n, nv, err := commands.Load(ctx, s.store, nameStream, content.ModuleName{}, applyName)
+		if err != nil {
+			return content.Module{}, err
+		}
+		if n.Module != "" {
+			return content.Module{}, fault.Conflictf("the app already has a module named %q", created.Name).With("field", "name")
+		}
+		res, err := s.store.AppendMulti(ctx,
+			event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: event.NoStream, Events: commands.WithApp(commands.Wrap(ctx, created), in.App)},
+			event.StreamAppend{Stream: nameStream, ExpectedVersion: nv, Events: commands.WithApp(commands.Wrap(ctx,
+				content.ModuleNameClaimed{App: in.App, Name: created.Name, ModuleID: id}), in.App)})
+		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
+			commands.Backoff(ctx, attempt)
+			continue
+		}
+		if err != nil {
+			return content.Module{}, conflict(err)
+		}
+		s.settle(ctx, res.Last)
+		return content.Module{}.Apply(created), nil
+	}
+}
+
+func conflict(err error) error {
+	if errors.Is(err, event.ErrVersionConflict) {
+		return fault.Conflictf("changed concurrently; try again")
+	}
+	return err
+}
+
+// assignFieldIDs keeps the id of a field that keeps its id or its name and
+// gives new fields a new id.
+func (s *Service) assignFieldIDs(old, fields []content.Field) []content.Field {
+	out := make([]content.Field, len(fields))
+	for i, f := range fields {
+		if f.ID == "" {
+			for _, o := range old {
+				if o.Name == f.Name {
+					f.ID = o.ID
+				}
+			}
+		}
+		if f.ID == "" {
+			f.ID = s.ids.NewID()
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// AffectedItem is an item that a field change would break.
+type AffectedItem struct {
+	ID    string
+	Field string
+	Error string
+	Rule  string
+}
+
+// maxAffected bounds the list of affected items a refused change reports.
+const maxAffected = 100
+
+// UpdateModule renames, reconfigures or changes the fields of a module
+// (update right on the module). A field change that existing items would
+// not satisfy is refused with a 409 that lists the affected items.
+func (s *Service) UpdateModule(ctx context.Context, id string, spec content.ModuleSpec) (content.Module, error) {
+	m, _, err := s.LoadModule(ctx, id)
+	if err != nil {
+		return m, err
+	}
+	if err := s.authorize(ctx, rights.Update, rights.Resource{App: m.App, Module: m.ID}); err != nil {
+		return m, err
+	}
+	spec.Fields = s.assignFieldIDs(m.Fields, spec.Fields)
+	spec.ModuleType = m.ModuleType
+	by, err := s.by(ctx)
+	if err != nil {
+		return m, err
+	}
+	for attempt := 1; ; attempt++ {
+		m, version, err := s.LoadModule(ctx, id)
+		if err != nil {
+			return m, err
+		}
+		evs, err := m.Change(spec, by)
+		if err != nil || len(evs) == 0 {
+			return m, err
+		}
+		appends := []event.StreamAppend{}
+		for _, e := range evs {
+			switch e := e.(type) {
+			case content.ModuleFieldsChanged:
+				if err := s.checkItems(ctx, m, e.Fields); err != nil {
+					return m, err
+				}
+			case content.ModuleRenamed:
+				claim, err := s.renameAppends(ctx, m, e.Name)
+				if err != nil {
+					return m, err
+				}
+				appends = append(appends, claim...)
+			}
+		}
+		appends = append(appends, event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: version,
+			Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)})
+		res, err := s.store.AppendMulti(ctx, appends...)
+		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
+			commands.Backoff(ctx, attempt)
+			continue
+		}
+		if err != nil {
+			return m, conflict(err)
+		}
+		for _, e := range evs {
+			m = m.Apply(e)
+		}
+		s.settle(ctx, res.Last)
+		return m, nil
+	}
+}
+
+func (s *Service) renameAppends(ctx context.Context, m content.Module, name string) ([]event.StreamAppend, error) {
+	newStream, oldStream := content.ModuleNameStream(m.App, name), content.ModuleNameStream(m.App, m.Name)
+	n, nv, err := commands.Load(ctx, s.store, newStream, content.ModuleName{}, applyName)
+	if err != nil {
+		return nil, err
+	}
+	if n.Module != "" && n.Module != m.ID {
+		return nil, fault.Conflictf("the app already has a module named %q", name).With("field", "name")
+	}
+	if newStream == oldStream {
+		return nil, nil // a change of case only: the reservation stays
+	}
+	_, ov, err := commands.Load(ctx, s.store, oldStream, content.ModuleName{}, applyName)
+	if err != nil {
+		return nil, err
+	}
+	return []event.StreamAppend{
+		{Stream: oldStream, ExpectedVersion: ov, Events: commands.WithApp(commands.Wrap(ctx,
+			content.ModuleNameReleased{App: m.App, Name: m.Name, ModuleID: m.ID}), m.App)},
+		{Stream: newStream, ExpectedVersion: nv, Events: commands.WithApp(commands.Wrap(ctx,
+			content.ModuleNameClaimed{App: m.App, Name: name, ModuleID: m.ID}), m.App)},
+	}, nil
+}
+
+// checkItems refuses new fields that the module's items do not satisfy,
+// listing the affected items (up to maxAffected) and their total count.
+func (s *Service) checkItems(ctx context.Context, m content.Module, fields []content.Field) error {
+	var affected []AffectedItem
+	total := 0
+	err := s.items.ModuleValues(ctx, m.ID, func(id string, values map[string]any) error {
+		vs := content.ValidateValues(fields, values)
+		if len(vs) == 0 {
+			return nil
+		}
+		total++
+		if len(affected) < maxAffected {
+			affected = append(affected, AffectedItem{ID: id, Field: vs[0].Field, Error: vs[0].Error, Rule: vs[0].Rule})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if total == 0 {
+		return nil
+	}
+	list := make([]map[string]any, len(affected))
+	for i, a := range affected {
+		list[i] = map[string]any{"id": a.ID, "field": a.Field, "error": a.Error, "rule": a.Rule}
+	}
+	return fault.Conflictf("the field change does not fit %d existing item(s); change or delete them first", total).
+		With("affectedItems", list).With("affectedCount", total)
+}
+
+// DeleteModule deletes a module (delete right on it) and frees its name.
+func (s *Service) DeleteModule(ctx context.Context, id string) (content.Module, error) {
+	by, err := s.by(ctx)
+	if err != nil {
+		return content.Module{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		m, version, err := s.LoadModule(ctx, id)
+		if err != nil {
+			return m, err
+		}
+		if err := s.authorize(ctx, rights.Delete, rights.Resource{App: m.App, Module: m.ID}); err != nil {
+			return m, err
+		}
+		evs, err := m.Delete(by)
+		if err != nil {
+			return m, err
+		}
+		nameStream := content.ModuleNameStream(m.App, m.Name)
+		_, nv, err := commands.Load(ctx, s.store, nameStream, content.ModuleName{}, applyName)
+		if err != nil {
+			return m, err
+		}
+		res, err := s.store.AppendMulti(ctx,
+			event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)},
+			event.StreamAppend{Stream: nameStream, ExpectedVersion: nv, Events: commands.WithApp(commands.Wrap(ctx,
+				content.ModuleNameReleased{App: m.App, Name: m.Name, ModuleID: m.ID}), m.App)})
+		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
+			commands.Backoff(ctx, attempt)
+			continue
+		}
+		if err != nil {
+			return m, conflict(err)
+		}
+		s.settle(ctx, res.Last)
+		return m.Apply(evs[0]), nil
+	}
+}
+
+// SaveModuleType creates (empty id) or replaces a module type; admins only.
+func (s *Service) SaveModuleType(ctx context.Context, id, name string, single bool, fields []content.Field) (content.ModuleType, error) {
+	if err := access.RequireAdmin(access.From(ctx)); err != nil {
+		return content.ModuleType{}, err
+	}
+	if id == "" {
+		id = s.ids.NewID()
+	} else if !validTypeID(id) {
+		return content.ModuleType{}, fault.Invalidf("module type id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
+	}
+	var existing []content.Field
+	t, _, err := commands.Load(ctx, s.store, content.ModuleTypeStream(id), content.ModuleType{}, applyType)
+	if err != nil {
+		return t, err
+	}
+	existing = t.Fields
+	fields = s.assignFieldIDs(existing, fields)
+	t, res, err := commands.Update(ctx, s.store, content.ModuleTypeStream(id), "", content.ModuleType{}, applyType,
+		func(t content.ModuleType) ([]any, error) { return t.Save(id, name, single, fields) })
+	if err != nil {
+		return t, err
+	}
+	s.settle(ctx, res.Last)
+	if !t.Exists() {
+		t = t.Apply(content.ModuleTypeSaved{TypeID: id, Name: name, Single: single, Fields: fields})
+	}
+	return t, nil
+}
+
+func validTypeID(id string) bool {
+	if len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return id != ""
+}
+
+// DeleteModuleType deletes a module type; admins only.
+func (s *Service) DeleteModuleType(ctx context.Context, id string) error {
+	if err := access.RequireAdmin(access.From(ctx)); err != nil {
+		return err
+	}
+	_, res, err := commands.Update(ctx, s.store, content.ModuleTypeStream(id), "", content.ModuleType{}, applyType,
+		func(t content.ModuleType) ([]any, error) { return t.Delete() })
+	if err == nil {
+		s.settle(ctx, res.Last)
+	}
+	return err
+}
+
+// LoadItem returns an existing item (deleted ones too) with its version.
+func (s *Service) LoadItem(ctx context.Context, id string) (content.Item, int64, error) {
+	i, v, err := commands.Load(ctx, s.store, content.ItemStream(id), content.Item{}, applyItem)
+	if err == nil && !i.Exists() {
+		err = fault.NotFoundf("Instance not found").With("id", id)
+	}
+	return i, v, err
+}
+
+// ItemInput is an item as a client writes it.
+type ItemInput struct {
+	ID       string // create: optional client-chosen id; update: the item
+	Module   string
+	Content  content.Content
+	Dates    content.Dates
+	Revision *int64 // update, delete: the revision the client read
+}
+
+// checkRelations refuses relation values that name items that do not
+// exist, or that are not in the field's target module.
+func (s *Service) checkRelations(ctx context.Context, m content.Module, values map[string]any) error {
+	var ids []string
+	for _, f := range m.Fields {
+		ids = append(ids, content.RelationIDs(f, values[f.Name])...)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := s.items.ItemModules(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, f := range m.Fields {
+		for _, id := range content.RelationIDs(f, values[f.Name]) {
+			mod, ok := found[id]
+			if !ok {
+				return content.Violation{Field: f.Name, Error: content.ErrRelation, Rule: "isRelation",
+					Message: fmt.Sprintf("related item %s does not exist", id)}.Fault()
+			}
+			if f.Rules.Module != "" && mod != f.Rules.Module {
+				return content.Violation{Field: f.Name, Error: content.ErrTargetModel, Rule: "module",
+					Message: fmt.Sprintf("related item %s is not in module %s", id, f.Rules.Module)}.Fault()
+			}
+		}
+	}
+	return nil
+}
+
+// CreateItem creates an item (write right on the module).
+func (s *Service) CreateItem(ctx context.Context, in ItemInput) (content.Item, error) {
+	i, pos, err := s.createItem(ctx, in)
+	if err == nil {
+		s.settle(ctx, pos)
+	}
+	return i, err
+}
+
+func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, event.Position, error) {
+	if in.Module == "" {
+		return content.Item{}, event.Position{}, fault.Invalidf("module is required").With("field", "module")
+	}
+	m, _, err := s.LoadModule(ctx, in.Module)
+	if err != nil {
+		return content.Item{}, event.Position{}, err
+	}
+	if err := s.authorize(ctx, rights.Write, rights.Resource{App: m.App, Module: m.ID}); err != nil {
+		return content.Item{}, event.Position{}, err
+	}
+	by, err := s.by(ctx)
+	if err != nil {
+		return content.Item{}, event.Position{}, err
+	}
+	id := in.ID
+	if id == "" {
+		id = s.ids.NewID()
+	} else if !validTypeID(id) {
+		return content.Item{}, event.Position{}, fault.Invalidf("id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
+	}
+	evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, by)
+	if err != nil {
+		return content.Item{}, event.Position{}, err
+	}
+	created := evs[0].(content.ItemCreated)
+	if err := s.checkRelations(ctx, m, created.Values); err != nil {
+		return content.Item{}, event.Position{}, err
+	}
+	appends := []event.StreamAppend{{Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
+		Events: commands.WithApp(commands.Wrap(ctx, created), m.App)}}
+	if m.Single {
+		st := content.SingleItemStream(m.ID)
+		_, v, err := commands.Load(ctx, s.store, st, struct{}{}, func(x struct{}, _ any) struct{} { return x })
+		if err != nil {
+			return content.Item{}, event.Position{}, err
+		}
+		if v > 0 {
+			return content.Item{}, event.Position{}, fault.Conflictf("module %s holds a single item, and it has one", m.Name).With("field", "module")
+		}
+		appends = append(appends, event.StreamAppend{Stream: st, ExpectedVersion: event.NoStream,
+			Events: commands.WithApp(commands.Wrap(ctx, content.SingleItemClaimed{ModuleID: m.ID, ItemID: id}), m.App)})
+	}
+	res, err := s.store.AppendMulti(ctx, appends...)
+	if errors.Is(err, event.ErrVersionConflict) {
+		if m.Single {
+			return content.Item{}, event.Position{}, fault.Conflictf("module %s holds a single item, and it has one", m.Name).With("field", "module")
+		}
+		return content.Item{}, event.Position{}, fault.Conflictf("instance %s already exists", id).With("field", "id")
+	}
+	if err != nil {
+		return content.Item{}, event.Position{}, err
+	}
+	return content.Item{}.Apply(created), res.Last, nil
+}
+
+// UpdateItem replaces an item's content and dates (update right on it).
+func (s *Service) UpdateItem(ctx context.Context, in ItemInput) (content.Item, error) {
+	i, pos, err := s.updateItem(ctx, in)
+	if err == nil {
+		s.settle(ctx, pos)
+	}
+	return i, err
+}
+
+func (s *Service) updateItem(ctx context.Context, in ItemInput) (content.Item, event.Position, error) {
+	return s.itemCommand(ctx, in.ID, rights.Update, func(i content.Item, m content.Module, by string) ([]any, error) {
+		if in.Module != "" && in.Module != i.Module {
+			return nil, fault.Invalidf("an item cannot move to another module").With("field", "module")
+		}
+		evs, err := i.Edit(m, in.Content, in.Dates, in.Revision, by)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evs {
+			if ed, ok := e.(content.ItemEdited); ok {
+				if err := s.checkRelations(ctx, m, ed.Values); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return evs, nil
+	})
+}
+
+// itemCommand loads an item and its module, authorizes p on the item,
+// decides and appends, retrying on a concurrent change.
+func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permission,
+	decide func(content.Item, content.Module, string) ([]any, error)) (content.Item, event.Position, error) {
+	by, err := s.by(ctx)
+	if err != nil {
+		return content.Item{}, event.Position{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		i, version, err := s.LoadItem(ctx, id)
+		if err != nil {
+			return i, event.Position{}, err
+		}
+		if err := s.authorize(ctx, p, rights.Resource{App: i.App, Module: i.Module, Item: i.ID}); err != nil {
+			return i, event.Position{}, err
+		}
+		m, _, err := commands.Load(ctx, s.store, content.ModuleStream(i.Module), content.Module{}, applyModule)
+		if err != nil {
+			return i, event.Position{}, err
+		}
+		evs, err := decide(i, m, by)
+		if err != nil || len(evs) == 0 {
+			return i, event.Position{}, err
+		}
+		res, err := s.store.Append(ctx, content.ItemStream(id), version, commands.WithApp(commands.Wrap(ctx, evs...), i.App)...)
+		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
+			commands.Backoff(ctx, attempt)
+			continue
+		}
+		if err != nil {
+			return i, event.Position{}, conflict(err)
+		}
+		for _, e := range evs {
+			i = i.Apply(e)
+		}
+		return i, res.Last, nil
+	}
+}
+
+// DeleteItem deletes an item logically (delete right on it).
+func (s *Service) DeleteItem(ctx context.Context, id string, revision *int64) (content.Item, error) {
+	i, pos, err := s.deleteItem(ctx, id, revision)
+	if err == nil {
+		s.settle(ctx, pos)
+	}
+	return i, err
+}
+
+func (s *Service) deleteItem(ctx context.Context, id string, revision *int64) (content.Item, event.Position, error) {
+	return s.itemCommand(ctx, id, rights.Delete, func(i content.Item, _ content.Module, by string) ([]any, error) {
+		return i.Delete(revision, by)
+	})
+}
+
+// Transition is a state command on an item.
+type Transition string
+
+const (
+	Publish   Transition = "publish"
+	Unpublish Transition = "unpublish"
+	Archive   Transition = "archive"
+	Unarchive Transition = "unarchive"
+	Restore   Transition = "restore"
+)
+
+// Transit publishes (now, or at a future date: scheduled), unpublishes,
+// archives, unarchives or restores an item (update right on it).
+func (s *Service) Transit(ctx context.Context, id string, t Transition, at time.Time) (content.Item, error) {
+	now := s.now()
+	if at.IsZero() {
+		at = now
+	}
+	i, pos, err := s.itemCommand(ctx, id, rights.Update, func(i content.Item, _ content.Module, by string) ([]any, error) {
+		switch t {
+		case Publish:
+			return i.Publish(at, now, by)
+		case Unpublish:
+			return i.Unpublish(by)
+		case Archive:
+			return i.Archive(at, by)
+		case Unarchive:
+			return i.Unarchive(by)
+		case Restore:
+			return i.Restore(by)
+		}
+		return nil, fault.Invalidf("unknown transition %q", t)
+	})
+	if err == nil {
+		s.settle(ctx, pos)
+	}
+	return i, err
+}
+
+// Revision is one entry of an item's history.
+type Revision struct {
+	Revision int64
+	Type     string // the event type, e.g. "content.item_edited"
+	At       time.Time
+	Actor    string // "user:<id>", "app:<id>", "system"
+	By       string // display name
+	ClientIP string
+	Changed  []string // what changed: "name", "values.<field>", "publishedAt", ...
+	Item     content.Item
+}
+
+// History lists an item's revisions, oldest first, from its stream (read
+// right on the item).
+func (s *Service) History(ctx context.Context, id string) ([]Revision, error) {
+	recs, err := s.store.ReadStream(ctx, content.ItemStream(id), 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fault.NotFoundf("Instance not found").With("id", id)
+	}
+	var i content.Item
+	out := make([]Revision, 0, len(recs))
+	for _, r := range recs {
+		prev := i
+		i = i.Apply(r.Data)
+		out = append(out, Revision{Revision: i.Revision, Type: r.Type, At: r.RecordedAt, Actor: r.Meta.Actor,
+			By: byOf(r.Data), ClientIP: r.Meta.ClientIP, Changed: changed(prev, i, r.Data), Item: i})
+	}
+	if err := s.authorize(ctx, rights.Read, rights.Resource{App: i.App, Module: i.Module, Item: i.ID}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func byOf(data any) string {
+	switch e := data.(type) {
+	case content.ItemCreated:
+		return e.By
+	case content.ItemEdited:
+		return e.By
+	case content.ItemReverted:
+		return e.By
+	case content.ItemPublished:
+		return e.By
+	case content.ItemUnpublished:
+		return e.By
+	case content.ItemExpirySet:
+		return e.By
+	case content.ItemArchived:
+		return e.By
+	case content.ItemUnarchived:
+		return e.By
+	case content.ItemDeleted:
+		return e.By
+	case content.ItemRestored:
+		return e.By
+	}
+	return ""
+}
+
+func changed(prev, cur content.Item, data any) []string {
+	switch e := data.(type) {
+	case content.ItemCreated:
+		return []string{"created"}
+	case content.ItemEdited:
+		return e.Changed
+	}
+	var out []string
+	if !prev.Dates.PublishedAt.Equal(cur.Dates.PublishedAt) {
+		out = append(out, "publishedAt")
+	}
+	if !prev.Dates.RemovedAt.Equal(cur.Dates.RemovedAt) {
+		out = append(out, "removedAt")
+	}
+	if !prev.Dates.ArchivedAt.Equal(cur.Dates.ArchivedAt) {
+		out = append(out, "archivedAt")
+	}
+	if prev.Deleted != cur.Deleted {
+		out = append(out, "deletedAt")
+	}
+	if prev.Content.Name != cur.Content.Name {
+		out = append(out, "name")
+	}
+	if _, ok := data.(content.ItemReverted); ok && len(out) == 0 {
+		out = append(out, "values")
+	}
+	return out
+}
+
+// RevertItem sets an item's content back to an earlier revision (update
+// right on it).
+func (s *Service) RevertItem(ctx context.Context, id string, revision int64) (content.Item, error) {
+	i, pos, err := s.itemCommand(ctx, id, rights.Update, func(i content.Item, m content.Module, by string) ([]any, error) {
+		if revision < 0 || revision >= i.Revision {
+			return nil, fault.Invalidf("revision must be between 0 and %d", i.Revision-1).With("field", "revision")
+		}
+		recs, err := s.store.ReadStream(ctx, content.ItemStream(id), 0)
+		if err != nil {
+			return nil, err
+		}
+		var old content.Item
+		for _, r := range recs[:revision+1] {
+			old = old.Apply(r.Data)
+		}
+		return i.Revert(m, revision, old, by)
+	})
+	if err == nil {
+		s.settle(ctx, pos)
+	}
+	return i, err
+}

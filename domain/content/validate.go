@@ -1,0 +1,292 @@
+package content
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/halocms/halocms/domain/fault"
+)
+
+// Violation is one value that breaks a field's rules.
+type Violation struct {
+	Field   string // the field name
+	Error   string // HALO's error code, e.g. "validator.3"
+	Rule    string // the rule, e.g. "isNumber", "maxLength"
+	Message string
+}
+
+// Fault turns the violation into the 400 the API answers with: extra names
+// the field, the error code and the rule.
+func (v Violation) Fault() error {
+	return fault.Invalidf("values.%s: %s", v.Field, v.Message).
+		With("field", v.Field).With("error", v.Error).With("rule", v.Rule).With("message", v.Message)
+}
+
+var (
+	youtubeRE = regexp.MustCompile(youtubePattern)
+	colorRE   = regexp.MustCompile(`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
+	localeRE  = regexp.MustCompile(`^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8})*$`)
+)
+
+// defaultMaxText is the Text type's isLength [0,1000] rule.
+const defaultMaxText = 1000
+
+// ValidateValues checks values against a module's fields, strictly: an
+// unknown field, a missing required field, a value of the wrong type or out
+// of its rules is a violation. It returns them all, in field order.
+func ValidateValues(fields []Field, values map[string]any) []Violation {
+	var out []Violation
+	for _, f := range fields {
+		v, present := values[f.Name]
+		if !present || v == nil || v == "" {
+			if f.Required {
+				out = append(out, Violation{f.Name, ErrRequired, "required", "a value is required"})
+			} else if v == "" {
+				if vi := validateValue(f, v); vi != nil && f.Kind() != KindText {
+					out = append(out, *vi)
+				}
+			}
+			continue
+		}
+		if vi := validateValue(f, v); vi != nil {
+			out = append(out, *vi)
+		}
+	}
+	var unknown []string
+	for name := range values {
+		if !slices.ContainsFunc(fields, func(f Field) bool { return f.Name == name }) {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	for _, name := range unknown {
+		out = append(out, Violation{name, ErrUnknown, "knownField", "the module has no such field"})
+	}
+	return out
+}
+
+// Number reads a JSON number (json.Number, float64 or a Go integer).
+func Number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func validateValue(f Field, v any) *Violation {
+	bad := func(code, rule, format string, args ...any) *Violation {
+		return &Violation{f.Name, code, rule, fmt.Sprintf(format, args...)}
+	}
+	r := f.Rules
+	kind := f.Kind()
+	switch kind {
+	case KindText:
+		s, ok := v.(string)
+		if !ok {
+			return bad(ErrString, "isString", "must be a string")
+		}
+		return checkText(f, s)
+	case KindNumber, KindTimestamp:
+		n, ok := Number(v)
+		if !ok || math.IsNaN(n) || math.IsInf(n, 0) {
+			if kind == KindTimestamp {
+				return bad(ErrTimestamp, "isTimestamp", "must be a date in epoch milliseconds")
+			}
+			return bad(ErrNumber, "isNumber", "must be a number")
+		}
+		if kind == KindTimestamp && n != math.Trunc(n) {
+			return bad(ErrTimestamp, "isTimestamp", "must be a whole number of epoch milliseconds")
+		}
+		if r.Min != nil && n < *r.Min {
+			return bad(ErrRange, "min", "must be at least %s", fmtNum(*r.Min))
+		}
+		if r.Max != nil && n > *r.Max {
+			return bad(ErrRange, "max", "must be at most %s", fmtNum(*r.Max))
+		}
+		if len(r.Values) > 0 && !slices.ContainsFunc(r.Values, func(a string) bool {
+			x, err := strconv.ParseFloat(a, 64)
+			return err == nil && x == n
+		}) {
+			return bad(ErrAllowed, "values", "must be one of %s", strings.Join(r.Values, ", "))
+		}
+	case KindURL:
+		s, ok := v.(string)
+		if !ok {
+			return bad(ErrURL, "matches", "must be a URL string")
+		}
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(s, " \t\n") {
+			return bad(ErrURL, "matches", "must be an absolute http or https URL")
+		}
+		if len(r.MediaTypes) > 0 {
+			ext := strings.TrimPrefix(strings.ToLower(path.Ext(u.Path)), ".")
+			if !slices.ContainsFunc(r.MediaTypes, func(m string) bool { return strings.EqualFold(strings.TrimPrefix(m, "."), ext) }) {
+				return bad(ErrMediaType, "mediaTypes", "must be a file of type %s", strings.Join(r.MediaTypes, ", "))
+			}
+		}
+		return checkText(f, s)
+	case KindYoutube:
+		s, ok := v.(string)
+		if !ok || !youtubeRE.MatchString(s) {
+			return bad(ErrYoutube, "matches", "must be a YouTube URL")
+		}
+	case KindBoolean:
+		if _, ok := v.(bool); !ok {
+			return bad(ErrBoolean, "isStrictBoolean", "must be true or false")
+		}
+	case KindColor:
+		s, ok := v.(string)
+		if !ok || !colorRE.MatchString(s) {
+			return bad(ErrColor, "isHexColor", "must be a hex color such as #1a2b3c")
+		}
+	case KindRelation:
+		s, ok := v.(string)
+		if !ok || !validID(s) {
+			return bad(ErrString, "isString", "must be the id of a content item")
+		}
+	case KindRelations:
+		arr, ok := v.([]any)
+		if !ok {
+			return bad(ErrRelation, "isRelation", "must be an array of content item ids")
+		}
+		for _, e := range arr {
+			if s, ok := e.(string); !ok || !validID(s) {
+				return bad(ErrRelation, "isRelation", "must be an array of content item ids")
+			}
+		}
+	case KindObject:
+		if _, ok := v.(map[string]any); !ok {
+			return bad(ErrObject, "isJSONObject", "must be a JSON object")
+		}
+	case KindList:
+		if _, ok := v.([]any); !ok {
+			return bad(ErrArray, "isJSONArray", "must be a JSON array")
+		}
+	case KindLocalized:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad(ErrObject, "isJSONObject", "must be an object of locale → text")
+		}
+		for loc, e := range m {
+			if !localeRE.MatchString(loc) {
+				return bad(ErrLanguages, "hasAllKeyLanguage", "%q is not a locale code such as en-US", loc)
+			}
+			s, ok := e.(string)
+			if !ok {
+				return bad(ErrLocalized, "allObjectValuesAreStringValidator", "the %s text must be a string", loc)
+			}
+			if vi := checkText(f, s); vi != nil {
+				vi.Message = loc + ": " + vi.Message
+				return vi
+			}
+		}
+	case KindChoice:
+		s, ok := v.(string)
+		if !ok || !slices.Contains(r.Values, s) {
+			return bad(ErrChoice, "singleChoiceValidator", "must be one of %s", strings.Join(r.Values, ", "))
+		}
+	case KindChoices:
+		arr, ok := v.([]any)
+		if !ok {
+			return bad(ErrChoices, "multipleChoiceValidator", "must be an array of values out of %s", strings.Join(r.Values, ", "))
+		}
+		seen := map[string]bool{}
+		for _, e := range arr {
+			s, ok := e.(string)
+			if !ok || !slices.Contains(r.Values, s) || seen[s] {
+				return bad(ErrChoices, "multipleChoiceValidator", "must be an array of distinct values out of %s", strings.Join(r.Values, ", "))
+			}
+			seen[s] = true
+		}
+	default:
+		return bad(ErrUnknown, "fieldType", "the field has an unknown type")
+	}
+	return nil
+}
+
+func checkText(f Field, s string) *Violation {
+	r := f.Rules
+	n := utf8.RuneCountInString(s)
+	max := r.MaxLength
+	if max == nil && f.Type == FieldTypes[0].ID {
+		m := defaultMaxText
+		max = &m
+	}
+	if r.MinLength != nil && n < *r.MinLength {
+		return &Violation{f.Name, ErrLength, "minLength", fmt.Sprintf("must be at least %d characters", *r.MinLength)}
+	}
+	if max != nil && n > *max {
+		return &Violation{f.Name, ErrLength, "maxLength", fmt.Sprintf("must be at most %d characters", *max)}
+	}
+	if r.Pattern != "" {
+		re, err := regexp.Compile(`^(?:` + r.Pattern + `)$`)
+		if err != nil || !re.MatchString(s) {
+			return &Violation{f.Name, ErrPattern, "pattern", fmt.Sprintf("must match %s", r.Pattern)}
+		}
+	}
+	if len(r.Values) > 0 && f.Kind() == KindText && !slices.Contains(r.Values, s) {
+		return &Violation{f.Name, ErrAllowed, "values", "must be one of " + strings.Join(r.Values, ", ")}
+	}
+	return nil
+}
+
+func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// validID accepts the ids items are given (24 hex characters) and the
+// short ids of imported data: 1 to 64 letters, digits, '-' or '_'.
+func validID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue compares two JSON-like values by their JSON form.
+func sameValue(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// RelationIDs returns the item ids a value of a relation field holds.
+func RelationIDs(f Field, v any) []string {
+	switch f.Kind() {
+	case KindRelation:
+		if s, ok := v.(string); ok && s != "" {
+			return []string{s}
+		}
+	case KindRelations:
+		arr, _ := v.([]any)
+		var out []string
+		for _, e := range arr {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}

@@ -1,0 +1,517 @@
+package content
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
+)
+
+// itemRow is one content_items row; its JSON form feeds jsonb_to_recordset.
+type itemRow struct {
+	ID             string         `json:"id"`
+	App            string         `json:"app"`
+	Module         string         `json:"module"`
+	Name           string         `json:"name"`
+	Vals           map[string]any `json:"vals"`
+	Tags           []tagJSON      `json:"tags"`
+	TagKeys        []string       `json:"tag_keys"`
+	ExternalID     string         `json:"external_id"`
+	PublishedAt    *int64         `json:"published_at"`
+	RemovedAt      *int64         `json:"removed_at"`
+	ArchivedAt     *int64         `json:"archived_at"`
+	DeletedAt      *int64         `json:"deleted_at"`
+	CreatedAt      int64          `json:"created_at"`
+	UpdatedAt      *int64         `json:"updated_at"`
+	CreatedBy      string         `json:"created_by"`
+	UpdatedBy      *string        `json:"updated_by"`
+	DeletedBy      *string        `json:"deleted_by"`
+	Revision       int64          `json:"revision"`
+	StateChangedAt int64          `json:"state_changed_at"`
+	PubFrom        *int64         `json:"pub_from"`
+	PubUntil       int64          `json:"pub_until"`
+}
+
+type tagJSON struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Value   string `json:"value"`
+	TagType string `json:"tagType"`
+}
+
+// keyRow is one content_keys row.
+type keyRow struct {
+	ItemID   string       `json:"item_id"`
+	Module   string       `json:"module"`
+	Field    string       `json:"field"`
+	Loc      string       `json:"loc"`
+	S        *string      `json:"s"`
+	N        *json.Number `json:"n"`
+	PubFrom  *int64       `json:"pub_from"`
+	PubUntil int64        `json:"pub_until"`
+}
+
+const itemCols = `id text, app text, module text, name text, vals jsonb, tags jsonb, tag_keys text[], external_id text,
+	published_at bigint, removed_at bigint, archived_at bigint, deleted_at bigint, created_at bigint, updated_at bigint,
+	created_by text, updated_by text, deleted_by text, revision bigint, state_changed_at bigint, pub_from bigint, pub_until bigint`
+
+const itemNames = `id, app, module, name, vals, tags, tag_keys, external_id, published_at, removed_at, archived_at, deleted_at,
+	created_at, updated_at, created_by, updated_by, deleted_by, revision, state_changed_at, pub_from, pub_until`
+
+func msPtr(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UnixMilli()
+	return &v
+}
+
+func strPtr(s string) *string { return &s }
+
+func tagsJSON(tags []content.Tag) []tagJSON {
+	out := make([]tagJSON, len(tags))
+	for i, t := range tags {
+		out[i] = tagJSON{ID: t.ID, Name: t.Name, Value: t.Value, TagType: t.TagType}
+	}
+	return out
+}
+
+// TagKeys are the keys an item's tags are matched by: "id:<id>" and
+// "nv:<name>\x1f<value>".
+func TagKeys(tags []content.Tag) []string {
+	keys := []string{}
+	for _, t := range tags {
+		if t.ID != "" {
+			keys = append(keys, "id:"+t.ID)
+		}
+		if t.Name != "" {
+			keys = append(keys, "nv:"+t.Name+"\x1f"+t.Value)
+		}
+	}
+	return keys
+}
+
+// derive recomputes the columns that follow from the others.
+func (r *itemRow) derive() {
+	r.TagKeys = TagKeys(fromTagsJSON(r.Tags))
+	r.PubFrom = nil
+	if r.DeletedAt == nil && r.PublishedAt != nil {
+		r.PubFrom = r.PublishedAt
+	}
+	r.PubUntil = Never
+	if r.RemovedAt != nil && *r.RemovedAt < r.PubUntil {
+		r.PubUntil = *r.RemovedAt
+	}
+	if r.ArchivedAt != nil && *r.ArchivedAt < r.PubUntil {
+		r.PubUntil = *r.ArchivedAt
+	}
+}
+
+func fromTagsJSON(tags []tagJSON) []content.Tag {
+	out := make([]content.Tag, len(tags))
+	for i, t := range tags {
+		out[i] = content.Tag{ID: t.ID, Name: t.Name, Value: t.Value, TagType: t.TagType}
+	}
+	return out
+}
+
+// apply folds one item event into the row (nil when the item is new and
+// the event is its creation).
+func apply(r *itemRow, data any, at int64) *itemRow {
+	if c, ok := data.(content.ItemCreated); ok {
+		return &itemRow{ID: c.ItemID, App: c.App, Module: c.Module, Name: c.Name, Vals: c.Values,
+			Tags: tagsJSON(c.Tags), ExternalID: c.ExternalID, PublishedAt: msPtr(c.PublishedAt),
+			RemovedAt: msPtr(c.RemovedAt), ArchivedAt: msPtr(c.ArchivedAt), CreatedAt: at, CreatedBy: c.By,
+			StateChangedAt: at}
+	}
+	if r == nil {
+		return nil
+	}
+	by := ""
+	state := true
+	switch e := data.(type) {
+	case content.ItemEdited:
+		r.Name, r.Vals, r.Tags, r.ExternalID, by, state = e.Name, e.Values, tagsJSON(e.Tags), e.ExternalID, e.By, false
+	case content.ItemReverted:
+		r.Name, r.Vals, r.Tags, r.ExternalID, by, state = e.Name, e.Values, tagsJSON(e.Tags), e.ExternalID, e.By, false
+	case content.ItemPublished:
+		r.PublishedAt, by = msPtr(e.PublishedAt), e.By
+	case content.ItemUnpublished:
+		r.PublishedAt, by = nil, e.By
+	case content.ItemExpirySet:
+		r.RemovedAt, by = msPtr(e.RemovedAt), e.By
+	case content.ItemArchived:
+		r.ArchivedAt, by = msPtr(e.ArchivedAt), e.By
+	case content.ItemUnarchived:
+		r.ArchivedAt, by = nil, e.By
+	case content.ItemDeleted:
+		r.DeletedAt, r.DeletedBy, by = &at, strPtr(e.By), e.By
+	case content.ItemRestored:
+		r.DeletedAt, r.DeletedBy, by = nil, nil, e.By
+	default:
+		return r
+	}
+	r.Revision++
+	r.UpdatedAt, r.UpdatedBy = &at, strPtr(by)
+	if state {
+		r.StateChangedAt = at
+	}
+	return r
+}
+
+func itemID(data any) string {
+	switch e := data.(type) {
+	case content.ItemCreated:
+		return e.ItemID
+	case content.ItemEdited:
+		return e.ItemID
+	case content.ItemReverted:
+		return e.ItemID
+	case content.ItemPublished:
+		return e.ItemID
+	case content.ItemUnpublished:
+		return e.ItemID
+	case content.ItemExpirySet:
+		return e.ItemID
+	case content.ItemArchived:
+		return e.ItemID
+	case content.ItemUnarchived:
+		return e.ItemID
+	case content.ItemDeleted:
+		return e.ItemID
+	case content.ItemRestored:
+		return e.ItemID
+	}
+	return ""
+}
+
+// Apply applies module and module-type events one statement each (they
+// are rare), then folds the batch's item events in memory per item and
+// writes every touched item and its keys set-wise: a batch of thousands of
+// item events costs a handful of statements. Modules whose fields changed
+// get all their items' keys recomputed.
+func (Projector) Apply(ctx context.Context, db projections.DB, schema string, events []event.Recorded) error {
+	p := batch{db: db, schema: schema, rows: map[string]*itemRow{}, rekey: map[string]bool{}}
+	var order []string
+	for _, r := range events {
+		at := r.RecordedAt.UnixMilli()
+		if id := itemID(r.Data); id != "" {
+			if _, seen := p.rows[id]; !seen {
+				order = append(order, id)
+				p.rows[id] = nil
+			}
+			continue
+		}
+		if err := p.module(ctx, r.Data, at); err != nil {
+			return fmt.Errorf("content projection, event %d (%s): %w", r.Pos, r.Type, err)
+		}
+	}
+	if len(order) > 0 {
+		if err := p.load(ctx, order); err != nil {
+			return err
+		}
+		for _, r := range events {
+			if id := itemID(r.Data); id != "" {
+				p.rows[id] = apply(p.rows[id], r.Data, r.RecordedAt.UnixMilli())
+			}
+		}
+		if err := p.write(ctx, order); err != nil {
+			return err
+		}
+	}
+	for m := range p.rekey {
+		if err := p.rekeyModule(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type batch struct {
+	db      projections.DB
+	schema  string
+	rows    map[string]*itemRow
+	rekey   map[string]bool
+	modules map[string][]content.Field
+}
+
+func (p *batch) t(name string) string { return p.schema + "." + name }
+
+func (p *batch) module(ctx context.Context, data any, at int64) error {
+	var sql string
+	var args []any
+	mods := p.t("content_modules")
+	switch e := data.(type) {
+	case content.ModuleCreated:
+		tags, _ := json.Marshal(tagsJSON(e.Tags))
+		fields, err := json.Marshal(e.Fields)
+		if err != nil {
+			return err
+		}
+		sql = `INSERT INTO ` + mods + ` (id, app, name, single, tags, fields, module_type, created_at, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`
+		args = []any{e.ModuleID, e.App, e.Name, e.Single, tags, fields, e.ModuleType, at, e.By}
+	case content.ModuleRenamed:
+		sql, args = `UPDATE `+mods+` SET name = $2, updated_at = $3, updated_by = $4 WHERE id = $1`, []any{e.ModuleID, e.Name, at, e.By}
+	case content.ModuleConfigured:
+		tags, _ := json.Marshal(tagsJSON(e.Tags))
+		sql, args = `UPDATE `+mods+` SET single = $2, tags = $3, updated_at = $4, updated_by = $5 WHERE id = $1`,
+			[]any{e.ModuleID, e.Single, tags, at, e.By}
+	case content.ModuleFieldsChanged:
+		fields, err := json.Marshal(e.Fields)
+		if err != nil {
+			return err
+		}
+		sql, args = `UPDATE `+mods+` SET fields = $2, updated_at = $3, updated_by = $4 WHERE id = $1`, []any{e.ModuleID, fields, at, e.By}
+		p.rekey[e.ModuleID] = true
+		delete(p.modules, e.ModuleID)
+	case content.ModuleDeleted:
+		sql, args = `UPDATE `+mods+` SET deleted_at = $2, deleted_by = $3, updated_at = $2, updated_by = $3 WHERE id = $1`,
+			[]any{e.ModuleID, at, e.By}
+	case content.ModuleTypeSaved:
+		fields, err := json.Marshal(e.Fields)
+		if err != nil {
+			return err
+		}
+		sql = `INSERT INTO ` + p.t("content_module_types") + ` (id, name, single, fields, updated_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (id) DO UPDATE SET name = excluded.name, single = excluded.single, fields = excluded.fields, updated_at = excluded.updated_at`
+		args = []any{e.TypeID, e.Name, e.Single, fields, at}
+	case content.ModuleTypeDeleted:
+		sql, args = `DELETE FROM `+p.t("content_module_types")+` WHERE id = $1`, []any{e.TypeID}
+	default:
+		return nil
+	}
+	_, err := p.db.Exec(ctx, sql, args...)
+	return err
+}
+
+// load reads the current rows of the touched items that exist already.
+func (p *batch) load(ctx context.Context, ids []string) error {
+	rows, err := p.db.Query(ctx, `SELECT row_to_json(x) FROM (SELECT `+itemNames+` FROM `+p.t("content_items")+
+		` WHERE id = ANY($1)) x`, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return err
+		}
+		var r itemRow
+		d := json.NewDecoder(strings.NewReader(string(b)))
+		d.UseNumber()
+		if err := d.Decode(&r); err != nil {
+			return err
+		}
+		p.rows[r.ID] = &r
+	}
+	return rows.Err()
+}
+
+func (p *batch) fields(ctx context.Context, module string) ([]content.Field, error) {
+	if p.modules == nil {
+		p.modules = map[string][]content.Field{}
+	}
+	if f, ok := p.modules[module]; ok {
+		return f, nil
+	}
+	var b []byte
+	err := p.db.QueryRow(ctx, `SELECT fields FROM `+p.t("content_modules")+` WHERE id = $1`, module).Scan(&b)
+	if err != nil {
+		return nil, fmt.Errorf("module %s of an item: %w", module, err)
+	}
+	var f []content.Field
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.UseNumber()
+	if err := d.Decode(&f); err != nil {
+		return nil, err
+	}
+	p.modules[module] = f
+	return f, nil
+}
+
+func (p *batch) write(ctx context.Context, order []string) error {
+	rows := make([]*itemRow, 0, len(order))
+	var keys []keyRow
+	for _, id := range order {
+		r := p.rows[id]
+		if r == nil {
+			continue // events of an item whose creation this projection never saw
+		}
+		r.derive()
+		rows = append(rows, r)
+		if p.rekey[r.Module] {
+			continue
+		}
+		fields, err := p.fields(ctx, r.Module)
+		if err != nil {
+			return err
+		}
+		keys = Keys(keys, r.ID, r.Module, fields, r.Vals, r.PubFrom, r.PubUntil)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	var set []string
+	for _, c := range strings.Split(itemNames, ",") {
+		c = strings.TrimSpace(c)
+		if c != "id" {
+			set = append(set, c+" = excluded."+c)
+		}
+	}
+	if _, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_items")+` (`+itemNames+`)
+		SELECT `+itemNames+` FROM jsonb_to_recordset($1::jsonb) AS x(`+itemCols+`)
+		ON CONFLICT (id) DO UPDATE SET `+strings.Join(set, ", "), data); err != nil {
+		return fmt.Errorf("content projection, write items: %w", err)
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	if _, err := p.db.Exec(ctx, `DELETE FROM `+p.t("content_keys")+` WHERE item_id = ANY($1)`, ids); err != nil {
+		return err
+	}
+	return p.insertKeys(ctx, keys)
+}
+
+func (p *batch) insertKeys(ctx context.Context, keys []keyRow) error {
+	const chunk = 20000
+	for len(keys) > 0 {
+		n := min(chunk, len(keys))
+		data, err := json.Marshal(keys[:n])
+		if err != nil {
+			return err
+		}
+		if _, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_keys")+` (item_id, module, field, loc, s, n, pub_from, pub_until)
+			SELECT item_id, module, field, loc, s, n, pub_from, pub_until FROM jsonb_to_recordset($1::jsonb)
+			AS x(item_id text, module text, field text, loc text, s text, n numeric, pub_from bigint, pub_until bigint)`, data); err != nil {
+			return fmt.Errorf("content projection, write keys: %w", err)
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// rekeyModule recomputes the keys of every item of a module whose fields
+// changed.
+func (p *batch) rekeyModule(ctx context.Context, module string) error {
+	fields, err := p.fields(ctx, module)
+	if err != nil {
+		return err
+	}
+	if _, err := p.db.Exec(ctx, `DELETE FROM `+p.t("content_keys")+` WHERE module = $1`, module); err != nil {
+		return err
+	}
+	rows, err := p.db.Query(ctx, `SELECT id, vals, pub_from, pub_until FROM `+p.t("content_items")+` WHERE module = $1`, module)
+	if err != nil {
+		return err
+	}
+	var keys []keyRow
+	for rows.Next() {
+		var id string
+		var vals []byte
+		var from *int64
+		var until int64
+		if err := rows.Scan(&id, &vals, &from, &until); err != nil {
+			rows.Close()
+			return err
+		}
+		v := map[string]any{}
+		d := json.NewDecoder(strings.NewReader(string(vals)))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = Keys(keys, id, module, fields, v, from, until)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return p.insertKeys(ctx, keys)
+}
+
+// Keys appends an item's key rows (see Projector) to keys.
+func Keys(keys []keyRow, id, module string, fields []content.Field, vals map[string]any, from *int64, until int64) []keyRow {
+	row := func(field, loc string, s *string, n *json.Number) keyRow {
+		return keyRow{ItemID: id, Module: module, Field: field, Loc: loc, S: s, N: n, PubFrom: from, PubUntil: until}
+	}
+	for _, f := range fields {
+		v := vals[f.Name]
+		kind := f.Kind()
+		switch {
+		case kind == content.KindObject:
+			continue
+		case kind == content.KindLocalized:
+			m, _ := v.(map[string]any)
+			added := false
+			for loc, e := range m {
+				if s, ok := e.(string); ok {
+					keys = append(keys, row(f.Name, loc, keyText(s), nil))
+					added = true
+				}
+			}
+			if !added {
+				keys = append(keys, row(f.Name, "", nil, nil))
+			}
+		case kind.Multi() || kind == content.KindList:
+			arr, _ := v.([]any)
+			added := false
+			for _, e := range arr {
+				if s, n, ok := scalar(e); ok {
+					keys = append(keys, row(f.Name, "", s, n))
+					added = true
+				}
+			}
+			if !added {
+				keys = append(keys, row(f.Name, "", nil, nil))
+			}
+		default:
+			s, n, _ := scalar(v)
+			keys = append(keys, row(f.Name, "", s, n))
+		}
+	}
+	return keys
+}
+
+// scalar splits a scalar JSON value into the key's text or number.
+func scalar(v any) (*string, *json.Number, bool) {
+	switch x := v.(type) {
+	case string:
+		return keyText(x), nil, true
+	case bool:
+		return strPtr(strconv.FormatBool(x)), nil, true
+	case json.Number:
+		return nil, &x, true
+	case float64:
+		n := json.Number(strconv.FormatFloat(x, 'f', -1, 64))
+		return nil, &n, true
+	case int:
+		n := json.Number(strconv.Itoa(x))
+		return nil, &n, true
+	case int64:
+		n := json.Number(strconv.FormatInt(x, 10))
+		return nil, &n, true
+	}
+	return nil, nil, false
+}
+
+func keyText(s string) *string {
+	if utf8.RuneCountInString(s) > MaxKeyText {
+		s = string([]rune(s)[:MaxKeyText])
+	}
+	return &s
+}
