@@ -31,6 +31,7 @@ func badJSON(err error) error {
 func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // numbers in untyped values (content values) keep their precision
 	if err := dec.Decode(v); err != nil {
 		return badJSON(err)
 	}

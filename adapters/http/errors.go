@@ -39,6 +39,21 @@ type haloErrorBody struct {
 // writeError maps err to a status and writes the HALO error body. Only
 // internal errors are logged, and their detail is not shown to the caller.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	body := errorBody(r, log, err)
+	if body.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="halo"`)
+	}
+	if body.Status == http.StatusTooManyRequests {
+		if s, ok := body.Extra["retryAfter"]; ok {
+			w.Header().Set("Retry-After", toString(s))
+		}
+	}
+	writeJSON(w, body.Status, haloError{Error: body})
+}
+
+// errorBody is the one mapping from failures to HTTP statuses and HALO
+// error bodies (also used for the per-operation errors of a batch).
+func errorBody(r *http.Request, log *slog.Logger, err error) haloErrorBody {
 	var fe *fault.Error
 	status := http.StatusInternalServerError
 	body := haloErrorBody{Message: "internal server error", Extra: map[string]any{}, Type: "HaloError"}
@@ -51,11 +66,6 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		if fe.Extra != nil {
 			body.Extra = fe.Extra
 		}
-		if fe.Kind == fault.TooManyRequests {
-			if s, ok := fe.Extra["retryAfter"]; ok {
-				w.Header().Set("Retry-After", toString(s))
-			}
-		}
 	case errors.As(err, &mbe):
 		status = http.StatusRequestEntityTooLarge
 		body.Message = "request body is too large (limit " + strconv.FormatInt(mbe.Limit, 10) + " bytes)"
@@ -66,14 +76,11 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		status = http.StatusBadRequest
 		body.Message = "the request contains characters or values that cannot be stored"
 	}
-	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="halo"`)
-	}
 	if status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	body.Status = status
-	writeJSON(w, status, haloError{Error: body})
+	return body
 }
 
 func toString(v any) string {

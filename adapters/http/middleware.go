@@ -66,10 +66,16 @@ func ClientIP(ctx context.Context) netip.Addr {
 	return ip
 }
 
+// limitBody bounds request bodies: MaxBodyBytes, or BatchBodyBytes for
+// the content batch endpoint (bulk imports).
 func (s *server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+			limit := s.cfg.MaxBodyBytes
+			if strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), "/generalcontent/instance/batch") {
+				limit = s.cfg.BatchBodyBytes
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		next.ServeHTTP(w, r)
 	})

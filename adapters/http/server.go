@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	cmdcontent "github.com/halocms/halocms/commands/content"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
 	cmdrights "github.com/halocms/halocms/commands/rights"
 	"github.com/halocms/halocms/commands/session"
@@ -75,15 +76,17 @@ type Readiness interface {
 
 // Deps are the application services the router calls. All are required.
 type Deps struct {
-	Sessions   Sessions
-	Identity   IdentityCommands
-	Users      IdentityQueries
-	Rights     RightsCommands
-	Authorizer Authorizer
-	Audit      Auditor
-	Ready      Readiness
-	Metrics    *Metrics
-	Log        *slog.Logger
+	Sessions    Sessions
+	Identity    IdentityCommands
+	Users       IdentityQueries
+	Rights      RightsCommands
+	Authorizer  Authorizer
+	Audit       Auditor
+	Content     ContentCommands
+	ContentRead ContentQueries
+	Ready       Readiness
+	Metrics     *Metrics
+	Log         *slog.Logger
 }
 
 // Config is the HTTP-level configuration.
@@ -93,6 +96,8 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// BatchBodyBytes bounds content batch bodies (default 16 MiB).
+	BatchBodyBytes int64
 }
 
 type server struct {
@@ -103,11 +108,14 @@ type server struct {
 // NewRouter builds the whole HTTP API.
 func NewRouter(d Deps, cfg Config) http.Handler {
 	if d.Sessions == nil || d.Identity == nil || d.Users == nil || d.Rights == nil || d.Authorizer == nil ||
-		d.Audit == nil || d.Ready == nil || d.Metrics == nil || d.Log == nil {
+		d.Audit == nil || d.Content == nil || d.ContentRead == nil || d.Ready == nil || d.Metrics == nil || d.Log == nil {
 		panic("httpapi.NewRouter: nil dependency")
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.BatchBodyBytes == 0 {
+		cfg.BatchBodyBytes = 16 << 20
 	}
 	s := &server{Deps: d, cfg: cfg}
 	r := chi.NewRouter()
@@ -145,6 +153,36 @@ func NewRouter(d Deps, cfg Config) http.Handler {
 		r.Get("/api/authentication/right", s.listRights)
 
 		r.Get("/api/audit/rights", s.auditRights)
+
+		r.Get("/api/generalcontent/module", s.listModules)
+		r.Post("/api/generalcontent/module", s.createModule)
+		r.Get("/api/generalcontent/module/{id}", s.getModule)
+		r.Put("/api/generalcontent/module/{id}", s.updateModule)
+		r.Delete("/api/generalcontent/module/{id}", s.deleteModule)
+
+		r.Get("/api/core/moduletype", s.listModuleTypes)
+		r.Post("/api/core/moduletype", s.createModuleType)
+		r.Put("/api/core/moduletype/{id}", s.updateModuleType)
+		r.Delete("/api/core/moduletype/{id}", s.deleteModuleType)
+		r.Get("/api/core/moduletype/download", s.downloadModuleTypes)
+		r.Get("/api/core/moduletype/download/{id}", s.downloadModuleTypes)
+		r.Post("/api/core/moduletype/import", s.importModuleTypes)
+
+		r.Get("/api/generalcontent/instance", s.listInstances)
+		r.Post("/api/generalcontent/instance", s.createInstance)
+		r.Post("/api/generalcontent/instance/search", s.search)
+		r.Post("/api/generalcontent/instance/sync", s.sync)
+		r.Post("/api/generalcontent/instance/batch", s.batch)
+		r.Get("/api/generalcontent/instance/{id}", s.getInstance)
+		r.Put("/api/generalcontent/instance/{id}", s.updateInstance)
+		r.Delete("/api/generalcontent/instance/{id}", s.deleteInstance)
+		r.Post("/api/generalcontent/instance/{id}/publish", s.transit(cmdcontent.Publish))
+		r.Post("/api/generalcontent/instance/{id}/unpublish", s.transit(cmdcontent.Unpublish))
+		r.Post("/api/generalcontent/instance/{id}/archive", s.transit(cmdcontent.Archive))
+		r.Post("/api/generalcontent/instance/{id}/unarchive", s.transit(cmdcontent.Unarchive))
+		r.Post("/api/generalcontent/instance/{id}/restore", s.transit(cmdcontent.Restore))
+		r.Get("/api/generalcontent/instance/{id}/history", s.history)
+		r.Post("/api/generalcontent/instance/{id}/history/{revision}/restore", s.revertInstance)
 	})
 	legacy(r)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

@@ -20,15 +20,18 @@ import (
 	"github.com/halocms/halocms/adapters/password"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/commands"
+	cmdcontent "github.com/halocms/halocms/commands/content"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
 	cmdrights "github.com/halocms/halocms/commands/rights"
 	"github.com/halocms/halocms/commands/session"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/projections"
+	projcontent "github.com/halocms/halocms/projections/content"
 	projidentity "github.com/halocms/halocms/projections/identity"
 	projrights "github.com/halocms/halocms/projections/rights"
 	"github.com/halocms/halocms/readmodels/audit"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
 	rmidentity "github.com/halocms/halocms/readmodels/identity"
 	rmrights "github.com/halocms/halocms/readmodels/rights"
 )
@@ -43,6 +46,8 @@ type app struct {
 	runtime  *projections.Runtime
 	identity *cmdidentity.Service
 	rights   *cmdrights.Service
+	content  *cmdcontent.Service
+	contents *rmcontent.Store
 	sessions *session.Service
 	users    *rmidentity.Store
 	authz    *rmrights.Authorizer
@@ -94,7 +99,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.listener = postgres.NewListener(pool, postgres.NotifyChannel, log)
 	go a.listener.Run(lctx)
 	a.runtime = projections.NewRuntime(pool, a.store, a.listener, log, projections.Options{WaitTimeout: cfg.ReadYourWrites},
-		projidentity.Projector{}, projrights.Projector{})
+		projidentity.Projector{}, projrights.Projector{}, projcontent.Projector{})
 	if err := a.runtime.Setup(ctx); err != nil {
 		a.Close()
 		return nil, err
@@ -112,6 +117,8 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 		session.Config{AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL})
 	a.identity = cmdidentity.NewService(a.store, hasher, ids.Generator{}, waiter, a.sessions)
 	a.auditor = audit.New(a.store, a.authz)
+	a.contents = rmcontent.NewStore(pool)
+	a.content = cmdcontent.NewService(a.store, a.authz, a.users, a.contents, ids.Generator{}, waiter)
 	return a, nil
 }
 
@@ -160,7 +167,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
-		Audit: a.auditor, Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
+		Audit: a.auditor, Content: a.content, ContentRead: a.contents, Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
 	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}

@@ -11,6 +11,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	httpapi "github.com/halocms/halocms/adapters/http"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/readmodels/audit"
@@ -235,4 +236,62 @@ func openOneShot(ctx context.Context) (*app, error) {
 		return nil, err
 	}
 	return open(ctx, cfg, false)
+}
+
+func moduleTypesCmd() *cobra.Command {
+	c := &cobra.Command{Use: "moduletypes", Short: "Export and import module types (reusable field configurations)"}
+	c.AddCommand(&cobra.Command{
+		Use:   "export",
+		Short: "Print the module types as the JSON document GET /api/core/moduletype/download returns",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := openOneShot(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ts, err := a.contents.ModuleTypes(cmd.Context())
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(httpapi.ExportModuleTypes(ts))
+		},
+	})
+	c.AddCommand(&cobra.Command{
+		Use:   "import FILE",
+		Short: "Create or replace the module types of an exported document (FILE, or - for stdin)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in := cmd.InOrStdin()
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				in = f
+			}
+			specs, err := httpapi.ParseModuleTypes(in)
+			if err != nil {
+				return err
+			}
+			a, err := openOneShot(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ctx := access.WithActor(cmd.Context(), access.SystemActor)
+			for _, s := range specs {
+				t, err := a.content.SaveModuleType(ctx, s.ID, s.Name, s.Single, s.Fields)
+				if err != nil {
+					return fmt.Errorf("module type %q: %w", s.Name, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "saved module type %s (%s)\n", t.Name, t.ID)
+			}
+			return nil
+		},
+	})
+	return c
 }

@@ -1,0 +1,516 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	cmdcontent "github.com/halocms/halocms/commands/content"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/rights"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
+)
+
+// ContentCommands changes modules, module types and items.
+type ContentCommands interface {
+	CreateModule(ctx context.Context, in cmdcontent.ModuleInput) (content.Module, error)
+	UpdateModule(ctx context.Context, id string, spec content.ModuleSpec) (content.Module, error)
+	DeleteModule(ctx context.Context, id string) (content.Module, error)
+	SaveModuleType(ctx context.Context, id, name string, single bool, fields []content.Field) (content.ModuleType, error)
+	DeleteModuleType(ctx context.Context, id string) error
+	CreateItem(ctx context.Context, in cmdcontent.ItemInput) (content.Item, error)
+	UpdateItem(ctx context.Context, in cmdcontent.ItemInput) (content.Item, error)
+	DeleteItem(ctx context.Context, id string, revision *int64) (content.Item, error)
+	Transit(ctx context.Context, id string, t cmdcontent.Transition, at time.Time) (content.Item, error)
+	History(ctx context.Context, id string) ([]cmdcontent.Revision, error)
+	RevertItem(ctx context.Context, id string, revision int64) (content.Item, error)
+	Batch(ctx context.Context, ops []cmdcontent.BatchOp) []cmdcontent.BatchResult
+}
+
+// ContentQueries reads modules, module types and items.
+type ContentQueries interface {
+	Module(ctx context.Context, id string) (rmcontent.Module, error)
+	Modules(ctx context.Context, q rmcontent.ModuleQuery) ([]rmcontent.Module, error)
+	ModuleTypes(ctx context.Context) ([]rmcontent.ModuleType, error)
+	Item(ctx context.Context, id string) (rmcontent.Item, error)
+	Items(ctx context.Context, ids []string) ([]rmcontent.Item, error)
+	Search(ctx context.Context, q rmcontent.Query) (rmcontent.Result, error)
+	Sync(ctx context.Context, q rmcontent.SyncQuery) (rmcontent.SyncResult, error)
+}
+
+// readScope is what a caller may read: everything (admins), or the apps,
+// modules and items they hold the read right on; app tokens read the
+// published content of their own app.
+type readScope struct {
+	all           bool
+	apps          []string
+	modules       []string
+	items         []string
+	publishedOnly bool
+}
+
+func (s *server) readScope(ctx context.Context) (readScope, error) {
+	a := access.From(ctx)
+	switch {
+	case a.IsAdmin():
+		return readScope{all: true}, nil
+	case a.Kind == access.App:
+		return readScope{apps: []string{a.ID}, publishedOnly: true}, nil
+	case a.Kind != access.User:
+		return readScope{}, access.ErrUnauthenticated
+	}
+	rs, err := s.Authorizer.Of(ctx, a.ID, "")
+	if err != nil {
+		return readScope{}, err
+	}
+	sc := readScope{apps: []string{}, modules: []string{}, items: []string{}}
+	for _, r := range rs {
+		if !slices.Contains(r.Permissions, rights.Read.String()) {
+			continue
+		}
+		switch r.ScopeKind {
+		case rights.AppScope.String():
+			sc.apps = append(sc.apps, r.App)
+		case rights.ModuleScope.String():
+			sc.modules = append(sc.modules, r.ScopeID)
+		case rights.ItemScope.String():
+			sc.items = append(sc.items, r.ScopeID)
+		}
+	}
+	return sc, nil
+}
+
+// canSeeModule reports whether the scope lets the caller see a module
+// (a right on one of its items shows the module too).
+func (sc readScope) canSeeModule(m rmcontent.Module, itemModules []string) bool {
+	return sc.all || slices.Contains(sc.apps, m.App) || slices.Contains(sc.modules, m.ID) || slices.Contains(itemModules, m.ID)
+}
+
+func (s *server) readModule(ctx context.Context, id string) (rmcontent.Module, error) {
+	m, err := s.ContentRead.Module(ctx, id)
+	if err != nil {
+		return m, err
+	}
+	if m.DeletedAt != nil {
+		return m, fault.NotFoundf("module %s not found", id)
+	}
+	if err := s.Authorizer.Authorize(ctx, access.From(ctx), rights.Read, rights.Resource{App: m.App, Module: m.ID}); err != nil {
+		sc, serr := s.readScope(ctx)
+		if serr != nil || !sc.canSeeModule(m, s.itemModules(ctx, sc)) {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+func (s *server) itemModules(ctx context.Context, sc readScope) []string {
+	if len(sc.items) == 0 {
+		return nil
+	}
+	items, err := s.ContentRead.Items(ctx, sc.items)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Module
+	}
+	return out
+}
+
+func boolParam(r *http.Request, name string) bool {
+	v, _ := strconv.ParseBool(r.URL.Query().Get(name))
+	return v
+}
+
+func intParam(r *http.Request, name string, def, min, max int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		return 0, fault.Invalidf("%s must be a whole number from %d to %d", name, min, max).With("field", name)
+	}
+	return n, nil
+}
+
+type paginationJSON struct {
+	Page       int `json:"page"`
+	Limit      int `json:"limit"`
+	Offset     int `json:"offset"`
+	TotalItems int `json:"totalItems"`
+	TotalPages int `json:"totalPages"`
+}
+
+func pagination(page, limit, total int) paginationJSON {
+	pages := 0
+	if limit > 0 {
+		pages = (total + limit - 1) / limit
+	}
+	return paginationJSON{Page: page, Limit: limit, Offset: (page - 1) * limit, TotalItems: total, TotalPages: pages}
+}
+
+// maxPage bounds a page; maxAll bounds an unpaginated (skip) answer.
+const (
+	defaultLimit = 10
+	maxPage      = 1000
+	maxAll       = 10000
+)
+
+func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	sc, err := s.readScope(ctx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page, err := intParam(r, "page", 1, 1, 1<<20)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	limit, err := intParam(r, "limit", defaultLimit, 1, maxPage)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	mods, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true, App: r.URL.Query().Get("app")})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	itemMods := s.itemModules(ctx, sc)
+	withFields := boolParam(r, "withFields")
+	items := []moduleJSON{}
+	for _, m := range mods {
+		if sc.canSeeModule(m, itemMods) {
+			items = append(items, moduleJSONOf(m, withFields))
+		}
+	}
+	if boolParam(r, "skip") {
+		writeJSON(w, http.StatusOK, items)
+		return
+	}
+	total := len(items)
+	from := min((page-1)*limit, total)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"search": map[string]any{"facets": map[string]any{}}, "sort": map[string]any{"query": "updatedAt desc"},
+		"pagination": pagination(page, limit, total), "items": items[from:min(from+limit, total)]})
+}
+
+func (s *server) getModule(w http.ResponseWriter, r *http.Request) {
+	m, err := s.readModule(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, moduleJSONOf(m, r.URL.Query().Get("withFields") != "false"))
+}
+
+// moduleView answers a module write with the module as read back.
+func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, id string) {
+	m, err := s.ContentRead.Module(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, status, moduleJSONOf(m, true))
+}
+
+func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
+	var b moduleBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	spec, err := b.spec()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	in := cmdcontent.ModuleInput{App: b.App, Spec: spec}
+	if b.ModuleType != nil {
+		in.ModuleType = *b.ModuleType
+	}
+	m, err := s.Content.CreateModule(r.Context(), in)
+	s.Metrics.Command("content.create_module", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.moduleView(w, r, http.StatusCreated, m.ID)
+}
+
+func (s *server) updateModule(w http.ResponseWriter, r *http.Request) {
+	var b moduleBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	spec, err := b.spec()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	m, err := s.Content.UpdateModule(r.Context(), chi.URLParam(r, "id"), spec)
+	s.Metrics.Command("content.update_module", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.moduleView(w, r, http.StatusOK, m.ID)
+}
+
+func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) {
+	m, err := s.Content.DeleteModule(r.Context(), chi.URLParam(r, "id"))
+	s.Metrics.Command("content.delete_module", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.moduleView(w, r, http.StatusOK, m.ID)
+}
+
+// instanceView reads an item back after a write. If the projection has
+// not caught up within its bound, the command's own result fills in.
+func (s *server) instanceView(ctx context.Context, i content.Item) instanceJSON {
+	it, err := s.ContentRead.Item(ctx, i.ID)
+	if err != nil || it.Revision < i.Revision {
+		now := time.Now().UnixMilli()
+		if err != nil {
+			it = rmcontent.Item{ID: i.ID, App: i.App, Module: i.Module, CreatedAt: now}
+		}
+		it.Name, it.Values, it.ExternalID, it.Revision = i.Content.Name, i.Content.Values, i.Content.ExternalID, i.Revision
+		it.Tags = make([]rmcontent.Tag, len(i.Content.Tags))
+		for n, t := range i.Content.Tags {
+			it.Tags[n] = rmcontent.Tag(t)
+		}
+		it.PublishedAt, it.RemovedAt, it.ArchivedAt = msp(i.Dates.PublishedAt), msp(i.Dates.RemovedAt), msp(i.Dates.ArchivedAt)
+		if i.Deleted && it.DeletedAt == nil {
+			it.DeletedAt = &now
+		}
+	}
+	return instanceJSONOf(it)
+}
+
+func msp(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UnixMilli()
+	return &v
+}
+
+// contentError turns a stale-revision error into HALO's 409, whose extra
+// is the item as the server has it.
+func (s *server) contentError(ctx context.Context, err error) error {
+	var stale *content.StaleRevisionError
+	if !errors.As(err, &stale) {
+		return err
+	}
+	it, rerr := s.ContentRead.Item(ctx, stale.ItemID)
+	fe := fault.Conflictf("The specified instance was updated after your data retrieval. Please, resolve the conflict and try again.")
+	if rerr == nil {
+		fe.Extra = asMap(instanceJSONOf(it))
+	}
+	return fe
+}
+
+func (s *server) getInstance(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	it, err := s.ContentRead.Item(ctx, chi.URLParam(r, "id"))
+	if err == nil {
+		err = s.Authorizer.Authorize(ctx, access.From(ctx), rights.Read, rights.Resource{App: it.App, Module: it.Module, Item: it.ID})
+	}
+	if err == nil && access.From(ctx).Kind == access.App {
+		now := time.Now()
+		d := content.Dates{PublishedAt: fromMs(it.PublishedAt), RemovedAt: fromMs(it.RemovedAt), ArchivedAt: fromMs(it.ArchivedAt)}
+		if content.StateOf(d, it.DeletedAt != nil, now) != content.Published {
+			err = fault.NotFoundf("Instance not found")
+		}
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, instanceJSONOf(it))
+}
+
+func fromMs(p *int64) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(*p)
+}
+
+func (s *server) createInstance(w http.ResponseWriter, r *http.Request) {
+	var b instanceBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	in, err := b.input()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	i, err := s.Content.CreateItem(r.Context(), in)
+	s.Metrics.Command("content.create_item", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.instanceView(r.Context(), i))
+}
+
+func (s *server) updateInstance(w http.ResponseWriter, r *http.Request) {
+	var b instanceBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	in, err := b.input()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id := chi.URLParam(r, "id")
+	if in.ID != "" && in.ID != id {
+		s.fail(w, r, fault.Invalidf("the body's id %s is not the path's %s", in.ID, id).With("field", "id"))
+		return
+	}
+	in.ID = id
+	i, err := s.Content.UpdateItem(r.Context(), in)
+	s.Metrics.Command("content.update_item", err)
+	if err != nil {
+		s.fail(w, r, s.contentError(r.Context(), err))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+}
+
+func (s *server) deleteInstance(w http.ResponseWriter, r *http.Request) {
+	var rev *int64
+	if v := r.URL.Query().Get("revision"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			s.fail(w, r, fault.Invalidf("revision must be a whole number").With("field", "revision"))
+			return
+		}
+		rev = &n
+	}
+	i, err := s.Content.DeleteItem(r.Context(), chi.URLParam(r, "id"), rev)
+	s.Metrics.Command("content.delete_item", err)
+	if err != nil {
+		s.fail(w, r, s.contentError(r.Context(), err))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+}
+
+// transitBody is the optional body of publish and archive: the date the
+// state starts (default now; a future date schedules it).
+type transitBody struct {
+	PublishedAt any `json:"publishedAt"`
+	ArchivedAt  any `json:"archivedAt"`
+}
+
+func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var b transitBody
+		if r.ContentLength != 0 {
+			if err := decode(r, &b); err != nil && r.ContentLength > 0 {
+				s.fail(w, r, err)
+				return
+			}
+		}
+		var at time.Time
+		var err error
+		switch t {
+		case cmdcontent.Publish:
+			at, err = msTime(b.PublishedAt, "publishedAt")
+		case cmdcontent.Archive:
+			at, err = msTime(b.ArchivedAt, "archivedAt")
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		i, err := s.Content.Transit(r.Context(), chi.URLParam(r, "id"), t, at)
+		s.Metrics.Command("content."+string(t)+"_item", err)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	}
+}
+
+type revisionJSON struct {
+	Revision int64        `json:"revision"`
+	Type     string       `json:"type"`
+	At       int64        `json:"at"`
+	Actor    string       `json:"actor"`
+	By       string       `json:"by"`
+	ClientIP string       `json:"clientIp"`
+	Changed  []string     `json:"changed"`
+	Instance instanceJSON `json:"instance"`
+}
+
+func (s *server) history(w http.ResponseWriter, r *http.Request) {
+	revs, err := s.Content.History(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]revisionJSON, len(revs))
+	var created int64
+	for n, rv := range revs {
+		at := rv.At.UnixMilli()
+		if n == 0 {
+			created = at
+		}
+		it := rmcontent.Item{ID: rv.Item.ID, App: rv.Item.App, Module: rv.Item.Module, CreatedAt: created, Revision: rv.Item.Revision,
+			Name: rv.Item.Content.Name, Values: rv.Item.Content.Values, ExternalID: rv.Item.Content.ExternalID,
+			PublishedAt: msp(rv.Item.Dates.PublishedAt), RemovedAt: msp(rv.Item.Dates.RemovedAt), ArchivedAt: msp(rv.Item.Dates.ArchivedAt)}
+		for _, t := range rv.Item.Content.Tags {
+			it.Tags = append(it.Tags, rmcontent.Tag(t))
+		}
+		if n > 0 {
+			it.UpdatedAt = &at
+		}
+		if rv.Item.Deleted {
+			it.DeletedAt = &at
+		}
+		changed := rv.Changed
+		if changed == nil {
+			changed = []string{}
+		}
+		out[n] = revisionJSON{Revision: rv.Revision, Type: rv.Type, At: at, Actor: rv.Actor, By: rv.By, ClientIP: rv.ClientIP,
+			Changed: changed, Instance: instanceJSONOf(it)}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *server) revertInstance(w http.ResponseWriter, r *http.Request) {
+	rev, err := strconv.ParseInt(chi.URLParam(r, "revision"), 10, 64)
+	if err != nil {
+		s.fail(w, r, fault.Invalidf("revision must be a whole number").With("field", "revision"))
+		return
+	}
+	i, err := s.Content.RevertItem(r.Context(), chi.URLParam(r, "id"), rev)
+	s.Metrics.Command("content.revert_item", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+}

@@ -1,0 +1,563 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/fault"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
+)
+
+// Search and sync request bodies (wire reference §5.2, §5.6).
+
+type relationBody struct {
+	FieldName   string   `json:"fieldName"`
+	InstanceIDs []string `json:"instanceIds"`
+}
+
+type paginationBody struct {
+	Page  any `json:"page"`
+	Limit any `json:"limit"`
+	Skip  any `json:"skip"`
+}
+
+type searchBody struct {
+	ModuleIDs    []string        `json:"moduleIds"`
+	ModuleName   *string         `json:"moduleName"`
+	ModuleNames  []string        `json:"moduleNames"`
+	InstanceIDs  []string        `json:"instanceIds"`
+	RelatedTo    []relationBody  `json:"relatedTo"`
+	SearchValues json.RawMessage `json:"searchValues"`
+	MetaSearch   json.RawMessage `json:"metaSearch"`
+	Fields       []string        `json:"fields"`
+	Include      json.RawMessage `json:"include"`
+	Pagination   *paginationBody `json:"pagination"`
+	SegmentTags  []tagBody       `json:"segmentTags"`
+	SegmentMode  string          `json:"segmentMode"`
+	Sort         string          `json:"sort"`
+	Locale       string          `json:"locale"`
+}
+
+// Limits on expression trees.
+const (
+	maxExprDepth = 32
+	maxExprNodes = 500
+)
+
+// parseExpr reads a searchValues/metaSearch tree strictly: a node is a
+// condition {condition, operands} or an operation {operation, property,
+// value, type}; anything else is a 400.
+func parseExpr(raw json.RawMessage, where string) (*rmcontent.Expr, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	d := json.NewDecoder(strings.NewReader(string(raw)))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fault.Invalidf("%s: malformed expression", where).With("field", where)
+	}
+	nodes := 0
+	return exprOf(v, where, 1, &nodes)
+}
+
+func exprOf(v any, path string, depth int, nodes *int) (*rmcontent.Expr, error) {
+	*nodes++
+	if depth > maxExprDepth {
+		return nil, fault.Invalidf("%s: expressions may nest at most %d levels", path, maxExprDepth).With("field", path)
+	}
+	if *nodes > maxExprNodes {
+		return nil, fault.Invalidf("expressions may have at most %d nodes", maxExprNodes).With("field", path)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fault.Invalidf("%s: an expression node must be an object", path).With("field", path)
+	}
+	e := &rmcontent.Expr{}
+	for k, x := range m {
+		switch k {
+		case "condition":
+			s, ok := x.(string)
+			if !ok || (strings.ToLower(s) != "and" && strings.ToLower(s) != "or") {
+				return nil, fault.Invalidf(`%s.condition must be "and" or "or"`, path).With("field", path+".condition")
+			}
+			e.Cond = strings.ToLower(s)
+		case "operands":
+			arr, ok := x.([]any)
+			if !ok {
+				return nil, fault.Invalidf("%s.operands must be an array", path).With("field", path+".operands")
+			}
+			for i, o := range arr {
+				c, err := exprOf(o, path+".operands["+strconv.Itoa(i)+"]", depth+1, nodes)
+				if err != nil {
+					return nil, err
+				}
+				e.Operands = append(e.Operands, c)
+			}
+		case "operation":
+			s, _ := x.(string)
+			e.Op = s
+		case "property":
+			s, ok := x.(string)
+			if !ok {
+				return nil, fault.Invalidf("%s.property must be a string", path).With("field", path+".property")
+			}
+			e.Property = s
+		case "value":
+			e.Value = x
+		case "type":
+			s, _ := x.(string)
+			e.Type = s
+		default:
+			return nil, fault.Invalidf("%s: unknown key %q", path, k).With("field", path+"."+k)
+		}
+	}
+	switch {
+	case e.Cond != "" && e.Op != "":
+		return nil, fault.Invalidf("%s: a node is either a condition or an operation", path).With("field", path)
+	case e.Cond != "":
+		if len(e.Operands) == 0 {
+			return nil, fault.Invalidf("%s: a condition needs operands", path).With("field", path+".operands")
+		}
+	case e.Op == "":
+		return nil, fault.Invalidf("%s: a node needs a condition or an operation", path).With("field", path)
+	}
+	switch e.Type {
+	case "", "string", "number", "date", "null", "boolean":
+	default:
+		return nil, fault.Invalidf("%s.type must be string, number, date or null", path).With("field", path+".type")
+	}
+	return e, nil
+}
+
+// flexInt reads a number or a numeric string.
+func flexInt(v any, name string, def int) (int, error) {
+	switch x := v.(type) {
+	case nil:
+		return def, nil
+	case json.Number:
+		f, err := x.Float64()
+		if err == nil && f == math.Trunc(f) && f >= 0 && f <= 1<<30 {
+			return int(f), nil
+		}
+	case string:
+		if n, err := strconv.Atoi(x); err == nil && n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, fault.Invalidf("pagination.%s must be a whole number", name).With("field", "pagination."+name)
+}
+
+// flexBool reads a boolean or the strings "true"/"false".
+func flexBool(v any, name string) (bool, error) {
+	switch x := v.(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return x, nil
+	case string:
+		if b, err := strconv.ParseBool(x); err == nil {
+			return b, nil
+		}
+	}
+	return false, fault.Invalidf("%s must be true or false", name).With("field", name)
+}
+
+// resolveModules turns the request's module references into the visible
+// modules they name; ok is false when the request names none (search all).
+func (s *server) resolveModules(ctx context.Context, sc readScope, ids []string, names []string) ([]rmcontent.Module, bool, error) {
+	if ids == nil && names == nil {
+		mods, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true})
+		return s.visible(ctx, sc, mods), false, err
+	}
+	var out []rmcontent.Module
+	if ids != nil {
+		mods, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true, IDs: ids})
+		if err != nil {
+			return nil, true, err
+		}
+		out = append(out, mods...)
+	}
+	if names != nil {
+		mods, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true, Names: names})
+		if err != nil {
+			return nil, true, err
+		}
+		out = append(out, mods...)
+	}
+	return s.visible(ctx, sc, out), true, nil
+}
+
+func (s *server) visible(ctx context.Context, sc readScope, mods []rmcontent.Module) []rmcontent.Module {
+	itemMods := s.itemModules(ctx, sc)
+	out := []rmcontent.Module{}
+	for _, m := range mods {
+		if sc.canSeeModule(m, itemMods) && !slices.ContainsFunc(out, func(o rmcontent.Module) bool { return o.ID == m.ID }) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func fieldsOf(mods []rmcontent.Module) map[string]content.Field {
+	out := map[string]content.Field{}
+	for _, m := range mods {
+		for _, f := range m.Fields {
+			if _, ok := out[f.Name]; !ok {
+				out[f.Name] = f
+			}
+		}
+	}
+	return out
+}
+
+func (sc readScope) apply(q *rmcontent.Query) {
+	q.AllApps, q.Apps, q.PublishedOnly = sc.all, sc.apps, sc.publishedOnly
+	q.VisibleModules, q.VisibleItems = sc.modules, sc.items
+}
+
+func (s *server) search(w http.ResponseWriter, r *http.Request) {
+	var b searchBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	sc, err := s.readScope(ctx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := rmcontent.Query{InstanceIDs: b.InstanceIDs, Locale: b.Locale, Now: time.Now().UnixMilli(), Count: true}
+	sc.apply(&q)
+	names := b.ModuleNames
+	if b.ModuleName != nil {
+		names = append(slices.Clone(names), *b.ModuleName)
+	}
+	mods, named, err := s.resolveModules(ctx, sc, b.ModuleIDs, names)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q.Fields = fieldsOf(mods)
+	if named {
+		q.ModuleIDs = []string{}
+		for _, m := range mods {
+			q.ModuleIDs = append(q.ModuleIDs, m.ID)
+		}
+	}
+	if q.SearchValues, err = parseExpr(b.SearchValues, "searchValues"); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if q.MetaSearch, err = parseExpr(b.MetaSearch, "metaSearch"); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for i, rel := range b.RelatedTo {
+		if rel.FieldName == "" {
+			s.fail(w, r, fault.Invalidf("relatedTo[%d].fieldName is required", i).With("field", "relatedTo"))
+			return
+		}
+		q.RelatedTo = append(q.RelatedTo, rmcontent.Relation{Field: strings.TrimPrefix(rel.FieldName, "values."), IDs: rel.InstanceIDs})
+	}
+	tags, err := tagsFromBody(b.SegmentTags)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, t := range tags {
+		q.SegmentTags = append(q.SegmentTags, rmcontent.Tag{ID: t.ID, Name: t.Name, Value: t.Value, TagType: t.TagType})
+	}
+	switch strings.ToLower(b.SegmentMode) {
+	case "", "partial":
+	case "total":
+		q.SegmentTotal = true
+	default:
+		s.fail(w, r, fault.Invalidf(`segmentMode must be "partial" or "total"`).With("field", "segmentMode"))
+		return
+	}
+	if q.Sort, err = rmcontent.ParseSort(b.Sort); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page, limit, skip := 1, defaultLimit, false
+	if p := b.Pagination; p != nil {
+		if skip, err = flexBool(p.Skip, "pagination.skip"); err == nil {
+			if page, err = flexInt(p.Page, "page", 1); err == nil {
+				limit, err = flexInt(p.Limit, "limit", defaultLimit)
+			}
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if page < 1 {
+			page = 1
+		}
+		if limit < 1 || limit > maxPage {
+			s.fail(w, r, fault.Invalidf("pagination.limit must be from 1 to %d", maxPage).With("field", "pagination.limit"))
+			return
+		}
+	}
+	if skip {
+		q.Limit, q.Count = maxAll, false
+	} else {
+		q.Offset, q.Limit = (page-1)*limit, limit
+	}
+	include, err := includeFields(b.Include)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := s.ContentRead.Search(ctx, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items := s.present(ctx, q, res.Items, include, b.Fields)
+	if skip {
+		writeJSON(w, http.StatusOK, items)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(page, limit, res.Total), "items": items})
+}
+
+// includeFields reads include: ["all"], a list of field names, or true.
+func includeFields(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "false" {
+		return nil, nil
+	}
+	if string(raw) == "true" {
+		return []string{"all"}, nil
+	}
+	var names []string
+	if err := json.Unmarshal(raw, &names); err != nil {
+		return nil, fault.Invalidf(`include must be ["all"] or a list of field names`).With("field", "include")
+	}
+	for i, n := range names {
+		names[i] = strings.TrimPrefix(n, "values.")
+	}
+	return names, nil
+}
+
+// present turns items into their wire form: relations populated one level
+// for the included fields, values cut down to the requested fields.
+func (s *server) present(ctx context.Context, q rmcontent.Query, items []rmcontent.Item, include, fields []string) []instanceJSON {
+	out := make([]instanceJSON, len(items))
+	var related map[string]instanceJSON
+	if len(include) > 0 {
+		var ids []string
+		for _, it := range items {
+			for name, v := range it.Values {
+				if f, ok := q.Fields[name]; ok && includes(include, name) {
+					ids = append(ids, content.RelationIDs(f, v)...)
+				}
+			}
+		}
+		if len(ids) > 0 {
+			rq := rmcontent.Query{AllApps: q.AllApps, Apps: q.Apps, VisibleModules: q.VisibleModules, VisibleItems: q.VisibleItems,
+				PublishedOnly: q.PublishedOnly, InstanceIDs: ids, Limit: len(ids), Locale: q.Locale, Now: q.Now, Fields: q.Fields}
+			if res, err := s.ContentRead.Search(ctx, rq); err == nil {
+				related = map[string]instanceJSON{}
+				for _, it := range res.Items {
+					related[it.ID] = instanceJSONOf(it)
+				}
+			}
+		}
+	}
+	keep := map[string]bool{}
+	for _, f := range fields {
+		keep[strings.TrimPrefix(f, "values.")] = true
+	}
+	for i, it := range items {
+		j := instanceJSONOf(it)
+		if related != nil || len(keep) > 0 {
+			vals := map[string]any{}
+			for name, v := range j.Values {
+				if len(keep) > 0 && !keep[name] {
+					continue
+				}
+				if f, ok := q.Fields[name]; ok && related != nil && includes(include, name) {
+					v = populate(f, v, related)
+				}
+				vals[name] = v
+			}
+			j.Values = vals
+		}
+		out[i] = j
+	}
+	return out
+}
+
+func includes(include []string, name string) bool {
+	return slices.Contains(include, "all") || slices.Contains(include, name)
+}
+
+func populate(f content.Field, v any, related map[string]instanceJSON) any {
+	switch f.Kind() {
+	case content.KindRelation:
+		if id, ok := v.(string); ok {
+			if r, ok := related[id]; ok {
+				return r
+			}
+		}
+	case content.KindRelations:
+		arr, _ := v.([]any)
+		out := make([]any, 0, len(arr))
+		for _, e := range arr {
+			if id, ok := e.(string); ok {
+				if r, ok := related[id]; ok {
+					out = append(out, r)
+					continue
+				}
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	return v
+}
+
+// listInstances serves GET /api/generalcontent/instance?module=&page=&limit=&skip=.
+func (s *server) listInstances(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	sc, err := s.readScope(ctx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page, err := intParam(r, "page", 1, 1, 1<<20)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	limit, err := intParam(r, "limit", defaultLimit, 1, maxPage)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := rmcontent.Query{Now: time.Now().UnixMilli(), Locale: r.URL.Query().Get("locale")}
+	sc.apply(&q)
+	var ids []string
+	if m := r.URL.Query().Get("module"); m != "" {
+		ids = []string{m}
+	}
+	mods, named, err := s.resolveModules(ctx, sc, ids, nil)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q.Fields = fieldsOf(mods)
+	if named {
+		q.ModuleIDs = []string{}
+		for _, m := range mods {
+			q.ModuleIDs = append(q.ModuleIDs, m.ID)
+		}
+	}
+	skip := boolParam(r, "skip")
+	if skip {
+		q.Limit = maxAll
+	} else {
+		q.Offset, q.Limit, q.Count = (page-1)*limit, limit, true
+	}
+	res, err := s.ContentRead.Search(ctx, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items := s.present(ctx, q, res.Items, nil, nil)
+	if skip {
+		writeJSON(w, http.StatusOK, items)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(page, limit, res.Total), "items": items})
+}
+
+type syncBody struct {
+	ModuleName *string `json:"moduleName"`
+	ModuleID   *string `json:"moduleId"`
+	Locale     string  `json:"locale"`
+	FromSync   any     `json:"fromSync"`
+	ToSync     any     `json:"toSync"`
+}
+
+type deletedJSON struct {
+	ID string `json:"id"`
+}
+
+func (s *server) sync(w http.ResponseWriter, r *http.Request) {
+	var b syncBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	sc, err := s.readScope(ctx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var ids, names []string
+	switch {
+	case b.ModuleID != nil:
+		ids = []string{*b.ModuleID}
+	case b.ModuleName != nil:
+		names = []string{*b.ModuleName}
+	default:
+		s.fail(w, r, fault.Invalidf("moduleName or moduleId is required").With("field", "moduleName"))
+		return
+	}
+	mods, _, err := s.resolveModules(ctx, sc, ids, names)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(mods) == 0 {
+		s.fail(w, r, fault.NotFoundf("module not found").With("field", "moduleName"))
+		return
+	}
+	if len(mods) > 1 {
+		s.fail(w, r, fault.Invalidf("several apps have a module named %q; sync by moduleId", *b.ModuleName).With("field", "moduleName"))
+		return
+	}
+	now := time.Now().UnixMilli()
+	q := rmcontent.SyncQuery{AllApps: true, Module: mods[0].ID, To: now, Locale: b.Locale, Fields: fieldsOf(mods)}
+	if b.FromSync != nil {
+		from, err := msTime(b.FromSync, "fromSync")
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		f := from.UnixMilli()
+		q.From = &f
+	}
+	if b.ToSync != nil {
+		to, err := msTime(b.ToSync, "toSync")
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		q.To = min(to.UnixMilli(), now)
+	}
+	res, err := s.ContentRead.Sync(ctx, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := map[string]any{"syncTimestamp": res.Timestamp, "created": s.present(ctx, rmcontent.Query{}, res.Created, nil, nil),
+		"updated": s.present(ctx, rmcontent.Query{}, res.Updated, nil, nil)}
+	deleted := make([]deletedJSON, len(res.Deleted))
+	for i, id := range res.Deleted {
+		deleted[i] = deletedJSON{ID: id}
+	}
+	out["deleted"] = deleted
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,212 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/fault"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
+)
+
+// Module types: reusable field configurations. The download document is
+// what import takes back.
+
+type moduleTypeJSON struct {
+	ID       string      `json:"id"`
+	Name     string      `json:"name"`
+	IsSingle bool        `json:"isSingle"`
+	Fields   []fieldJSON `json:"fields"`
+}
+
+type moduleTypeBody struct {
+	ID       string      `json:"id"`
+	Name     *string     `json:"name"`
+	IsSingle bool        `json:"isSingle"`
+	Fields   []fieldBody `json:"fields"`
+}
+
+// moduleTypesDocument is the download/import format.
+type moduleTypesDocument struct {
+	Version     int              `json:"version"`
+	ModuleTypes []moduleTypeBody `json:"moduleTypes"`
+}
+
+// ModuleTypesFormat is the version of the download document.
+const ModuleTypesFormat = 1
+
+func moduleTypeJSONOf(t rmcontent.ModuleType) moduleTypeJSON {
+	j := moduleTypeJSON{ID: t.ID, Name: t.Name, IsSingle: t.Single, Fields: make([]fieldJSON, len(t.Fields))}
+	for i, f := range t.Fields {
+		j.Fields[i] = fieldJSONOf("", f, t.UpdatedAt, t.UpdatedAt)
+	}
+	return j
+}
+
+func (s *server) moduleTypes(r *http.Request) ([]rmcontent.ModuleType, error) {
+	if access.From(r.Context()).Kind != access.User && !access.From(r.Context()).IsAdmin() {
+		return nil, fault.Forbiddenf("module types are for CMS users")
+	}
+	return s.ContentRead.ModuleTypes(r.Context())
+}
+
+func (s *server) listModuleTypes(w http.ResponseWriter, r *http.Request) {
+	ts, err := s.moduleTypes(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]moduleTypeJSON, len(ts))
+	for i, t := range ts {
+		out[i] = moduleTypeJSONOf(t)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *server) downloadModuleTypes(w http.ResponseWriter, r *http.Request) {
+	ts, err := s.moduleTypes(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id := chi.URLParam(r, "id")
+	var list []rmcontent.ModuleType
+	for _, t := range ts {
+		if id == "" || t.ID == id {
+			list = append(list, t)
+		}
+	}
+	if id != "" && len(list) == 0 {
+		s.fail(w, r, fault.NotFoundf("module type %s not found", id))
+		return
+	}
+	name := "moduletypes.json"
+	if id != "" {
+		name = "moduletype-" + id + ".json"
+	}
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	writeJSON(w, http.StatusOK, ExportModuleTypes(list))
+}
+
+func (s *server) saveModuleType(w http.ResponseWriter, r *http.Request, id string, b moduleTypeBody, status int) {
+	if b.Name == nil {
+		s.fail(w, r, fault.Invalidf("name is required").With("field", "name"))
+		return
+	}
+	fields, err := fieldsFromBody(b.Fields)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	t, err := s.Content.SaveModuleType(r.Context(), id, *b.Name, b.IsSingle, fields)
+	s.Metrics.Command("content.save_module_type", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, status, moduleTypeJSONOf(rmcontent.ModuleType{ID: t.ID, Name: t.Name, Single: t.Single, Fields: t.Fields}))
+}
+
+func (s *server) createModuleType(w http.ResponseWriter, r *http.Request) {
+	var b moduleTypeBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.saveModuleType(w, r, "", b, http.StatusCreated)
+}
+
+func (s *server) updateModuleType(w http.ResponseWriter, r *http.Request) {
+	var b moduleTypeBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.saveModuleType(w, r, chi.URLParam(r, "id"), b, http.StatusOK)
+}
+
+func (s *server) deleteModuleType(w http.ResponseWriter, r *http.Request) {
+	err := s.Content.DeleteModuleType(r.Context(), chi.URLParam(r, "id"))
+	s.Metrics.Command("content.delete_module_type", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// ModuleTypeSpec is one module type of an import document.
+type ModuleTypeSpec struct {
+	ID     string
+	Name   string
+	Single bool
+	Fields []content.Field
+}
+
+// ExportModuleTypes is the download document of the given types.
+func ExportModuleTypes(ts []rmcontent.ModuleType) any {
+	list := make([]moduleTypeJSON, len(ts))
+	for i, t := range ts {
+		list[i] = moduleTypeJSONOf(t)
+	}
+	return map[string]any{"version": ModuleTypesFormat, "moduleTypes": list}
+}
+
+// ParseModuleTypes reads and checks a download document: every type must
+// be valid before any is saved, so a bad document changes nothing.
+func ParseModuleTypes(r io.Reader) ([]ModuleTypeSpec, error) {
+	var doc moduleTypesDocument
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, badJSON(err)
+	}
+	if doc.Version != ModuleTypesFormat {
+		return nil, fault.Invalidf("unsupported document version %d (want %d)", doc.Version, ModuleTypesFormat).With("field", "version")
+	}
+	out := make([]ModuleTypeSpec, 0, len(doc.ModuleTypes))
+	for i, b := range doc.ModuleTypes {
+		if b.Name == nil {
+			return nil, fault.Invalidf("moduleTypes[%d].name is required", i).With("field", "name")
+		}
+		fields, err := fieldsFromBody(b.Fields)
+		if err == nil {
+			_, err = content.ModuleType{}.Save(b.ID, *b.Name, b.IsSingle, fields)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ModuleTypeSpec{ID: b.ID, Name: *b.Name, Single: b.IsSingle, Fields: fields})
+	}
+	return out, nil
+}
+
+// importModuleTypes takes a download document and saves each type under
+// its id (creating or replacing it).
+func (s *server) importModuleTypes(w http.ResponseWriter, r *http.Request) {
+	if err := access.RequireAdmin(access.From(r.Context())); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	specs, err := ParseModuleTypes(r.Body)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := []moduleTypeJSON{}
+	for _, p := range specs {
+		t, err := s.Content.SaveModuleType(r.Context(), p.ID, p.Name, p.Single, p.Fields)
+		s.Metrics.Command("content.save_module_type", err)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		out = append(out, moduleTypeJSONOf(rmcontent.ModuleType{ID: t.ID, Name: t.Name, Single: t.Single, Fields: t.Fields}))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"imported": len(out), "moduleTypes": out})
+}

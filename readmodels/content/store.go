@@ -1,0 +1,288 @@
+// Package content answers the content queries: modules, module types,
+// items, search and sync, from the content projection's tables.
+package content
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/fault"
+)
+
+// Store reads the content tables.
+type Store struct{ pool *pgxpool.Pool }
+
+// NewStore returns a store over pool.
+func NewStore(pool *pgxpool.Pool) *Store {
+	if pool == nil {
+		panic("content.NewStore: nil pool")
+	}
+	return &Store{pool: pool}
+}
+
+// Tag is a segmentation tag as stored (and sent).
+type Tag struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Value   string `json:"value"`
+	TagType string `json:"tagType"`
+}
+
+// Module is a module as read.
+type Module struct {
+	ID         string
+	App        string
+	Name       string
+	Single     bool
+	Tags       []Tag
+	Fields     []content.Field
+	ModuleType string
+	CreatedAt  int64
+	UpdatedAt  *int64
+	DeletedAt  *int64
+	CreatedBy  string
+	UpdatedBy  *string
+	DeletedBy  *string
+}
+
+// Item is a content item as read; dates are epoch milliseconds.
+type Item struct {
+	ID          string
+	App         string
+	Module      string
+	Name        string
+	Values      map[string]any
+	Tags        []Tag
+	ExternalID  string
+	PublishedAt *int64
+	RemovedAt   *int64
+	ArchivedAt  *int64
+	DeletedAt   *int64
+	CreatedAt   int64
+	UpdatedAt   *int64
+	CreatedBy   string
+	UpdatedBy   *string
+	DeletedBy   *string
+	Revision    int64
+}
+
+// itemColumns is the select list scanItem reads, for content_items aliased i.
+const itemColumns = `i.id, i.app, i.module, i.name, i.vals, i.tags, i.external_id, i.published_at, i.removed_at,
+	i.archived_at, i.deleted_at, i.created_at, i.updated_at, i.created_by, i.updated_by, i.deleted_by, i.revision`
+
+func scanItem(row pgx.Row) (Item, error) {
+	var it Item
+	var vals, tags []byte
+	err := row.Scan(&it.ID, &it.App, &it.Module, &it.Name, &vals, &tags, &it.ExternalID, &it.PublishedAt, &it.RemovedAt,
+		&it.ArchivedAt, &it.DeletedAt, &it.CreatedAt, &it.UpdatedAt, &it.CreatedBy, &it.UpdatedBy, &it.DeletedBy, &it.Revision)
+	if err != nil {
+		return it, err
+	}
+	if it.Values, err = decodeValues(vals); err != nil {
+		return it, err
+	}
+	if err := json.Unmarshal(tags, &it.Tags); err != nil {
+		return it, fmt.Errorf("item %s tags: %w", it.ID, err)
+	}
+	return it, nil
+}
+
+// decodeValues keeps numbers as json.Number, so long values keep their
+// precision on the way out.
+func decodeValues(b []byte) (map[string]any, error) {
+	m := map[string]any{}
+	d := json.NewDecoder(bytesReader(b))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil {
+		return nil, fmt.Errorf("item values: %w", err)
+	}
+	return m, nil
+}
+
+const moduleColumns = `m.id, m.app, m.name, m.single, m.tags, m.fields, m.module_type, m.created_at, m.updated_at,
+	m.deleted_at, m.created_by, m.updated_by, m.deleted_by`
+
+func scanModule(row pgx.Row) (Module, error) {
+	var m Module
+	var tags, fields []byte
+	err := row.Scan(&m.ID, &m.App, &m.Name, &m.Single, &tags, &fields, &m.ModuleType, &m.CreatedAt, &m.UpdatedAt,
+		&m.DeletedAt, &m.CreatedBy, &m.UpdatedBy, &m.DeletedBy)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(tags, &m.Tags); err != nil {
+		return m, err
+	}
+	d := json.NewDecoder(bytesReader(fields))
+	d.UseNumber()
+	return m, d.Decode(&m.Fields)
+}
+
+// Item returns one item (deleted ones too), or a NotFound fault.
+func (s *Store) Item(ctx context.Context, id string) (Item, error) {
+	it, err := scanItem(s.pool.QueryRow(ctx, `SELECT `+itemColumns+` FROM content_items i WHERE i.id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return it, fault.NotFoundf("Instance not found").With("id", id)
+	}
+	return it, err
+}
+
+// Items returns the items with the given ids that exist, in no order.
+func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+itemColumns+` FROM content_items i WHERE i.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Item
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// Module returns one module (deleted ones too), or a NotFound fault.
+func (s *Store) Module(ctx context.Context, id string) (Module, error) {
+	m, err := scanModule(s.pool.QueryRow(ctx, `SELECT `+moduleColumns+` FROM content_modules m WHERE m.id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, fault.NotFoundf("module %s not found", id).With("id", id)
+	}
+	return m, err
+}
+
+// ModuleQuery filters the module list.
+type ModuleQuery struct {
+	Apps    []string // the apps the caller may see
+	AllApps bool     // admins: every app
+	App     string   // optional filter
+	Names   []string // optional: modules with these names (case-insensitive)
+	IDs     []string // optional: modules with these ids
+}
+
+// Modules lists the live modules the query selects, most recently updated
+// first (HALO's default sort "updatedAt desc").
+func (s *Store) Modules(ctx context.Context, q ModuleQuery) ([]Module, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+moduleColumns+` FROM content_modules m
+		WHERE m.deleted_at IS NULL AND ($1 OR m.app = ANY($2)) AND ($3 = '' OR m.app = $3)
+		  AND ($4::text[] IS NULL OR lower(m.name) = ANY($4)) AND ($5::text[] IS NULL OR m.id = ANY($5))
+		ORDER BY coalesce(m.updated_at, m.created_at) DESC, m.id`,
+		q.AllApps, q.Apps, q.App, lowerAll(q.Names), q.IDs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Module{}
+	for rows.Next() {
+		m, err := scanModule(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// ModuleType is a module type as read.
+type ModuleType struct {
+	ID        string
+	Name      string
+	Single    bool
+	Fields    []content.Field
+	UpdatedAt int64
+}
+
+// ModuleTypes lists every module type by name.
+func (s *Store) ModuleTypes(ctx context.Context) ([]ModuleType, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, name, single, fields, updated_at FROM content_module_types ORDER BY lower(name), id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []ModuleType{}
+	for rows.Next() {
+		var t ModuleType
+		var fields []byte
+		if err := rows.Scan(&t.ID, &t.Name, &t.Single, &fields, &t.UpdatedAt); err != nil {
+			return nil, err
+		}
+		d := json.NewDecoder(bytesReader(fields))
+		d.UseNumber()
+		if err := d.Decode(&t.Fields); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func lowerAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = toLower(s)
+	}
+	return out
+}
+
+// ItemModules maps each of ids that exists (deleted or not) to its module.
+func (s *Store) ItemModules(ctx context.Context, ids []string) (map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, module FROM content_items WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, m string
+		if err := rows.Scan(&id, &m); err != nil {
+			return nil, err
+		}
+		out[id] = m
+	}
+	return out, rows.Err()
+}
+
+// ModuleValues calls fn with the values of every live item of a module.
+func (s *Store) ModuleValues(ctx context.Context, module string, fn func(id string, values map[string]any) error) error {
+	rows, err := s.pool.Query(ctx, `SELECT id, vals FROM content_items WHERE module = $1 AND deleted_at IS NULL ORDER BY id`, module)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return err
+		}
+		v, err := decodeValues(b)
+		if err != nil {
+			return err
+		}
+		if err := fn(id, v); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ModuleItemIDs lists the ids of a module's live items.
+func (s *Store) ModuleItemIDs(ctx context.Context, module string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM content_items WHERE module = $1 AND deleted_at IS NULL ORDER BY id`, module)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
