@@ -148,54 +148,11 @@ func (s *EventStore) AppendTx(ctx context.Context, q Querier, stream string, exp
 	if stream == "" {
 		return event.AppendResult{}, errors.New("append: empty stream id")
 	}
-	n := len(events)
-	ids := make([]uuid.UUID, n)
-	types := make([]string, n)
-	versions := make([]int32, n)
-	datas := make([][]byte, n)
-	metas := make([][]byte, n)
-	for i, ev := range events {
-		id := ev.Meta.EventID
-		if id == "" {
-			u, err := uuid.NewV7()
-			if err != nil {
-				return event.AppendResult{}, err
-			}
-			id = u.String()
-		}
-		u, err := uuid.Parse(id)
-		if err != nil {
-			return event.AppendResult{}, fmt.Errorf("append: event id %q: %w", id, err)
-		}
-		ids[i] = u
-		name, version, data, err := s.codec.Encode(ev.Data)
-		if err != nil {
-			return event.AppendResult{}, err
-		}
-		if ev.Type != "" && ev.Type != name {
-			return event.AppendResult{}, fmt.Errorf("append: event type %q does not match registered %q", ev.Type, name)
-		}
-		types[i], versions[i], datas[i] = name, int32(version), data
-		m := ev.Meta
-		metas[i], err = json.Marshal(storedMeta{EventID: u.String(), Actor: m.Actor, App: m.App,
-			CorrelationID: m.CorrelationID, CausationID: m.CausationID, ClientIP: m.ClientIP})
-		if err != nil {
-			return event.AppendResult{}, err
-		}
+	p, err := s.prepare(stream, expectedVersion, events)
+	if err != nil {
+		return event.AppendResult{}, err
 	}
-	var sql string
-	args := []any{stream, int64(n), ids, types, versions, datas, metas}
-	switch {
-	case expectedVersion == event.NoStream:
-		sql = appendNew
-	case expectedVersion == event.AnyVersion:
-		sql = appendAny
-	case expectedVersion > 0:
-		sql = appendAt
-		args = append(args, expectedVersion)
-	default:
-		return event.AppendResult{}, fmt.Errorf("append: invalid expected version %d", expectedVersion)
-	}
+	sql, args, ids, n := p.sql, p.args, p.ids, len(events)
 	// Inside a caller's transaction a failed statement would abort it, so
 	// guard with a savepoint there; on the pool the statement is its own
 	// transaction.
@@ -254,6 +211,66 @@ func (s *EventStore) AppendTx(ctx context.Context, q Querier, stream string, exp
 		return event.AppendResult{}, verr
 	}
 	return event.AppendResult{}, &event.ConflictError{StreamID: stream, Expected: expectedVersion, Actual: actual}
+}
+
+// preparedAppend is one stream's append statement, ready to run.
+type preparedAppend struct {
+	sql  string
+	args []any
+	ids  []uuid.UUID
+}
+
+// prepare encodes events and picks the statement for the expected version.
+func (s *EventStore) prepare(stream string, expectedVersion int64, events []event.Event) (preparedAppend, error) {
+	n := len(events)
+	ids := make([]uuid.UUID, n)
+	types := make([]string, n)
+	versions := make([]int32, n)
+	datas := make([][]byte, n)
+	metas := make([][]byte, n)
+	for i, ev := range events {
+		id := ev.Meta.EventID
+		if id == "" {
+			u, err := uuid.NewV7()
+			if err != nil {
+				return preparedAppend{}, err
+			}
+			id = u.String()
+		}
+		u, err := uuid.Parse(id)
+		if err != nil {
+			return preparedAppend{}, fmt.Errorf("append: event id %q: %w", id, err)
+		}
+		ids[i] = u
+		name, version, data, err := s.codec.Encode(ev.Data)
+		if err != nil {
+			return preparedAppend{}, err
+		}
+		if ev.Type != "" && ev.Type != name {
+			return preparedAppend{}, fmt.Errorf("append: event type %q does not match registered %q", ev.Type, name)
+		}
+		types[i], versions[i], datas[i] = name, int32(version), data
+		m := ev.Meta
+		metas[i], err = json.Marshal(storedMeta{EventID: u.String(), Actor: m.Actor, App: m.App,
+			CorrelationID: m.CorrelationID, CausationID: m.CausationID, ClientIP: m.ClientIP})
+		if err != nil {
+			return preparedAppend{}, err
+		}
+	}
+	var sql string
+	args := []any{stream, int64(n), ids, types, versions, datas, metas}
+	switch {
+	case expectedVersion == event.NoStream:
+		sql = appendNew
+	case expectedVersion == event.AnyVersion:
+		sql = appendAny
+	case expectedVersion > 0:
+		sql = appendAt
+		args = append(args, expectedVersion)
+	default:
+		return preparedAppend{}, fmt.Errorf("append: invalid expected version %d", expectedVersion)
+	}
+	return preparedAppend{sql: sql, args: args, ids: ids}, nil
 }
 
 func (s *EventStore) duplicate(ctx context.Context, q Querier, stream string, ids []uuid.UUID) (event.AppendResult, bool, error) {
