@@ -641,8 +641,12 @@ type Revision struct {
 }
 
 // History lists an item's revisions, oldest first, from its stream (read
-// right on the item).
+// right on the item). It is for CMS users: app tokens read published
+// content only, and a history shows every draft.
 func (s *Service) History(ctx context.Context, id string) ([]Revision, error) {
+	if a := access.From(ctx); a.Kind == access.App {
+		return nil, fault.Forbiddenf("an item's history is for CMS users")
+	}
 	recs, err := s.store.ReadStream(ctx, content.ItemStream(id), 0)
 	if err != nil {
 		return nil, err
