@@ -46,7 +46,7 @@ func ValidateValues(fields []Field, values map[string]any) []Violation {
 	var out []Violation
 	for _, f := range fields {
 		v, present := values[f.Name]
-		if !present || v == nil || v == "" {
+		if !present || v == nil || v == "" || f.Required && empty(v) {
 			if f.Required {
 				out = append(out, Violation{f.Name, ErrRequired, "required", "a value is required"})
 			} else if v == "" {
@@ -71,6 +71,17 @@ func ValidateValues(fields []Field, values map[string]any) []Violation {
 		out = append(out, Violation{name, ErrUnknown, "knownField", "the module has no such field"})
 	}
 	return out
+}
+
+// empty reports an empty array or object: no value for a required field.
+func empty(v any) bool {
+	switch x := v.(type) {
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
 }
 
 // Number reads a JSON number (json.Number, float64 or a Go integer).
@@ -242,7 +253,7 @@ func checkText(f Field, s string) *Violation {
 			return &Violation{f.Name, ErrPattern, "pattern", fmt.Sprintf("must match %s", r.Pattern)}
 		}
 	}
-	if len(r.Values) > 0 && f.Kind() == KindText && !slices.Contains(r.Values, s) {
+	if len(r.Values) > 0 && (f.Kind() == KindText || f.Kind() == KindLocalized) && !slices.Contains(r.Values, s) {
 		return &Violation{f.Name, ErrAllowed, "values", "must be one of " + strings.Join(r.Values, ", ")}
 	}
 	return nil
