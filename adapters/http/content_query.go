@@ -528,6 +528,11 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fault.Invalidf("several apps have a module named %q; sync by moduleId", *b.ModuleName).With("field", "moduleName"))
 		return
 	}
+	if m := mods[0]; !sc.all && !slices.Contains(sc.apps, m.App) && !slices.Contains(sc.modules, m.ID) {
+		// Rights on single items show the module but do not cover a sync of it.
+		s.fail(w, r, fault.Forbiddenf("syncing a module needs the read right on the module or its app").With("permission", "read"))
+		return
+	}
 	now := time.Now().UnixMilli()
 	q := rmcontent.SyncQuery{AllApps: true, Module: mods[0].ID, To: now, Locale: b.Locale, Fields: fieldsOf(mods)}
 	if b.FromSync != nil {

@@ -1,0 +1,188 @@
+package content
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/domain/content"
+	pc "github.com/halocms/halocms/projections/content"
+)
+
+const planItems = 30_000
+
+// bulk fills the content tables with planItems items of module m1 (and a
+// third as many of m2), laid out as the projector does: one key row per
+// item and single-valued field, NULLs for missing values. price is missing
+// on every tenth item; two thirds of the items are published.
+func bulk(t *testing.T) (*pgxpool.Pool, map[string]content.Field) {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	if err := (pc.Projector{}).Create(ctx, pool, "public"); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{`
+INSERT INTO content_items (id, app, module, name, created_at, state_changed_at, published_at, pub_from, pub_until)
+SELECT lpad(g::text, 24, '0'), 'a1', CASE WHEN g % 4 = 0 THEN 'm2' ELSE 'm1' END, 'item ' || g, 1000000 + g, 1000000 + g,
+       CASE WHEN g % 3 = 0 THEN NULL ELSE 1000 END, CASE WHEN g % 3 = 0 THEN NULL ELSE 1000 END, 9223372036854775807
+FROM generate_series(1, ` + strconv.Itoa(planItems*4/3) + `) g`, `
+INSERT INTO content_keys (item_id, module, field, n, pub_from, pub_until)
+SELECT id, module, 'price', CASE WHEN created_at % 10 = 0 THEN NULL ELSE (created_at * 7919) % 1000 END, pub_from, pub_until
+FROM content_items`, `
+INSERT INTO content_keys (item_id, module, field, s, pub_from, pub_until)
+SELECT id, module, 'category', 'cat' || (created_at % 20), pub_from, pub_until FROM content_items`,
+		`INSERT INTO content_modules (id, app, name, created_at) VALUES ('m1', 'a1', 'm1', 0), ('m2', 'a1', 'm2', 0)`,
+		`VACUUM ANALYZE content_items`, `VACUUM ANALYZE content_keys`} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pool, map[string]content.Field{
+		"price":    {Name: "price", Type: "000000000000000000000002"},
+		"category": {Name: "category", Type: "000000000000000000000001"},
+	}
+}
+
+func explain(t *testing.T, pool *pgxpool.Pool, sql string, args []any) string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), "EXPLAIN "+sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestSortByFieldWalksTheIndex checks the plan shape of a paged sort by a
+// scalar field of one module: the ascending one reads content_keys in
+// index order and stops early, with no Sort node. It logs how long each
+// shape takes.
+func TestSortByFieldWalksTheIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bulk data")
+	}
+	t.Parallel()
+	pool, fields := bulk(t)
+	s := NewStore(pool)
+	ctx := context.Background()
+	base := Query{AllApps: true, ModuleIDs: []string{"m1"}, PublishedOnly: true, Now: 2000, Fields: fields, Limit: 20, Offset: 40}
+
+	asc := base
+	asc.Sort = []SortKey{{Field: "price"}}
+	st, err := compile(&asc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := explain(t, pool, st.page, st.pageArgs)
+	if strings.Contains(plan, "Sort") || !strings.Contains(plan, "content_keys_module_field_n_item_id") {
+		t.Errorf("the ascending field sort should walk the key index:\n%s", plan)
+	}
+
+	desc := base
+	desc.Sort = []SortKey{{Field: "price", Desc: true}}
+	if st, err = compile(&desc); err != nil {
+		t.Fatal(err)
+	}
+	plan = explain(t, pool, st.page, st.pageArgs)
+	if strings.Count(plan, "Index Only Scan Backward using content_keys_module_field_n_item_id") != 2 {
+		t.Errorf("the descending field sort should walk the key index backwards, twice:\n%s", plan)
+	}
+
+	timed := func(name string, q Query) []string {
+		t.Helper()
+		start := time.Now()
+		res, err := s.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-40s %8v  %v", name, time.Since(start).Round(time.Microsecond), ids(res.Items)[:3])
+		return ids(res.Items)
+	}
+	// The general plan (two modules, restricted to m1 by metaSearch) must
+	// give the same page.
+	general := func(q Query) Query {
+		q.ModuleIDs = []string{"m1", "m2"}
+		q.MetaSearch = &Expr{Op: "=", Property: "module", Value: "m1"}
+		return q
+	}
+	text := base
+	text.Sort = []SortKey{{Field: "category", Desc: true}, {Attr: "createdAt"}}
+	for _, c := range []struct {
+		name string
+		q    Query
+	}{{"price asc", asc}, {"price desc", desc}, {"category desc, createdAt", text}} {
+		fast := timed(c.name+", key walk", c.q)
+		slow := timed(c.name+", general", general(c.q))
+		if !slices.Equal(fast, slow) {
+			t.Errorf("%s: key walk %v, general %v", c.name, fast, slow)
+		}
+	}
+
+	// A published-only equality on one field of one module is counted
+	// from the key index alone, and counts the same as the general count.
+	cnt := base
+	cnt.Count, cnt.AllApps, cnt.Apps = true, false, []string{"a1"}
+	cnt.SearchValues = &Expr{Op: "=", Property: "category", Value: "cat3"}
+	st, err = compile(&cnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan = explain(t, pool, st.count, st.countArgs)
+	if strings.Contains(plan, "content_items") || !strings.Contains(plan, "Index Only Scan") {
+		t.Errorf("the count should read the key index only:\n%s", plan)
+	}
+	// best runs a count five times and returns it with its best time.
+	best := func(sql string, args []any) (int, time.Duration) {
+		t.Helper()
+		var n int
+		d := time.Hour
+		for range 5 {
+			start := time.Now()
+			if err := pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			d = min(d, time.Since(start))
+		}
+		return n, d
+	}
+	generalCount := `SELECT count(*) FROM content_items i WHERE i.module = 'm1' AND i.pub_from <= 2000 AND i.pub_until > 2000 AND i.deleted_at IS NULL AND
+		EXISTS (SELECT 1 FROM content_keys k WHERE k.item_id = i.id AND k.field = 'category' AND k.s = 'cat3')`
+	want, d := best(generalCount, nil)
+	t.Logf("%-40s %8v  total %d", "count category = cat3, general", d.Round(time.Microsecond), want)
+	got, d := best(st.count, st.countArgs)
+	t.Logf("%-40s %8v  total %d", "count category = cat3, from keys", d.Round(time.Microsecond), got)
+	res, err := s.Search(ctx, cnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != want || want == 0 {
+		t.Errorf("count from keys %d, general %d", res.Total, want)
+	}
+	cnt.Apps = []string{"a2"}
+	if res, err := s.Search(ctx, cnt); err != nil || res.Total != 0 {
+		t.Errorf("count for another app: %d, %v", res.Total, err)
+	}
+}
+
+func ids(items []Item) []string {
+	out := []string{}
+	for _, it := range items {
+		out = append(out, it.ID)
+	}
+	return out
+}

@@ -1,0 +1,726 @@
+package content_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/fault"
+	pc "github.com/halocms/halocms/projections/content"
+	rc "github.com/halocms/halocms/readmodels/content"
+)
+
+// t0 is the base instant of the fixtures (ms).
+const t0 int64 = 1_700_000_000_000
+
+// now is when the searches judge publication: after every fixture event.
+const now = t0 + 100_000
+
+const day int64 = 86_400_000
+
+// fixture is a fresh database with the content tables, filled through the
+// real projector.
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	pool   *pgxpool.Pool
+	store  *rc.Store
+	pos    int64
+	fields map[string]content.Field
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	pool := pgtest.Pool(t)
+	if err := (pc.Projector{}).Create(ctx, pool, "public"); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, ctx: ctx, pool: pool, store: rc.NewStore(pool), fields: map[string]content.Field{}}
+}
+
+// apply records evs at instant at (ms) and projects them.
+func (f *fixture) apply(at int64, evs ...interface{ EventType() string }) {
+	f.t.Helper()
+	var recs []event.Recorded
+	for _, ev := range evs {
+		f.pos++
+		recs = append(recs, event.Recorded{Position: event.Position{TxID: uint64(f.pos), Pos: f.pos},
+			StreamID: "s", Type: ev.EventType(), Data: ev, RecordedAt: time.UnixMilli(at)})
+	}
+	if err := (pc.Projector{}).Apply(f.ctx, f.pool, "public", recs); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// module creates a module with fields, remembering their definitions.
+func (f *fixture) module(at int64, id, app string, fields ...content.Field) {
+	f.t.Helper()
+	for _, fd := range fields {
+		f.fields[fd.Name] = fd
+	}
+	f.apply(at, content.ModuleCreated{ModuleID: id, App: app, Name: id, Fields: fields, By: "Ann"})
+}
+
+// item creates an item (published at pub unless pub is 0).
+func (f *fixture) item(at int64, id, app, module, name string, vals map[string]any, pub int64, tags ...content.Tag) {
+	f.t.Helper()
+	ev := content.ItemCreated{ItemID: id, App: app, Module: module, Name: name, Values: vals, Tags: tags, By: "Ann"}
+	if ev.Values == nil {
+		ev.Values = map[string]any{}
+	}
+	if pub != 0 {
+		ev.PublishedAt = time.UnixMilli(pub)
+	}
+	f.apply(at, ev)
+}
+
+func field(name, typ string) content.Field {
+	return content.Field{ID: "f-" + name, Name: name, Type: "0000000000000000000000" + typ}
+}
+
+func num(s string) json.Number { return json.Number(s) }
+
+// catalog is the shared search fixture. In module m1 (app a1), created in
+// this order:
+//
+//	i1 Alpha   title "Hello World"  price 10     date t0+1000  active true   cats [a b]  author i2  related [i2 i3]  published
+//	i2 beta    title "hello there"  price 2^53+1 date t0+2000  active false  cats [b]                   related []      published
+//	i3 Gamma   title "100% pure_"   price 2^53                               cats []     author i1                  published
+//	i4 delta   (no title)           price -5.5   date t0+3000  active true                                              concept
+//	i5 Epsilon title "scheduled"    price 20                                                                            published t0+1 day
+//	i6 Zeta    title "zz expired"                                                                                       expired at t0+500
+//	i7 Eta     title "archived"                                                                                         archived at t0+200
+//	i8 Theta   title "deleted"                                                                                          deleted
+//
+// j1 in m2 (app a1) and k1 in m3 (app a2) are published and titled
+// "Hello World".
+func catalog(t *testing.T) *fixture {
+	f := newFixture(t)
+	f.module(t0-10_000, "m1", "a1",
+		field("title", "01"), field("price", "02"), field("date", "06"), field("active", "08"),
+		content.Field{ID: "f-cats", Name: "cats", Type: "000000000000000000000017", Rules: content.FieldRules{Values: []string{"a", "b", "c"}}},
+		field("author", "11"), field("related", "10"), field("label", "15"), field("meta", "13"))
+	f.module(t0-10_000, "m2", "a1", field("title", "01"))
+	f.module(t0-10_000, "m3", "a2", field("title", "01"))
+	at := t0 - 9000
+	next := func() int64 { at += 100; return at }
+	android := content.Tag{ID: "t1", Name: "Platform", Value: "android", TagType: "x"}
+	f.item(next(), "i1", "a1", "m1", "Alpha", map[string]any{"title": "Hello World", "price": num("10"), "date": num("1700000001000"),
+		"active": true, "cats": []any{"a", "b"}, "author": "i2", "related": []any{"i2", "i3"},
+		"label": map[string]any{"en-US": "Colour", "es-ES": "Color"}, "meta": map[string]any{"k": "secret value"}}, t0, android)
+	f.item(next(), "i2", "a1", "m1", "beta", map[string]any{"title": "hello there", "price": num("9007199254740993"),
+		"date": num("1700000002000"), "active": false, "cats": []any{"b"}, "related": []any{},
+		"label": map[string]any{"en-US": "Size"}}, t0, content.Tag{Name: "Platform", Value: "ios"})
+	f.item(next(), "i3", "a1", "m1", "Gamma", map[string]any{"title": "100% pure_", "price": num("9007199254740992"),
+		"cats": []any{}, "author": "i1"}, t0,
+		content.Tag{Name: "Platform", Value: "android"}, content.Tag{ID: "t9", Name: "Lang", Value: "es"})
+	f.item(next(), "i4", "a1", "m1", "delta", map[string]any{"price": num("-5.5"), "date": num("1700000003000"), "active": true}, 0)
+	f.item(next(), "i5", "a1", "m1", "Epsilon", map[string]any{"title": "scheduled", "price": num("20")}, t0+day)
+	f.item(next(), "i6", "a1", "m1", "Zeta", map[string]any{"title": "zz expired"}, t0-5000)
+	f.apply(next(), content.ItemExpirySet{ItemID: "i6", App: "a1", Module: "m1", RemovedAt: time.UnixMilli(t0 + 500)})
+	f.item(next(), "i7", "a1", "m1", "Eta", map[string]any{"title": "archived"}, t0-5000)
+	f.apply(next(), content.ItemArchived{ItemID: "i7", App: "a1", Module: "m1", ArchivedAt: time.UnixMilli(t0 + 200)})
+	f.item(next(), "i8", "a1", "m1", "Theta", map[string]any{"title": "deleted"}, t0)
+	f.apply(next(), content.ItemDeleted{ItemID: "i8", App: "a1", Module: "m1", By: "Bob"})
+	f.item(next(), "j1", "a1", "m2", "Other", map[string]any{"title": "Hello World"}, t0)
+	f.item(next(), "k1", "a2", "m3", "Foreign", map[string]any{"title": "Hello World"}, t0)
+	return f
+}
+
+// q is a search of module m1 by an admin.
+func (f *fixture) q() rc.Query {
+	return rc.Query{AllApps: true, ModuleIDs: []string{"m1"}, Fields: f.fields, Now: now}
+}
+
+func (f *fixture) search(q rc.Query) rc.Result {
+	f.t.Helper()
+	res, err := f.store.Search(f.ctx, q)
+	if err != nil {
+		f.t.Fatalf("search: %v", err)
+	}
+	return res
+}
+
+func ids(items []rc.Item) []string {
+	out := []string{}
+	for _, it := range items {
+		out = append(out, it.ID)
+	}
+	return out
+}
+
+func op(o, prop string, v any) *rc.Expr     { return &rc.Expr{Op: o, Property: prop, Value: v} }
+func and(es ...*rc.Expr) *rc.Expr           { return &rc.Expr{Cond: "and", Operands: es} }
+func or(es ...*rc.Expr) *rc.Expr            { return &rc.Expr{Cond: "or", Operands: es} }
+func typed(e *rc.Expr, typ string) *rc.Expr { e.Type = typ; return e }
+
+type searchCase struct {
+	name string
+	expr *rc.Expr
+	want []string
+}
+
+func runValues(t *testing.T, f *fixture, cases []searchCase) {
+	t.Helper()
+	for _, c := range cases {
+		q := f.q()
+		q.SearchValues = c.expr
+		if got := ids(f.search(q).Items); !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func runMeta(t *testing.T, f *fixture, cases []searchCase) {
+	t.Helper()
+	for _, c := range cases {
+		q := f.q()
+		q.MetaSearch = c.expr
+		if got := ids(f.search(q).Items); !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// wantInvalid checks that q fails with a 400 whose message mentions each
+// of words.
+func wantInvalid(t *testing.T, f *fixture, name string, q rc.Query, words ...string) {
+	t.Helper()
+	_, err := f.store.Search(f.ctx, q)
+	if !fault.Is(err, fault.Invalid) {
+		t.Errorf("%s: got %v, want an Invalid fault", name, err)
+		return
+	}
+	for _, w := range words {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: %q does not mention %q", name, err.Error(), w)
+		}
+	}
+}
+
+func TestSearchOperators(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	all := []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7"}
+	runValues(t, f, []searchCase{
+		// text
+		{"text =", op("=", "title", "Hello World"), []string{"i1"}},
+		{"text = is case-sensitive", op("=", "title", "hello world"), []string{}},
+		{"values. prefix", op("=", "values.title", "Hello World"), []string{"i1"}},
+		{"text !=", op("!=", "title", "Hello World"), []string{"i2", "i3", "i4", "i5", "i6", "i7"}},
+		{"text >", op(">", "title", "r"), []string{"i5", "i6"}},
+		{"text <", op("<", "title", "2"), []string{"i3"}},
+		{"text in", op("in", "title", []any{"Hello World", "scheduled"}), []string{"i1", "i5"}},
+		{"text in with null", op("in", "title", []any{"scheduled", nil}), []string{"i4", "i5"}},
+		{"text !in", op("!in", "title", []any{"Hello World", "scheduled"}), []string{"i2", "i3", "i4", "i6", "i7"}},
+		{"text in empty", op("in", "title", []any{}), []string{}},
+		{"text !in empty", op("!in", "title", []any{}), all},
+		{"text = null", typed(op("=", "title", nil), "null"), []string{"i4"}},
+		{"text != null", op("!=", "title", nil), []string{"i1", "i2", "i3", "i5", "i6", "i7"}},
+		{"like is case-insensitive", op("like", "title", "WORLD"), []string{"i1"}},
+		{"like substring", op("like", "title", "ell"), []string{"i1", "i2"}},
+		{"like escapes %", op("like", "title", "0% p"), []string{"i3"}},
+		{"like % is literal", op("like", "title", "o%d"), []string{}},
+		{"like _ is literal", op("like", "title", "l_o"), []string{}},
+		{"like trailing _", op("like", "title", "re_"), []string{"i3"}},
+
+		// number, with exact long integers
+		{"number = long", op("=", "price", num("9007199254740993")), []string{"i2"}},
+		{"number = long other", op("=", "price", num("9007199254740992")), []string{"i3"}},
+		{"number = float64", op("=", "price", float64(10)), []string{"i1"}},
+		{"number = numeric string", op("=", "price", "10"), []string{"i1"}},
+		{"number = decimal", op("=", "price", num("-5.50")), []string{"i4"}},
+		{"number >", op(">", "price", num("10")), []string{"i2", "i3", "i5"}},
+		{"number >=", op(">=", "price", num("10")), []string{"i1", "i2", "i3", "i5"}},
+		{"number > long", op(">", "price", num("9007199254740992")), []string{"i2"}},
+		{"number <", op("<", "price", 0.0), []string{"i4"}},
+		{"number <=", op("<=", "price", num("-5.5")), []string{"i4"}},
+		{"number in", op("in", "price", []any{num("10"), float64(20)}), []string{"i1", "i5"}},
+		{"number !in", op("!in", "price", []any{num("10"), num("20")}), []string{"i2", "i3", "i4", "i6", "i7"}},
+		{"number != ", op("!=", "price", num("10")), []string{"i2", "i3", "i4", "i5", "i6", "i7"}},
+		{"number = null", op("=", "price", nil), []string{"i6", "i7"}},
+
+		// date
+		{"date >", typed(op(">", "date", num("1700000001500")), "date"), []string{"i2", "i4"}},
+		{"date <=", typed(op("<=", "date", num("1700000002000")), "date"), []string{"i1", "i2"}},
+		{"date =", typed(op("=", "date", float64(1700000003000)), "date"), []string{"i4"}},
+		{"date = null", typed(op("=", "date", nil), "null"), []string{"i3", "i5", "i6", "i7"}},
+
+		// boolean
+		{"bool = true", op("=", "active", true), []string{"i1", "i4"}},
+		{"bool = false", op("=", "active", false), []string{"i2"}},
+		{"bool = 'true'", op("=", "active", "true"), []string{"i1", "i4"}},
+		{"bool != true", op("!=", "active", true), []string{"i2", "i3", "i5", "i6", "i7"}},
+		{"bool = null", op("=", "active", nil), []string{"i3", "i5", "i6", "i7"}},
+
+		// multi-valued: matches when one element does
+		{"multi =", op("=", "cats", "b"), []string{"i1", "i2"}},
+		{"multi !=", op("!=", "cats", "b"), []string{"i3", "i4", "i5", "i6", "i7"}},
+		{"multi in", op("in", "cats", []any{"a", "c"}), []string{"i1"}},
+		{"multi = null", op("=", "cats", nil), []string{"i3", "i4", "i5", "i6", "i7"}},
+
+		// object: only null tests and like
+		{"object like", op("like", "meta", "SECRET"), []string{"i1"}},
+		{"object = null", op("=", "meta", nil), []string{"i2", "i3", "i4", "i5", "i6", "i7"}},
+		{"object != null", op("!=", "meta", nil), []string{"i1"}},
+
+		// unknown field (not in Fields): typed by the value; no key rows
+		{"unknown field", op("=", "nosuch", "x"), []string{}},
+		{"unknown field !=", op("!=", "nosuch", num("1")), all},
+
+		// nesting
+		{"and/or", and(op(">=", "price", num("10")), or(op("=", "active", true), op("like", "title", "there"))), []string{"i1", "i2"}},
+		{"or/and", or(and(op("=", "active", true), op("<", "price", 0)), op("=", "title", "scheduled")), []string{"i4", "i5"}},
+		{"single operand", and(op("=", "title", "scheduled")), []string{"i5"}},
+	})
+}
+
+func TestSearchLocalized(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	for _, c := range []struct {
+		locale string
+		expr   *rc.Expr
+		want   []string
+	}{
+		{"es-ES", op("=", "label", "Color"), []string{"i1"}},
+		{"en-US", op("=", "label", "Color"), []string{}},
+		{"", op("=", "label", "Color"), []string{"i1"}}, // any locale
+		{"en-US", op("like", "label", "siz"), []string{"i2"}},
+		{"es-ES", op("=", "label", nil), []string{"i2", "i3", "i4", "i5", "i6", "i7"}},
+	} {
+		q := f.q()
+		q.Locale, q.SearchValues = c.locale, c.expr
+		if got := ids(f.search(q).Items); !slices.Equal(got, c.want) {
+			t.Errorf("locale %q %s %v: got %v, want %v", c.locale, c.expr.Op, c.expr.Value, got, c.want)
+		}
+	}
+
+	// Values come back resolved to the locale.
+	q := f.q()
+	q.Locale = "es-ES"
+	q.InstanceIDs = []string{"i1", "i2"}
+	items := f.search(q).Items
+	if len(items) != 2 || items[0].Values["label"] != "Color" || items[1].Values["label"] != nil {
+		t.Errorf("es-ES labels: %v, %v", items[0].Values["label"], items[1].Values["label"])
+	}
+	if _, ok := items[1].Values["label"]; !ok {
+		t.Error("a missing translation must stay as a null value")
+	}
+	if items[0].Values["title"] != "Hello World" {
+		t.Errorf("non-localized values must stay: %v", items[0].Values["title"])
+	}
+	// Without a locale the object stays.
+	q.Locale = ""
+	if m, ok := f.search(q).Items[0].Values["label"].(map[string]any); !ok || m["en-US"] != "Colour" {
+		t.Errorf("without locale: %v", f.search(q).Items[0].Values["label"])
+	}
+}
+
+func TestSearchMeta(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	runMeta(t, f, []searchCase{
+		{"name =", op("=", "name", "Alpha"), []string{"i1"}},
+		{"name = is case-sensitive", op("=", "name", "alpha"), []string{}},
+		{"name like", op("like", "name", "ALP"), []string{"i1"}},
+		{"name in", op("in", "name", []any{"beta", "Gamma"}), []string{"i2", "i3"}},
+		{"name !=", op("!=", "name", "Alpha"), []string{"i2", "i3", "i4", "i5", "i6", "i7"}},
+		{"publishedAt = null", typed(op("=", "publishedAt", nil), "null"), []string{"i4"}},
+		{"publishedAt >", typed(op(">", "publishedAt", num("1700000000000")), "date"), []string{"i5"}},
+		{"publishedAt <= float", typed(op("<=", "publishedAt", float64(t0)+0.5), "date"), []string{"i1", "i2", "i3", "i6", "i7"}},
+		{"publishedAt < fraction", typed(op("<", "publishedAt", float64(t0)+0.5), "date"), []string{"i1", "i2", "i3", "i6", "i7"}},
+		{"publishedAt = fraction", typed(op("=", "publishedAt", float64(t0)+0.5), "date"), []string{}},
+		{"publishedAt string", typed(op("=", "publishedAt", "1700000000000"), "date"), []string{"i1", "i2", "i3"}},
+		{"removedAt <= now", typed(op("<=", "removedAt", num("1700000100000")), "date"), []string{"i6"}},
+		{"removedAt != x", typed(op("!=", "removedAt", num("1700000000500")), "date"), []string{"i1", "i2", "i3", "i4", "i5", "i7"}},
+		{"archivedAt != null", op("!=", "archivedAt", nil), []string{"i7"}},
+		{"publishedAt in", op("in", "publishedAt", []any{num("1700000000000"), nil}), []string{"i1", "i2", "i3", "i4"}},
+		{"publishedAt !in", op("!in", "publishedAt", []any{num("1700000000000")}), []string{"i4", "i5", "i6", "i7"}},
+		{"createdBy", op("=", "createdBy", "Ann"), []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7"}},
+		{"id in", op("in", "id", []any{"i3", "i1", "nope"}), []string{"i1", "i3"}},
+		{"externalId = null", op("=", "externalId", nil), []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7"}},
+		{"the state filter of the SDKs", and(
+			typed(op("<=", "publishedAt", num("1700000100000")), "date"),
+			typed(op("=", "deletedAt", nil), "null"),
+			or(typed(op(">", "removedAt", num("1700000100000")), "date"), typed(op("=", "removedAt", nil), "null")),
+		), []string{"i1", "i2", "i3", "i7"}},
+		// naming deletedAt lifts the implicit "not deleted"
+		{"deletedAt != null", op("!=", "deletedAt", nil), []string{"i8"}},
+		{"deletedBy", op("=", "deletedBy", "Bob"), []string{}},
+		{"deletedBy with deletedAt", and(op("=", "deletedBy", "Bob"), op(">", "deletedAt", 0)), []string{"i8"}},
+	})
+}
+
+func TestSearchInvalid(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	sv := func(e *rc.Expr) rc.Query { q := f.q(); q.SearchValues = e; return q }
+	ms := func(e *rc.Expr) rc.Query { q := f.q(); q.MetaSearch = e; return q }
+	deep := op("=", "title", "x")
+	for range 40 {
+		deep = and(deep)
+	}
+	wide := make([]*rc.Expr, 600)
+	for i := range wide {
+		wide[i] = op("=", "name", "x")
+	}
+	wantInvalid(t, f, "text against a number field", sv(op("=", "price", "abc")), "price")
+	wantInvalid(t, f, "bool against a number field", sv(op(">", "price", true)), "price")
+	wantInvalid(t, f, "a number too long", sv(op("=", "price", num(strings.Repeat("9", 2000)))), "price")
+	wantInvalid(t, f, "NaN-like number", sv(op("=", "price", num("NaN"))), "price")
+	wantInvalid(t, f, "in with a text against a number field", sv(op("in", "price", []any{"1", "x"})), "price")
+	wantInvalid(t, f, "unknown operator", sv(op("~", "title", "x")), "~")
+	wantInvalid(t, f, "unknown meta operator", ms(op("contains", "name", "x")), "contains")
+	wantInvalid(t, f, "unknown meta property", ms(op("=", "colour", "x")), "colour")
+	wantInvalid(t, f, "values field in metaSearch", ms(op("=", "title", "x")), "title")
+	wantInvalid(t, f, "short like", sv(op("like", "title", "ab")), "3")
+	wantInvalid(t, f, "short meta like", ms(op("like", "name", "al")), "3")
+	wantInvalid(t, f, "like with a number", sv(op("like", "title", num("123"))))
+	wantInvalid(t, f, "like on a number field", sv(op("like", "price", "123")))
+	wantInvalid(t, f, "in without an array", sv(op("in", "title", "x")))
+	wantInvalid(t, f, "= with an array", sv(op("=", "title", []any{"x"})))
+	wantInvalid(t, f, "> null", sv(op(">", "price", nil)))
+	wantInvalid(t, f, "date not a number", ms(op(">", "createdAt", "yesterday")), "createdAt")
+	wantInvalid(t, f, "like on a date", ms(op("like", "createdAt", "2020")))
+	wantInvalid(t, f, "object comparison", sv(op(">", "meta", "x")), "meta")
+	wantInvalid(t, f, "empty operands", sv(&rc.Expr{Cond: "and"}))
+	wantInvalid(t, f, "unknown condition", sv(&rc.Expr{Cond: "xor", Operands: []*rc.Expr{op("=", "title", "x")}}), "xor")
+	wantInvalid(t, f, "empty node", sv(&rc.Expr{}))
+	wantInvalid(t, f, "nil operand", sv(and(nil)))
+	wantInvalid(t, f, "too deep", sv(deep), "32")
+	wantInvalid(t, f, "too many nodes", ms(or(wide...)), "500")
+	wantInvalid(t, f, "no property", sv(op("=", "", "x")))
+	q := f.q()
+	q.Offset = -1
+	wantInvalid(t, f, "negative offset", q)
+	q = f.q()
+	q.SegmentTags = []rc.Tag{{Value: "x"}}
+	wantInvalid(t, f, "tag without id or name", q)
+	q = f.q()
+	q.RelatedTo = []rc.Relation{{IDs: []string{"*"}}}
+	wantInvalid(t, f, "relation without field", q)
+
+	// Still valid at the limits.
+	ok := op("=", "title", "Hello World")
+	for range 31 {
+		ok = and(ok)
+	}
+	if got := ids(f.search(sv(ok)).Items); !slices.Equal(got, []string{"i1"}) {
+		t.Errorf("32 levels: got %v", got)
+	}
+}
+
+func TestSearchRelationsAndSegments(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	for _, c := range []struct {
+		name string
+		rel  []rc.Relation
+		want []string
+	}{
+		{"single relation", []rc.Relation{{Field: "author", IDs: []string{"i2"}}}, []string{"i1"}},
+		{"single relation, any id", []rc.Relation{{Field: "author", IDs: []string{"i2", "i1"}}}, []string{"i1", "i3"}},
+		{"multiple relation", []rc.Relation{{Field: "related", IDs: []string{"i3"}}}, []string{"i1"}},
+		{"star", []rc.Relation{{Field: "author", IDs: []string{"*"}}}, []string{"i1", "i3"}},
+		{"star on an empty list", []rc.Relation{{Field: "related", IDs: []string{"*"}}}, []string{"i1"}},
+		{"values. prefix", []rc.Relation{{Field: "values.author", IDs: []string{"i1"}}}, []string{"i3"}},
+		{"and-ed", []rc.Relation{{Field: "author", IDs: []string{"*"}}, {Field: "related", IDs: []string{"i2"}}}, []string{"i1"}},
+		{"no ids", []rc.Relation{{Field: "author"}}, []string{}},
+	} {
+		q := f.q()
+		q.RelatedTo = c.rel
+		if got := ids(f.search(q).Items); !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+
+	android := rc.Tag{Name: "Platform", Value: "android"}
+	for _, c := range []struct {
+		name  string
+		tags  []rc.Tag
+		total bool
+		want  []string
+	}{
+		{"partial by name+value", []rc.Tag{android}, false, []string{"i1", "i3"}},
+		{"partial by id", []rc.Tag{{ID: "t9"}}, false, []string{"i3"}},
+		{"partial, one of two", []rc.Tag{{Name: "Platform", Value: "ios"}, {ID: "t9"}}, false, []string{"i2", "i3"}},
+		{"total, all of two", []rc.Tag{android, {ID: "t9", Name: "Lang", Value: "es"}}, true, []string{"i3"}},
+		{"total, one tag", []rc.Tag{android}, true, []string{"i1", "i3"}},
+		{"total by id or name", []rc.Tag{{ID: "t1", Name: "nomatch"}}, true, []string{"i1"}},
+		{"value matters", []rc.Tag{{Name: "Platform", Value: "web"}}, false, []string{}},
+	} {
+		q := f.q()
+		q.SegmentTags, q.SegmentTotal = c.tags, c.total
+		if got := ids(f.search(q).Items); !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestSearchVisibility(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	for _, c := range []struct {
+		name string
+		mod  func(*rc.Query)
+		want []string
+	}{
+		{"published at now", func(q *rc.Query) { q.PublishedOnly = true }, []string{"i1", "i2", "i3"}},
+		{"published a day later", func(q *rc.Query) { q.PublishedOnly, q.Now = true, t0+day }, []string{"i1", "i2", "i3", "i5"}},
+		{"published before expiry and archive", func(q *rc.Query) { q.PublishedOnly, q.Now = true, t0+100 }, []string{"i1", "i2", "i3", "i6", "i7"}},
+		{"published before t0", func(q *rc.Query) { q.PublishedOnly, q.Now = true, t0-1 }, []string{"i6", "i7"}},
+		{"deleted hidden", func(q *rc.Query) {}, []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7"}},
+		{"deleted included", func(q *rc.Query) { q.IncludeDeleted = true }, []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8"}},
+		{"deleted never published", func(q *rc.Query) { q.IncludeDeleted, q.PublishedOnly = true, true }, []string{"i1", "i2", "i3"}},
+		{"app a1, all modules", func(q *rc.Query) {
+			q.AllApps, q.Apps, q.ModuleIDs = false, []string{"a1"}, nil
+			q.SearchValues = op("=", "title", "Hello World")
+		}, []string{"i1", "j1"}},
+		{"app a2, all modules", func(q *rc.Query) {
+			q.AllApps, q.Apps, q.ModuleIDs = false, []string{"a2"}, nil
+			q.SearchValues = op("=", "title", "Hello World")
+		}, []string{"k1"}},
+		{"no apps", func(q *rc.Query) { q.AllApps, q.Apps = false, nil }, []string{}},
+		{"every app", func(q *rc.Query) { q.ModuleIDs = nil; q.SearchValues = op("=", "title", "Hello World") }, []string{"i1", "j1", "k1"}},
+		{"two modules", func(q *rc.Query) { q.ModuleIDs = []string{"m2", "m3"} }, []string{"j1", "k1"}},
+		{"rights on an app or a module", func(q *rc.Query) {
+			q.AllApps, q.Apps, q.VisibleModules, q.ModuleIDs = false, []string{"a2"}, []string{"m2"}, nil
+		}, []string{"j1", "k1"}},
+		{"rights on items", func(q *rc.Query) {
+			q.AllApps, q.VisibleItems, q.ModuleIDs = false, []string{"i2", "k1"}, nil
+		}, []string{"i2", "k1"}},
+		{"empty module list", func(q *rc.Query) { q.ModuleIDs = []string{} }, []string{}},
+		{"instances", func(q *rc.Query) { q.InstanceIDs = []string{"i2", "i8", "j1"} }, []string{"i2"}},
+		{"empty instance list", func(q *rc.Query) { q.InstanceIDs = []string{} }, []string{}},
+	} {
+		q := f.q()
+		c.mod(&q)
+		if got := ids(f.search(q).Items); !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestSearchSort(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	for _, c := range []struct {
+		sort string
+		want []string
+	}{
+		{"", []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7"}},
+		{"createdAt desc", []string{"i7", "i6", "i5", "i4", "i3", "i2", "i1"}},
+		{"name asc", []string{"i1", "i2", "i4", "i5", "i7", "i3", "i6"}}, // case-insensitive
+		{"NAME DESC", []string{"i6", "i3", "i7", "i5", "i4", "i2", "i1"}},
+		// missing values last both ways; ties by id in the last key's direction
+		{"publishedAt asc", []string{"i6", "i7", "i1", "i2", "i3", "i5", "i4"}},
+		{"publishedAt desc", []string{"i5", "i3", "i2", "i1", "i7", "i6", "i4"}},
+		{"publishedAt desc,name asc", []string{"i5", "i1", "i2", "i3", "i7", "i6", "i4"}},
+		{"values.price asc", []string{"i4", "i1", "i5", "i3", "i2", "i6", "i7"}},
+		{"values.price desc", []string{"i2", "i3", "i5", "i1", "i4", "i7", "i6"}},
+		{"values.title asc", []string{"i3", "i7", "i2", "i1", "i5", "i6", "i4"}}, // lower(): "hello there" < "hello world"
+		{"values.title desc", []string{"i6", "i5", "i1", "i2", "i7", "i3", "i4"}},
+		{"values.date desc", []string{"i4", "i2", "i1", "i7", "i6", "i5", "i3"}},
+		{"values.active desc,values.price asc", []string{"i4", "i1", "i2", "i5", "i3", "i6", "i7"}},
+		{"values.author asc,createdAt desc", []string{"i3", "i1", "i7", "i6", "i5", "i4", "i2"}},
+	} {
+		keys, err := rc.ParseSort(c.sort)
+		if err != nil {
+			t.Fatalf("%q: %v", c.sort, err)
+		}
+		// The same order through the general plan (no limit, or several
+		// modules) and the key-walking one (limit, one module).
+		for _, shape := range []struct {
+			name  string
+			limit int
+			mods  []string
+		}{{"general", 0, []string{"m1"}}, {"two modules", 100, []string{"m1", "m2"}}, {"key walk", 100, []string{"m1"}}} {
+			q := f.q()
+			q.Sort, q.Limit, q.ModuleIDs = keys, shape.limit, shape.mods
+			if len(shape.mods) > 1 {
+				q.MetaSearch = op("=", "module", "m1")
+			}
+			if got := ids(f.search(q).Items); !slices.Equal(got, c.want) {
+				t.Errorf("sort %q (%s): got %v, want %v", c.sort, shape.name, got, c.want)
+			}
+		}
+	}
+
+	// A localized field sorts with a locale.
+	q := f.q()
+	q.Sort, q.Locale, q.Limit = []rc.SortKey{{Field: "label"}}, "en-US", 3
+	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"i1", "i2", "i3"}) {
+		t.Errorf("label asc: got %v", got)
+	}
+	q.Sort = []rc.SortKey{{Field: "label", Desc: true}}
+	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"i2", "i1", "i7"}) {
+		t.Errorf("label desc: got %v", got)
+	}
+
+	for _, c := range []struct {
+		name string
+		keys []rc.SortKey
+	}{
+		{"multi-valued", []rc.SortKey{{Field: "cats"}}},
+		{"multiple relation", []rc.SortKey{{Field: "related"}}},
+		{"object", []rc.SortKey{{Field: "meta"}}},
+		{"localized without locale", []rc.SortKey{{Field: "label"}}},
+		{"unknown field", []rc.SortKey{{Field: "nosuch"}}},
+		{"unknown attribute", []rc.SortKey{{Attr: "colour"}}},
+		{"both", []rc.SortKey{{Attr: "name", Field: "title"}}},
+		{"neither", []rc.SortKey{{}}},
+	} {
+		q := f.q()
+		q.Sort, q.Limit = c.keys, 10
+		wantInvalid(t, f, "sort by "+c.name, q)
+	}
+}
+
+func TestSearchPaging(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	for _, sort := range []string{"", "values.price asc", "values.price desc", "name desc"} {
+		keys, _ := rc.ParseSort(sort)
+		q := f.q()
+		q.Sort = keys
+		full := ids(f.search(q).Items)
+		var paged []string
+		for off := 0; off < 9; off += 3 {
+			q.Offset, q.Limit, q.Count = off, 3, true
+			res := f.search(q)
+			if res.Total != 7 {
+				t.Errorf("sort %q offset %d: total %d, want 7", sort, off, res.Total)
+			}
+			paged = append(paged, ids(res.Items)...)
+		}
+		if !slices.Equal(paged, full) {
+			t.Errorf("sort %q: pages %v, whole %v", sort, paged, full)
+		}
+	}
+	q := f.q()
+	q.PublishedOnly, q.Count, q.Limit, q.Offset = true, true, 1, 1
+	q.SearchValues = op("!=", "title", "nothing")
+	res := f.search(q)
+	if res.Total != 3 || !slices.Equal(ids(res.Items), []string{"i2"}) {
+		t.Errorf("published page: total %d items %v", res.Total, ids(res.Items))
+	}
+	q.Offset = 5
+	if res := f.search(q); res.Total != 3 || len(res.Items) != 0 {
+		t.Errorf("past the end: total %d items %v", res.Total, ids(res.Items))
+	}
+	q.Count = false
+	if res := f.search(q); res.Total != 0 {
+		t.Errorf("total without Count: %d", res.Total)
+	}
+}
+
+func TestSearchItemFields(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	q := f.q()
+	q.InstanceIDs = []string{"i2", "i8"}
+	q.IncludeDeleted = true
+	items := f.search(q).Items
+	if len(items) != 2 {
+		t.Fatalf("got %v", ids(items))
+	}
+	i2, i8 := items[0], items[1]
+	if i2.Values["price"] != num("9007199254740993") {
+		t.Errorf("long number value: %#v", i2.Values["price"])
+	}
+	if i2.Name != "beta" || i2.Module != "m1" || i2.App != "a1" || i2.PublishedAt == nil || *i2.PublishedAt != t0 ||
+		len(i2.Tags) != 1 || i2.Tags[0].Value != "ios" {
+		t.Errorf("i2: %+v", i2)
+	}
+	if i8.DeletedAt == nil || i8.DeletedBy == nil || *i8.DeletedBy != "Bob" {
+		t.Errorf("i8: %+v", i8)
+	}
+}
+
+func TestParseSort(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want []rc.SortKey
+	}{
+		{"", nil},
+		{"createdAt asc,updatedAt desc", []rc.SortKey{{Attr: "createdAt"}, {Attr: "updatedAt", Desc: true}}},
+		{" name ", []rc.SortKey{{Attr: "name"}}},
+		{"publishedat DESC", []rc.SortKey{{Attr: "publishedAt", Desc: true}}},
+		{"values.price desc, name", []rc.SortKey{{Field: "price", Desc: true}, {Attr: "name"}}},
+		{"values.my field Asc", []rc.SortKey{{Field: "my field"}}},
+		{"values.my field", []rc.SortKey{{Field: "my field"}}},
+		{"createdBy desc,,", []rc.SortKey{{Attr: "createdBy", Desc: true}}},
+	} {
+		got, err := rc.ParseSort(c.in)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("ParseSort(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{"colour asc", "name up", "values. asc", "name asc desc", "createdAt asc, price"} {
+		if _, err := rc.ParseSort(in); !fault.Is(err, fault.Invalid) {
+			t.Errorf("ParseSort(%q): %v, want Invalid", in, err)
+		}
+	}
+}
+
+// TestSearchCount checks Total against the items themselves, for the
+// shapes counted from content_keys alone (published-only equality on one
+// field of one module) and the others.
+func TestSearchCount(t *testing.T) {
+	t.Parallel()
+	f := catalog(t)
+	for _, c := range []struct {
+		name string
+		mod  func(*rc.Query)
+	}{
+		{"text", func(q *rc.Query) { q.SearchValues = op("=", "title", "Hello World") }},
+		{"number", func(q *rc.Query) { q.SearchValues = op("=", "price", num("9007199254740993")) }},
+		{"boolean", func(q *rc.Query) { q.SearchValues = op("=", "active", true) }},
+		{"relation", func(q *rc.Query) { q.SearchValues = op("=", "author", "i1") }},
+		{"before expiry", func(q *rc.Query) { q.SearchValues, q.Now = op("=", "title", "zz expired"), t0+100 }},
+		{"after expiry", func(q *rc.Query) { q.SearchValues, q.Now = op("=", "title", "zz expired"), t0+500 }},
+		{"scheduled", func(q *rc.Query) { q.SearchValues = op("=", "title", "scheduled") }},
+		{"deleted", func(q *rc.Query) { q.SearchValues = op("=", "title", "deleted") }},
+		{"app", func(q *rc.Query) {
+			q.AllApps, q.Apps, q.SearchValues = false, []string{"a1"}, op("=", "title", "Hello World")
+		}},
+		{"other app", func(q *rc.Query) {
+			q.AllApps, q.Apps, q.SearchValues = false, []string{"a2"}, op("=", "title", "Hello World")
+		}},
+		{"module right", func(q *rc.Query) {
+			q.AllApps, q.Apps, q.VisibleModules, q.SearchValues = false, []string{"a2"}, []string{"m1"}, op("=", "title", "Hello World")
+		}},
+		{"item right", func(q *rc.Query) {
+			q.AllApps, q.VisibleItems, q.SearchValues = false, []string{"i2"}, op("=", "active", false)
+		}},
+		{"item right and another app", func(q *rc.Query) {
+			q.AllApps, q.Apps, q.VisibleItems, q.SearchValues = false, []string{"a2"}, []string{"i2"}, op("=", "active", false)
+		}},
+		{"item right elsewhere", func(q *rc.Query) {
+			q.AllApps, q.VisibleItems, q.SearchValues = false, []string{"i1"}, op("=", "active", false)
+		}},
+		{"multi-valued", func(q *rc.Query) { q.SearchValues = op("=", "cats", "b") }},
+		{"not published-only", func(q *rc.Query) { q.PublishedOnly, q.SearchValues = false, op("=", "active", true) }},
+	} {
+		q := f.q()
+		q.PublishedOnly = true
+		c.mod(&q)
+		want := len(f.search(q).Items)
+		q.Count, q.Limit = true, 1
+		if res := f.search(q); res.Total != want {
+			t.Errorf("%s: total %d, want %d", c.name, res.Total, want)
+		}
+	}
+}

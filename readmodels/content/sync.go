@@ -1,0 +1,129 @@
+package content
+
+import (
+	"context"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/fault"
+)
+
+// SyncQuery asks what changed in a module between two syncs (§5.6).
+type SyncQuery struct {
+	AllApps bool
+	Apps    []string
+	Module  string
+	From    *int64 // the previous sync's Timestamp; nil on a first sync
+	To      int64  // ms; the instant the answer describes
+	Locale  string
+	Fields  map[string]content.Field
+}
+
+// SyncResult lists what the client must add, replace and drop.
+type SyncResult struct {
+	Created, Updated []Item
+	Deleted          []string
+	Timestamp        int64
+}
+
+// SyncMargin is how far before From an incremental sync looks. An item's
+// dates are the RecordedAt of its events, stamped before they commit: an
+// event stamped just before the previous sync's To may have committed
+// after that sync read the tables. Looking SyncMargin further back reports
+// such changes (and a few already sent: the client merges them again).
+const SyncMargin int64 = 2000
+
+// Sync answers a sync of one module at q.To. An item is live at t when it
+// is published at t: pub_from <= t < pub_until (deleted items never are).
+//
+// A first sync (From nil) lists every item live at To as created.
+//
+// An incremental sync, with F = *From - SyncMargin, lists
+//   - created: live at To and became live after F: its publication date
+//     passed after F, or one of its state events (publish, expiry, archive,
+//     delete and their undoing, creation) came after F. Time can make an
+//     item live only by reaching published_at, so nothing else can turn a
+//     not-live item live. An item that was live all along but whose state
+//     changed is listed too: the client upserts it.
+//   - updated: live at To, not created, and edited (any event) after F.
+//   - deleted: not live at To, and either a state event came after F
+//     (unpublished, deleted, archived or expired by hand...) or its end of
+//     publication, least(removedAt, archivedAt), fell in (F, To]. Those are
+//     the only ways an item the client may hold (live at some instant up to
+//     From) stops being live by To. Ids the client never had may be listed;
+//     that is harmless.
+//
+// Created and updated come in creation order, deleted by id.
+func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
+	if q.Module == "" {
+		return SyncResult{}, fault.Invalidf("sync needs a module").With("field", "moduleId")
+	}
+	res := SyncResult{Created: []Item{}, Updated: []Item{}, Deleted: []string{}, Timestamp: q.To}
+	c := &compiler{}
+	vis := "true"
+	if !q.AllApps {
+		vis = "i.app = ANY(" + c.bind(q.Apps) + "::text[])"
+	}
+	mod := c.bind(q.Module)
+	to := c.bind(q.To)
+	live := "(i.pub_from IS NOT NULL AND i.pub_from <= " + to + " AND i.pub_until > " + to + ")"
+
+	var sql string
+	if q.From == nil {
+		sql = `SELECT 'c', ` + itemColumns + ` FROM content_items i WHERE i.module = ` + mod + ` AND ` + vis + ` AND ` + live +
+			` ORDER BY i.created_at, i.id`
+	} else {
+		f := c.bind(*q.From - SyncMargin)
+		created := "greatest(i.published_at, i.state_changed_at) > " + f
+		sql = `SELECT CASE WHEN NOT ` + live + ` THEN 'd' WHEN ` + created + ` THEN 'c' ELSE 'u' END, ` + itemColumns + `
+			FROM content_items i
+			WHERE i.module = ` + mod + ` AND ` + vis + ` AND (
+				` + live + ` AND (` + created + ` OR coalesce(i.updated_at, i.created_at) > ` + f + `)
+				OR NOT ` + live + ` AND (i.state_changed_at > ` + f + ` OR i.pub_until > ` + f + ` AND i.pub_until <= ` + to + `))
+			ORDER BY i.created_at, i.id`
+	}
+	rows, err := s.pool.Query(ctx, sql, c.args...)
+	if err != nil {
+		return res, err
+	}
+	defer rows.Close()
+	var deleted []Item
+	for rows.Next() {
+		var kind string
+		it, err := scanItem(prefixRow{rows, []any{&kind}})
+		if err != nil {
+			return res, err
+		}
+		switch kind {
+		case "c":
+			res.Created = append(res.Created, it)
+		case "u":
+			res.Updated = append(res.Updated, it)
+		default:
+			deleted = append(deleted, it)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return res, err
+	}
+	for _, it := range deleted {
+		res.Deleted = append(res.Deleted, it.ID)
+	}
+	slices.Sort(res.Deleted)
+	localize(res.Created, q.Fields, q.Locale)
+	localize(res.Updated, q.Fields, q.Locale)
+	return res, nil
+}
+
+// prefixRow scans its first columns into dest, the rest into what Scan is
+// given: it lets scanItem read rows that carry more than an item.
+type prefixRow struct {
+	pgx.Row
+	dest []any
+}
+
+func (r prefixRow) Scan(dest ...any) error {
+	return r.Row.Scan(append(append([]any{}, r.dest...), dest...)...)
+}
