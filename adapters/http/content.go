@@ -215,14 +215,28 @@ func (s *server) getModule(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, moduleJSONOf(m, r.URL.Query().Get("withFields") != "false"))
 }
 
-// moduleView answers a module write with the module as read back.
-func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, id string) {
-	m, err := s.ContentRead.Module(r.Context(), id)
-	if err != nil {
+// moduleView answers a module write with the module as read back, its
+// content taken from the command's result: if the projection has not
+// caught up within its bound, the answer is still the module as written.
+func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, m content.Module) {
+	v, err := s.ContentRead.Module(r.Context(), m.ID)
+	if err != nil && !fault.Is(err, fault.NotFound) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, status, moduleJSONOf(m, true))
+	now := time.Now().UnixMilli()
+	if err != nil {
+		v = rmcontent.Module{ID: m.ID, App: m.App, CreatedAt: now}
+	}
+	v.Name, v.Single, v.Fields, v.ModuleType = m.Name, m.Single, m.Fields, m.ModuleType
+	v.Tags = make([]rmcontent.Tag, len(m.Tags))
+	for i, t := range m.Tags {
+		v.Tags[i] = rmcontent.Tag(t)
+	}
+	if m.Deleted && v.DeletedAt == nil {
+		v.DeletedAt = &now
+	}
+	writeJSON(w, status, moduleJSONOf(v, true))
 }
 
 func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
@@ -246,7 +260,7 @@ func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.moduleView(w, r, http.StatusCreated, m.ID)
+	s.moduleView(w, r, http.StatusCreated, m)
 }
 
 func (s *server) updateModule(w http.ResponseWriter, r *http.Request) {
@@ -266,7 +280,7 @@ func (s *server) updateModule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.moduleView(w, r, http.StatusOK, m.ID)
+	s.moduleView(w, r, http.StatusOK, m)
 }
 
 func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) {
@@ -276,7 +290,7 @@ func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.moduleView(w, r, http.StatusOK, m.ID)
+	s.moduleView(w, r, http.StatusOK, m)
 }
 
 // instanceView reads an item back after a write. If the projection has

@@ -420,8 +420,22 @@ func scanRecorded(rows pgx.Rows, codec *eventcodec.Registry, sizeHint int) ([]ev
 	return out, rows.Err()
 }
 
+// Last returns the position of the newest committed event, whether or not
+// readers of the log can see it yet (an older transaction still open
+// hides it from them): a projection that has reached it has applied every
+// event committed so far.
+func (s *EventStore) Last(ctx context.Context) (event.Position, error) {
+	var tx, pos int64
+	err := s.pool.QueryRow(ctx, `SELECT transaction_id::text::bigint, global_position FROM events
+		ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`).Scan(&tx, &pos)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return event.Position{}, nil
+	}
+	return event.Position{TxID: uint64(tx), Pos: pos}, err
+}
+
 // Head returns the position of the newest committed event visible to a
-// reader following the log, and the number of events in the log.
+// reader following the log.
 func (s *EventStore) Head(ctx context.Context) (event.Position, error) {
 	var tx, pos int64
 	err := s.pool.QueryRow(ctx, `SELECT transaction_id::text::bigint, global_position FROM events

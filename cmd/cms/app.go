@@ -118,7 +118,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.identity = cmdidentity.NewService(a.store, hasher, ids.Generator{}, waiter, a.sessions)
 	a.auditor = audit.New(a.store, a.authz)
 	a.contents = rmcontent.NewStore(pool)
-	a.content = cmdcontent.NewService(a.store, a.authz, a.users, a.contents, ids.Generator{}, waiter)
+	a.content = cmdcontent.NewService(a.store, a.store, a.authz, a.users, a.contents, ids.Generator{}, waiter)
 	return a, nil
 }
 

@@ -205,6 +205,9 @@ func (s *Service) truncate(ctx context.Context, module string, note func(event.P
 	if err := s.authorize(ctx, rights.Delete, rights.Resource{App: m.App, Module: m.ID}); err != nil {
 		return nil, err
 	}
+	if err := s.caughtUp(ctx); err != nil {
+		return nil, err
+	}
 	ids, err := s.items.ModuleItemIDs(ctx, module)
 	if err != nil {
 		return nil, err

@@ -34,6 +34,12 @@ type Items interface {
 	ModuleItemIDs(ctx context.Context, module string) ([]string, error)
 }
 
+// Log tells where the event log ends, so that a check against the read
+// model can first wait for the projection to get there.
+type Log interface {
+	Last(ctx context.Context) (event.Position, error)
+}
+
 // IDs generates identifiers.
 type IDs interface{ NewID() string }
 
@@ -43,6 +49,7 @@ var Projections = []string{"content"}
 // Service runs the content commands.
 type Service struct {
 	store commands.EventStore
+	log   Log
 	authz Authorizer
 	names Names
 	items Items
@@ -52,11 +59,25 @@ type Service struct {
 }
 
 // NewService wires the service; every dependency is required.
-func NewService(store commands.EventStore, authz Authorizer, names Names, items Items, ids IDs, wait commands.Waiter) *Service {
-	if store == nil || authz == nil || names == nil || items == nil || ids == nil || wait == nil {
+func NewService(store commands.EventStore, log Log, authz Authorizer, names Names, items Items, ids IDs, wait commands.Waiter) *Service {
+	if store == nil || log == nil || authz == nil || names == nil || items == nil || ids == nil || wait == nil {
 		panic("content.NewService: nil dependency")
 	}
-	return &Service{store: store, authz: authz, names: names, items: items, ids: ids, wait: wait, now: time.Now}
+	return &Service{store: store, log: log, authz: authz, names: names, items: items, ids: ids, wait: wait, now: time.Now}
+}
+
+// caughtUp waits (bounded) until the content projection has applied the
+// whole log, before a decision that reads it: every item written before
+// the command is then in the read model.
+func (s *Service) caughtUp(ctx context.Context) error {
+	head, err := s.log.Last(ctx)
+	if err != nil {
+		return err
+	}
+	if !head.IsZero() && !s.wait.WaitFor(ctx, head, Projections...) {
+		return fault.Conflictf("the content read model is catching up with recent changes; try again shortly")
+	}
+	return nil
 }
 
 func applyModule(m content.Module, ev any) content.Module       { return m.Apply(ev) }
@@ -273,6 +294,9 @@ func (s *Service) renameAppends(ctx context.Context, m content.Module, name stri
 // checkItems refuses new fields that the module's items do not satisfy,
 // listing the affected items (up to maxAffected) and their total count.
 func (s *Service) checkItems(ctx context.Context, m content.Module, fields []content.Field) error {
+	if err := s.caughtUp(ctx); err != nil {
+		return err
+	}
 	var affected []AffectedItem
 	total := 0
 	err := s.items.ModuleValues(ctx, m.ID, func(id string, values map[string]any) error {
@@ -424,6 +448,18 @@ func (s *Service) checkRelations(ctx context.Context, m content.Module, values m
 	found, err := s.items.ItemModules(ctx, ids)
 	if err != nil {
 		return err
+	}
+	for _, id := range ids {
+		if _, ok := found[id]; !ok {
+			// Not projected (yet): the item's own stream is the truth.
+			i, _, err := commands.Load(ctx, s.store, content.ItemStream(id), content.Item{}, applyItem)
+			if err != nil {
+				return err
+			}
+			if i.Exists() {
+				found[id] = i.Module
+			}
+		}
 	}
 	for _, f := range m.Fields {
 		for _, id := range content.RelationIDs(f, values[f.Name]) {

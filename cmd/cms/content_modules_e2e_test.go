@@ -1,0 +1,930 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Modules ("content structures"), their fields and module types, through
+// the real program over HTTP.
+
+// newsFields is a module with a field of several kinds: a required text
+// with rules, a ranged number, choice fields with their options in
+// rules.values and in format.values.
+func newsFields() []map[string]any {
+	return []map[string]any{
+		fld("title", ftText, "required", true, "rules", rules{"minLength": 1, "maxLength": 50}),
+		fld("price", ftNumber, "rules", rules{"min": 0, "max": 1000}),
+		fld("category", ftChoice, "rules", rules{"values": []string{"a", "b"}}),
+		fld("labels", ftMultiChoice, "rules", rules{"values": []string{"x", "y", "z"}}),
+		fld("size", ftDropdown, "format", map[string]any{"values": []string{"S", "M", "L"}}),
+	}
+}
+
+func TestContentModules(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Content App")
+	other := ts.createApp("Other App")
+
+	var news moduleView
+	t.Run("create", func(t *testing.T) {
+		ts := ts.with(t)
+		before := nowMS()
+		body := moduleBody(app.ID, "News", newsFields()...)
+		body["tags"] = []map[string]any{{"name": "Platform Name", "value": "android", "tagType": "000000000000000000000001"}}
+		r := ts.post(modulePath, ts.admin, body)
+		ts.mustJSON(r, 201, &news)
+		var raw map[string]any
+		ts.mustNum(r, 201, &raw)
+		for k, want := range map[string]string{"id": "string", "app": "string", "name": "string", "isSingle": "boolean",
+			"customerId": "number", "tags": "array", "pushTemplates": "array", "importers": "array", "exporters": "array",
+			"externalId": "null", "createdAt": "number", "deletedAt": "null", "fields": "array"} {
+			if got, ok := raw[k]; !ok || jsonKind(got) != want {
+				t.Errorf("%s: %q is %v (%s), want a JSON %s", r, k, got, jsonKind(got), want)
+			}
+		}
+		for _, k := range []string{"updatedAt", "createdBy", "updatedBy", "deletedBy"} {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("%s: no key %q", r, k)
+			}
+		}
+		for _, k := range []string{"pushTemplates", "importers", "exporters"} {
+			if a, _ := raw[k].([]any); len(a) != 0 {
+				t.Errorf("%s: %s = %v, want []", r, k, raw[k])
+			}
+		}
+		if news.App != app.ID || news.Name != "News" || news.IsSingle || news.CustomerID != 1 {
+			t.Errorf("created module %+v", news)
+		}
+		if news.CreatedAt < before-1000 || news.CreatedAt > nowMS()+1000 {
+			t.Errorf("createdAt %d is not the creation time in epoch ms (%d..%d)", news.CreatedAt, before, nowMS())
+		}
+		if news.CreatedBy == nil || *news.CreatedBy != "Administrator" {
+			t.Errorf("createdBy %v, want the admin's display name", news.CreatedBy)
+		}
+		if len(news.Tags) != 1 || news.Tags[0].Name != "Platform Name" || news.Tags[0].Value != "android" {
+			t.Errorf("tags %+v", news.Tags)
+		}
+		checkNewsFields(t, news)
+	})
+	if news.ID == "" {
+		t.Fatal("no module to go on with")
+	}
+
+	t.Run("get", func(t *testing.T) {
+		ts := ts.with(t)
+		for _, p := range slashes(modulePath + "/" + news.ID) {
+			var m moduleView
+			ts.mustJSON(ts.get(p+"?withFields=true", ts.admin), 200, &m)
+			if m.ID != news.ID || m.Name != "News" {
+				t.Errorf("GET %s: %+v", p, m)
+			}
+			checkNewsFields(t, m)
+		}
+		expectHaloError(t, ts.get(modulePath+"/5f0000000000000000000000", ts.admin), 404)
+		expectHaloError(t, ts.get(modulePath+"/"+news.ID, ""), 401)
+	})
+
+	// A second module created through the trailing-slash path, and one in
+	// another app.
+	offers := ts.createModule(ts.admin, moduleBody(app.ID, "Offers", fld("title", ftText)))
+	var viaSlash moduleView
+	time.Sleep(3 * time.Millisecond) // a later createdAt than Offers: the list's first item
+	ts.mustJSON(ts.post(modulePath+"/", ts.admin, moduleBody(app.ID, "Events", fld("when", ftDate))), 201, &viaSlash)
+	foreign := ts.createModule(ts.admin, moduleBody(other.ID, "Foreign", fld("title", ftText)))
+
+	t.Run("list skip=true", func(t *testing.T) {
+		ts := ts.with(t)
+		for _, p := range slashes(modulePath) {
+			var raw []map[string]any
+			ts.mustNum(ts.get(p+"?skip=true&app="+app.ID, ts.admin), 200, &raw)
+			var got []string
+			for _, m := range raw {
+				got = append(got, fmt.Sprint(m["id"]))
+				if _, ok := m["fields"]; ok {
+					t.Errorf("GET %s?skip=true without withFields: module %v has fields", p, m["name"])
+				}
+			}
+			if want := []string{news.ID, offers.ID, viaSlash.ID}; !sameSet(got, want) {
+				t.Errorf("GET %s?skip=true&app=A: %v, want %v", p, got, want)
+			}
+		}
+		var all []moduleView
+		ts.mustJSON(ts.get(modulePath+"?skip=true", ts.admin), 200, &all)
+		var got []string
+		for _, m := range all {
+			got = append(got, m.ID)
+		}
+		if want := []string{news.ID, offers.ID, viaSlash.ID, foreign.ID}; !sameSet(got, want) {
+			t.Errorf("admin's module list %v, want %v", got, want)
+		}
+		var withFields []moduleView
+		ts.mustJSON(ts.get(modulePath+"?skip=true&withFields=true&app="+app.ID, ts.admin), 200, &withFields)
+		for _, m := range withFields {
+			if m.ID == news.ID {
+				checkNewsFields(t, m)
+			}
+			if len(m.Fields) == 0 {
+				t.Errorf("withFields=true: module %s has no fields", m.Name)
+			}
+		}
+	})
+
+	t.Run("list paginated", func(t *testing.T) {
+		ts := ts.with(t)
+		var env struct {
+			Search     map[string]any   `json:"search"`
+			Sort       map[string]any   `json:"sort"`
+			Pagination *paginationView  `json:"pagination"`
+			Items      []moduleView     `json:"items"`
+			Raw        []map[string]any `json:"-"`
+		}
+		ts.mustJSON(ts.get(modulePath+"?app="+app.ID, ts.admin), 200, &env)
+		if env.Pagination == nil || env.Search == nil || env.Sort == nil {
+			t.Fatalf("no envelope: %+v", env)
+		}
+		if f, ok := env.Search["facets"].(map[string]any); !ok || len(f) != 0 {
+			t.Errorf("search = %v, want {facets: {}}", env.Search)
+		}
+		if env.Sort["query"] != "updatedAt desc" {
+			t.Errorf("sort = %v, want {query: updatedAt desc}", env.Sort)
+		}
+		if p := *env.Pagination; p != (paginationView{Page: 1, Limit: 10, Offset: 0, TotalItems: 3, TotalPages: 1}) {
+			t.Errorf("pagination %+v, want page 1 limit 10 offset 0 totalItems 3 totalPages 1", p)
+		}
+		if len(env.Items) != 3 {
+			t.Errorf("%d items, want 3", len(env.Items))
+		}
+		// Most recently changed first: Events was created last.
+		if len(env.Items) > 0 && env.Items[0].ID != viaSlash.ID {
+			t.Errorf("first item %s, want the newest module (Events)", env.Items[0].Name)
+		}
+		// Page 2 of size 1.
+		var p2 struct {
+			Pagination paginationView `json:"pagination"`
+			Items      []moduleView   `json:"items"`
+		}
+		ts.mustJSON(ts.get(modulePath+"/?page=2&limit=1&app="+app.ID, ts.admin), 200, &p2)
+		if p2.Pagination != (paginationView{Page: 2, Limit: 1, Offset: 1, TotalItems: 3, TotalPages: 3}) || len(p2.Items) != 1 {
+			t.Errorf("page 2 limit 1: %+v with %d items", p2.Pagination, len(p2.Items))
+		} else if len(env.Items) == 3 && p2.Items[0].ID != env.Items[1].ID {
+			t.Errorf("page 2 limit 1 holds %s, want the second of the full list (%s)", p2.Items[0].Name, env.Items[1].Name)
+		}
+	})
+
+	t.Run("update", func(t *testing.T) {
+		ts := ts.with(t)
+		old := ts.module(news.ID)
+		title, _ := old.field("title")
+		price, _ := old.field("price")
+		time.Sleep(5 * time.Millisecond)
+		// title keeps its id (sent), price keeps it by name, "summary" is new,
+		// "labels" and "size" go.
+		tf := fld("title", ftText, "id", title.ID, "required", true, "rules", rules{"maxLength": 80})
+		body := moduleBody(app.ID, "News Renamed", tf, fld("price", ftNumber), fld("summary", ftLongText),
+			fld("category", ftChoice, "rules", rules{"values": []string{"a", "b", "c"}}))
+		body["isSingle"] = false
+		var m moduleView
+		for i, p := range slashes(modulePath + "/" + news.ID) {
+			if i == 1 {
+				body["name"] = "News"
+			}
+			ts.mustJSON(ts.put(p, ts.admin, body), 200, &m)
+		}
+		if m.Name != "News" || m.ID != news.ID {
+			t.Errorf("after the updates: %+v", m)
+		}
+		if got := m.fieldNames(); !slices.Equal(got, []string{"title", "price", "summary", "category"}) {
+			t.Errorf("fields %v, want [title price summary category]", got)
+		}
+		if f, _ := m.field("title"); f.ID != title.ID || f.Rules["maxLength"] != float64(80) {
+			t.Errorf("title: id %s (want %s kept), rules %v", f.ID, title.ID, f.Rules)
+		}
+		if f, _ := m.field("price"); f.ID != price.ID {
+			t.Errorf("price sent by name: id %s, want %s kept", f.ID, price.ID)
+		}
+		if f, _ := m.field("summary"); f.ID == "" || f.ID == title.ID || f.ID == price.ID {
+			t.Errorf("new field summary: id %q", f.ID)
+		}
+		if f, _ := m.field("category"); !strings.Contains(string(f.Format), `"c"`) {
+			t.Errorf("category format %s, want the new values", f.Format)
+		}
+		got := ts.module(news.ID)
+		if got.UpdatedAt == nil || *got.UpdatedAt < got.CreatedAt || !near(*got.UpdatedAt, time.Minute) {
+			t.Errorf("updatedAt %v (createdAt %d)", got.UpdatedAt, got.CreatedAt)
+		}
+		if got.UpdatedBy == nil || *got.UpdatedBy != "Administrator" {
+			t.Errorf("updatedBy %v", got.UpdatedBy)
+		}
+		if len(got.Fields) != 4 {
+			t.Errorf("GET after PUT: fields %v", got.fieldNames())
+		}
+		// The most recently updated module leads the list now.
+		var list []moduleView
+		ts.mustJSON(ts.get(modulePath+"?skip=true&app="+app.ID, ts.admin), 200, &list)
+		if len(list) == 0 || list[0].ID != news.ID {
+			t.Errorf("after the update the list starts with %v, want News", list)
+		}
+		// Unknown module.
+		expectHaloError(t, ts.put(modulePath+"/5f0000000000000000000000", ts.admin, body), 404)
+	})
+
+	t.Run("wire shape against the fixtures", func(t *testing.T) {
+		ts := ts.with(t)
+		r := ts.get(modulePath+"?skip=true&withFields=true&app="+app.ID, ts.admin)
+		expectStatus(t, r, 200)
+		// Only modules that were updated have updatedAt/updatedBy set, as
+		// in the fixture: compare News alone.
+		var all []any
+		if err := decodeNum(r.Body, &all); err != nil {
+			t.Fatal(err)
+		}
+		var onlyNews []any
+		for _, m := range all {
+			if m.(map[string]any)["id"] == news.ID {
+				onlyNews = append(onlyNews, m)
+			}
+		}
+		if len(onlyNews) != 1 {
+			t.Fatalf("News not in %s", r)
+		}
+		checkShape(t, "modules-list-with-fields.android.json", []any{loadFixture(t, "modules-list-with-fields.android.json")}, onlyNews)
+
+		var env map[string]any
+		ts.mustNum(ts.get(modulePath+"?limit=1&app="+app.ID, ts.admin), 200, &env)
+		checkShape(t, "modules-list-paginated.ios.json", []any{loadFixture(t, "modules-list-paginated.ios.json")}, env)
+	})
+
+	t.Run("duplicate names", func(t *testing.T) {
+		ts := ts.with(t)
+		ex := haloExtra(t, ts.post(modulePath, ts.admin, moduleBody(app.ID, "nEwS")), 409)
+		_ = ex
+		expectHaloError(t, ts.post(modulePath, ts.admin, moduleBody(app.ID, " News ")), 409)
+		// Another app may use the name.
+		ts.createModule(ts.admin, moduleBody(other.ID, "News"))
+		// Renaming onto a taken name.
+		expectHaloError(t, ts.put(modulePath+"/"+offers.ID, ts.admin, moduleBody(app.ID, "NEWS", fld("title", ftText))), 409)
+		if m := ts.module(offers.ID); m.Name != "Offers" {
+			t.Errorf("a refused rename changed the name to %q", m.Name)
+		}
+		// A change of case of one's own name is no conflict.
+		var m moduleView
+		ts.mustJSON(ts.put(modulePath+"/"+offers.ID, ts.admin, moduleBody(app.ID, "OFFERS", fld("title", ftText))), 200, &m)
+		if m.Name != "OFFERS" {
+			t.Errorf("renamed to %q, want OFFERS", m.Name)
+		}
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		ts := ts.with(t)
+		m := ts.createModule(ts.admin, moduleBody(app.ID, "Short-lived", fld("x", ftText)))
+		for _, p := range slashes(modulePath + "/" + m.ID)[1:] {
+			expectStatus(t, ts.do(request{method: "DELETE", path: p, token: ts.admin}), 200)
+		}
+		var list []moduleView
+		ts.mustJSON(ts.get(modulePath+"?skip=true&app="+app.ID, ts.admin), 200, &list)
+		for _, x := range list {
+			if x.ID == m.ID {
+				t.Errorf("a deleted module is listed")
+			}
+		}
+		expectHaloError(t, ts.do(request{method: "DELETE", path: modulePath + "/" + m.ID, token: ts.admin}), 404)
+		if r := ts.get(modulePath+"/"+m.ID, ts.admin); r.Status != 404 {
+			var dm moduleView
+			ts.mustJSON(r, 200, &dm)
+			if dm.DeletedAt == nil {
+				t.Errorf("GET of a deleted module: %s, want 404 or deletedAt set", r)
+			}
+		}
+		// The name is free again.
+		ts.createModule(ts.admin, moduleBody(app.ID, "short-lived"))
+		// Items cannot be created in a deleted module.
+		expectHaloError(t, ts.post(instancePath, ts.admin, itemBody(m.ID, "x", nil)), 404)
+	})
+
+	t.Run("rights", func(t *testing.T) {
+		ts := ts.with(t)
+		_, none := ts.userWith("mod-nobody")
+		_, reader := ts.userWith("mod-reader", grantTo{app: app.ID, perms: []string{"read"}})
+		_, writer := ts.userWith("mod-writer", grantTo{app: app.ID, perms: []string{"write"}})
+		_, updater := ts.userWith("mod-updater", grantTo{app: app.ID, module: offers.ID, perms: []string{"update", "read"}})
+		_, deleter := ts.userWith("mod-deleter", grantTo{app: app.ID, module: offers.ID, perms: []string{"delete"}})
+
+		expectHaloError(t, ts.post(modulePath, "", moduleBody(app.ID, "NoToken")), 401)
+		expectHaloError(t, ts.post(modulePath, none, moduleBody(app.ID, "ByNobody")), 403)
+		expectHaloError(t, ts.post(modulePath, reader, moduleBody(app.ID, "ByReader")), 403)
+		expectHaloError(t, ts.post(modulePath, writer, moduleBody(other.ID, "WrongApp")), 403)
+		wm := ts.createModule(writer, moduleBody(app.ID, "ByWriter", fld("t", ftText)))
+		if wm.CreatedBy == nil || *wm.CreatedBy != "User mod-writer" {
+			t.Errorf("createdBy %v, want the writer's display name", wm.CreatedBy)
+		}
+
+		body := moduleBody(app.ID, "OFFERS", fld("title", ftText), fld("extra", ftText))
+		expectHaloError(t, ts.put(modulePath+"/"+offers.ID, writer, body), 403)
+		expectHaloError(t, ts.put(modulePath+"/"+offers.ID, deleter, body), 403)
+		expectHaloError(t, ts.put(modulePath+"/"+news.ID, updater, body), 403)
+		expectStatus(t, ts.put(modulePath+"/"+offers.ID, updater, body), 200)
+
+		expectHaloError(t, ts.do(request{method: "DELETE", path: modulePath + "/" + offers.ID, token: updater}), 403)
+		expectHaloError(t, ts.do(request{method: "DELETE", path: modulePath + "/" + news.ID, token: deleter}), 403)
+		expectHaloError(t, ts.do(request{method: "DELETE", path: modulePath + "/" + offers.ID}), 401)
+
+		// Reads: nobody sees no modules of the app; the reader sees them.
+		var list []moduleView
+		ts.mustJSON(ts.get(modulePath+"?skip=true", none), 200, &list)
+		if len(list) != 0 {
+			t.Errorf("a user without rights lists %d modules", len(list))
+		}
+		list = nil
+		ts.mustJSON(ts.get(modulePath+"?skip=true", reader), 200, &list)
+		for _, m := range list {
+			if m.App != app.ID {
+				t.Errorf("the reader of app A lists module %s of app %s", m.Name, m.App)
+			}
+		}
+		if len(list) < 4 {
+			t.Errorf("the reader lists %d modules of app A, want all of them", len(list))
+		}
+		if r := ts.get(modulePath+"/"+foreign.ID, reader); r.Status != 403 && r.Status != 404 {
+			t.Errorf("%s: the reader of app A read a module of app B", r)
+		}
+		expectStatus(t, ts.do(request{method: "DELETE", path: modulePath + "/" + offers.ID, token: deleter}), 200)
+	})
+}
+
+// checkNewsFields checks the fields of newsFields() as the API answers
+// them: ids, module, the embedded field type, format and rules.
+func checkNewsFields(t *testing.T, m moduleView) {
+	t.Helper()
+	want := map[string]int{"title": ftText, "price": ftNumber, "category": ftChoice, "labels": ftMultiChoice, "size": ftDropdown}
+	if got := m.fieldNames(); !slices.Equal(got, []string{"title", "price", "category", "labels", "size"}) {
+		t.Errorf("module %s: fields %v, want [title price category labels size] in order", m.Name, got)
+		return
+	}
+	seen := map[string]bool{}
+	for _, f := range m.Fields {
+		n := want[f.Name]
+		if f.ID == "" || seen[f.ID] || f.Module != m.ID || f.CustomerID != 1 {
+			t.Errorf("field %s: id %q module %q customerId %d", f.Name, f.ID, f.Module, f.CustomerID)
+		}
+		seen[f.ID] = true
+		ft := f.FieldType
+		if ft.ID != ftID(n) || ft.Name != fieldTypeNames[n] || ft.IsLongValue != fieldTypeLong[n] || len(ft.Rules) == 0 {
+			t.Errorf("field %s: fieldType %+v, want id %s name %s isLongValue %v with rules", f.Name, ft, ftID(n), fieldTypeNames[n], fieldTypeLong[n])
+		}
+		for _, r := range ft.Rules {
+			if r.Rule == "" || !strings.HasPrefix(r.Error, "validator.") || r.Params == nil {
+				t.Errorf("field %s: rule %+v", f.Name, r)
+			}
+		}
+		var format map[string]any
+		if err := json.Unmarshal(f.Format, &format); err != nil {
+			t.Errorf("field %s: format %s is not an object", f.Name, f.Format)
+		}
+		switch f.Name {
+		case "title":
+			if !f.Required || f.Localized || f.Rules["minLength"] != float64(1) || f.Rules["maxLength"] != float64(50) {
+				t.Errorf("title: required %v localized %v rules %v", f.Required, f.Localized, f.Rules)
+			}
+			if f.Description != "the title field" {
+				t.Errorf("title: description %q", f.Description)
+			}
+			if len(format) != 0 {
+				t.Errorf("title: format %s, want {}", f.Format)
+			}
+		case "price":
+			if f.Required || f.Rules["min"] != float64(0) || f.Rules["max"] != float64(1000) {
+				t.Errorf("price: required %v rules %v", f.Required, f.Rules)
+			}
+		case "category", "labels", "size":
+			opts := map[string][]any{"category": {"a", "b"}, "labels": {"x", "y", "z"}, "size": {"S", "M", "L"}}[f.Name]
+			if vs, _ := format["values"].([]any); !slices.Equal(vs, opts) {
+				t.Errorf("%s: format %s, want values %v", f.Name, f.Format, opts)
+			}
+			if vs, _ := f.Rules["values"].([]any); !slices.Equal(vs, opts) {
+				t.Errorf("%s: rules %v, want values %v", f.Name, f.Rules, opts)
+			}
+		}
+	}
+}
+
+func TestContentModuleFieldChanges(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Fields App")
+
+	t.Run("bad field definitions", func(t *testing.T) {
+		ts := ts.with(t)
+		cases := map[string][]map[string]any{
+			"unknown type":               {fld("x", 99)},
+			"type not a catalog id":      {{"name": "x", "type": "text"}},
+			"min > max":                  {fld("n", ftNumber, "rules", rules{"min": 10, "max": 1})},
+			"minLength > maxLength":      {fld("t", ftText, "rules", rules{"minLength": 10, "maxLength": 1})},
+			"bad pattern":                {fld("t", ftText, "rules", rules{"pattern": "([a-z"})},
+			"choice without values":      {fld("c", ftChoice)},
+			"multi choice, empty values": {fld("c", ftMultiChoice, "rules", rules{"values": []string{}})},
+			"dropdown without values":    {fld("c", ftDropdown, "format", map[string]any{})},
+			"duplicate field name":       {fld("a", ftText), fld("A", ftNumber)},
+			"empty field name":           {fld("", ftText)},
+			"min on a text":              {fld("t", ftText, "rules", rules{"min": 1})},
+			"default not a valid value":  {fld("c", ftChoice, "rules", rules{"values": []string{"a"}, "default": "b"})},
+		}
+		for name, fields := range cases {
+			r := ts.post(modulePath, ts.admin, moduleBody(app.ID, "Bad "+name, fields...))
+			if r.Status != 400 {
+				t.Errorf("%s: %s, want 400", name, r)
+				continue
+			}
+			expectHaloError(t, r, 400)
+		}
+		expectHaloError(t, ts.post(modulePath, ts.admin, moduleBody(app.ID, "")), 400)
+		expectHaloError(t, ts.post(modulePath, ts.admin, map[string]any{"name": "No app"}), 400)
+		expectHaloError(t, ts.post(modulePath, ts.admin, `{"app": "`+app.ID+`", "name": `), 400)
+		var list []moduleView
+		ts.mustJSON(ts.get(modulePath+"?skip=true&app="+app.ID, ts.admin), 200, &list)
+		if len(list) != 0 {
+			t.Errorf("refused modules were created: %d", len(list))
+		}
+		// The same on an update, which changes nothing.
+		m := ts.createModule(ts.admin, moduleBody(app.ID, "Good", fld("t", ftText)))
+		for name, fields := range cases {
+			r := ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Good", fields...))
+			if r.Status != 400 {
+				t.Errorf("PUT %s: %s, want 400", name, r)
+			}
+		}
+		if got := ts.module(m.ID).fieldNames(); !slices.Equal(got, []string{"t"}) {
+			t.Errorf("refused updates changed the fields to %v", got)
+		}
+	})
+
+	t.Run("incompatible change", func(t *testing.T) {
+		ts := ts.with(t)
+		m := ts.createModule(ts.admin, moduleBody(app.ID, "Catalog", fld("title", ftText), fld("count", ftText)))
+		a := ts.createItem(ts.admin, itemBody(m.ID, "with title", map[string]any{"title": "A", "count": "12"}))
+		b := ts.createItem(ts.admin, itemBody(m.ID, "without title", map[string]any{"count": "many"}))
+		_ = a
+
+		// Making title required: b lacks it.
+		r := ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Catalog", fld("title", ftText, "required", true), fld("count", ftText)))
+		ex := haloExtra(t, r, 409)
+		checkAffected(t, r, ex, map[string]string{b.ID: "title"}, "validator.required")
+
+		// count from Text to Number: both items hold strings.
+		r = ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Catalog", fld("title", ftText), fld("count", ftNumber)))
+		ex = haloExtra(t, r, 409)
+		checkAffected(t, r, ex, map[string]string{a.ID: "count", b.ID: "count"}, "validator.3")
+
+		// Removing a field some item holds a value of: unknown field.
+		r = ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Catalog", fld("title", ftText)))
+		ex = haloExtra(t, r, 409)
+		checkAffected(t, r, ex, map[string]string{a.ID: "count", b.ID: "count"}, "")
+
+		// A max length that one item exceeds.
+		r = ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Catalog", fld("title", ftText), fld("count", ftText, "rules", rules{"maxLength": 2})))
+		ex = haloExtra(t, r, 409)
+		checkAffected(t, r, ex, map[string]string{b.ID: "count"}, "validator.10")
+
+		if got := ts.module(m.ID); !slices.Equal(got.fieldNames(), []string{"title", "count"}) {
+			t.Errorf("refused changes changed the fields: %v", got.fieldNames())
+		} else if f, _ := got.field("title"); f.Required {
+			t.Errorf("a refused change made title required")
+		} else if f, _ := got.field("count"); f.FieldType.ID != ftID(ftText) {
+			t.Errorf("a refused change made count a %s", f.FieldType.Name)
+		}
+
+		// Compatible changes pass: a new optional field, a looser rule.
+		expectStatus(t, ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Catalog", fld("title", ftText),
+			fld("count", ftText, "rules", rules{"maxLength": 10}), fld("note", ftLongText))), 200)
+		// Once b is deleted, title can become required.
+		expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + b.ID, token: ts.admin}), 200)
+		expectStatus(t, ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Catalog", fld("title", ftText, "required", true),
+			fld("count", ftText), fld("note", ftLongText))), 200)
+		if f, _ := ts.module(m.ID).field("title"); !f.Required {
+			t.Errorf("title is not required after the accepted change")
+		}
+	})
+}
+
+// checkAffected asserts extra.affectedItems lists exactly want (item id →
+// field) and affectedCount agrees.
+func checkAffected(t *testing.T, r response, ex map[string]any, want map[string]string, code string) {
+	t.Helper()
+	if ex == nil {
+		return
+	}
+	list, _ := ex["affectedItems"].([]any)
+	got := map[string]string{}
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		id, _ := m["id"].(string)
+		got[id], _ = m["field"].(string)
+		if code != "" && m["error"] != code {
+			t.Errorf("%s: affected item %v: error %v, want %s", r, id, m["error"], code)
+		}
+		if s, _ := m["rule"].(string); s == "" {
+			t.Errorf("%s: affected item %v has no rule", r, id)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s: affectedItems %v, want %v", r, got, want)
+	}
+	if n, _ := ex["affectedCount"].(json.Number); n.String() != fmt.Sprint(len(want)) {
+		t.Errorf("%s: affectedCount %v, want %d", r, ex["affectedCount"], len(want))
+	}
+}
+
+func TestContentModuleTypes(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Types App")
+	_, editor := ts.userWith("type-editor", grantTo{app: app.ID, perms: []string{"read", "write", "update", "delete"}})
+
+	typeBody := func(name string, single bool, fields ...map[string]any) map[string]any {
+		return map[string]any{"name": name, "isSingle": single, "fields": fields}
+	}
+	var article, config moduleTypeView
+	t.Run("create", func(t *testing.T) {
+		ts := ts.with(t)
+		ts.mustJSON(ts.post(moduleTypePath, ts.admin, typeBody("Article", false,
+			fld("title", ftText, "required", true, "rules", rules{"maxLength": 120}),
+			fld("body", ftLongText), fld("kind", ftChoice, "rules", rules{"values": []string{"news", "blog"}}))), 201, &article)
+		if article.ID == "" || article.Name != "Article" || article.IsSingle || len(article.Fields) != 3 {
+			t.Fatalf("created type %+v", article)
+		}
+		ts.mustJSON(ts.post(moduleTypePath+"/", ts.admin, typeBody("Config", true, fld("endpoint", ftWebsite))), 201, &config)
+		if !config.IsSingle || len(config.Fields) != 1 || config.Fields[0].FieldType.ID != ftID(ftWebsite) {
+			t.Errorf("created type %+v", config)
+		}
+		// Admins only.
+		expectHaloError(t, ts.post(moduleTypePath, editor, typeBody("Mine", false)), 403)
+		expectHaloError(t, ts.post(moduleTypePath, "", typeBody("Mine", false)), 401)
+		expectHaloError(t, ts.post(moduleTypePath, ts.admin, typeBody("Bad", false, fld("x", 42))), 400)
+		expectHaloError(t, ts.post(moduleTypePath, ts.admin, typeBody("", false)), 400)
+	})
+	if article.ID == "" {
+		t.Fatal("no type")
+	}
+
+	t.Run("read and change", func(t *testing.T) {
+		ts := ts.with(t)
+		for _, p := range slashes(moduleTypePath) {
+			var list []moduleTypeView
+			ts.mustJSON(ts.get(p, editor), 200, &list)
+			var got []string
+			for _, x := range list {
+				got = append(got, x.ID)
+			}
+			if !sameSet(got, []string{article.ID, config.ID}) {
+				t.Errorf("GET %s: %v", p, got)
+			}
+		}
+		expectHaloError(t, ts.get(moduleTypePath, ""), 401)
+		body := typeBody("Article", false, fld("title", ftText, "required", true, "rules", rules{"maxLength": 120}),
+			fld("body", ftLongText), fld("kind", ftChoice, "rules", rules{"values": []string{"news", "blog", "page"}}), fld("cover", ftImage))
+		expectHaloError(t, ts.put(moduleTypePath+"/"+article.ID, editor, body), 403)
+		var up moduleTypeView
+		ts.mustJSON(ts.put(moduleTypePath+"/"+article.ID+"/", ts.admin, body), 200, &up)
+		if up.ID != article.ID || len(up.Fields) != 4 {
+			t.Errorf("updated type %+v", up)
+		}
+		if up.Fields[0].ID != article.Fields[0].ID {
+			t.Errorf("title's id changed from %s to %s", article.Fields[0].ID, up.Fields[0].ID)
+		}
+		article = up
+	})
+
+	t.Run("module from a type", func(t *testing.T) {
+		ts := ts.with(t)
+		b := moduleBody(app.ID, "Blog")
+		b["moduleType"] = article.ID
+		delete(b, "fields")
+		m := ts.createModule(editor, b)
+		got := ts.module(m.ID)
+		if !slices.Equal(got.fieldNames(), []string{"title", "body", "kind", "cover"}) {
+			t.Fatalf("module from type: fields %v", got.fieldNames())
+		}
+		if f, _ := got.field("title"); !f.Required || f.FieldType.ID != ftID(ftText) || f.Module != m.ID {
+			t.Errorf("copied title %+v", f)
+		}
+		// The copied rules hold.
+		expectViolation(t, ts.post(instancePath, editor, itemBody(m.ID, "x", map[string]any{"kind": "other", "title": "t"})), "kind", "validator.16")
+		ts.createItem(editor, itemBody(m.ID, "ok", map[string]any{"kind": "page", "title": "t"}))
+		// An unknown module type.
+		b["moduleType"] = "5f00000000000000000000ff"
+		b["name"] = "Ghost"
+		if r := ts.post(modulePath, editor, b); r.Status != 400 && r.Status != 404 {
+			t.Errorf("%s: a module of an unknown type, want 400 or 404", r)
+		}
+	})
+
+	var doc map[string]any
+	t.Run("download", func(t *testing.T) {
+		ts := ts.with(t)
+		ts.mustNum(ts.get(moduleTypePath+"/download", ts.admin), 200, &doc)
+		if doc["version"] != json.Number("1") {
+			t.Errorf("version %v, want 1", doc["version"])
+		}
+		types, _ := doc["moduleTypes"].([]any)
+		if len(types) != 2 {
+			t.Fatalf("download holds %d types, want 2: %v", len(types), doc)
+		}
+		var one map[string]any
+		ts.mustNum(ts.get(moduleTypePath+"/download/"+config.ID, ts.admin), 200, &one)
+		if ts1, _ := one["moduleTypes"].([]any); len(ts1) != 1 || ts1[0].(map[string]any)["id"] != config.ID {
+			t.Errorf("download/%s: %v", config.ID, one)
+		}
+		expectHaloError(t, ts.get(moduleTypePath+"/download/5f00000000000000000000ff", ts.admin), 404)
+	})
+
+	t.Run("import into a fresh server", func(t *testing.T) {
+		if doc == nil {
+			t.Skip("no download")
+		}
+		fresh := startContentServer(t)
+		var res struct {
+			Imported    int              `json:"imported"`
+			ModuleTypes []moduleTypeView `json:"moduleTypes"`
+		}
+		expectHaloError(t, fresh.post(moduleTypePath+"/import", "", doc), 401)
+		fresh.mustJSON(fresh.post(moduleTypePath+"/import", fresh.admin, doc), 200, &res)
+		if res.Imported != 2 || len(res.ModuleTypes) != 2 {
+			t.Errorf("import answered %+v", res)
+		}
+		var orig, copied []moduleTypeView
+		ts.mustJSON(ts.get(moduleTypePath, ts.admin), 200, &orig)
+		fresh.mustJSON(fresh.get(moduleTypePath, fresh.admin), 200, &copied)
+		if a, b := typesText(orig), typesText(copied); a != b {
+			t.Errorf("the imported types differ from the originals:\n orig %s\n copy %s", a, b)
+		}
+		// Importing again is an upsert: still two.
+		fresh.mustJSON(fresh.post(moduleTypePath+"/import/", fresh.admin, doc), 200, &res)
+		copied = nil
+		fresh.mustJSON(fresh.get(moduleTypePath, fresh.admin), 200, &copied)
+		if len(copied) != 2 {
+			t.Errorf("after a second import: %d types", len(copied))
+		}
+		expectHaloError(t, fresh.post(moduleTypePath+"/import", fresh.admin, map[string]any{"version": 1, "moduleTypes": []any{
+			map[string]any{"id": "bad-type", "name": "Bad", "isSingle": false, "fields": []any{fld("x", 77)}}}}), 400)
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		ts := ts.with(t)
+		expectHaloError(t, ts.do(request{method: "DELETE", path: moduleTypePath + "/" + config.ID, token: editor}), 403)
+		if r := ts.do(request{method: "DELETE", path: moduleTypePath + "/" + config.ID, token: ts.admin}); r.Status != 200 && r.Status != 204 {
+			t.Errorf("%s: want 200 or 204", r)
+		}
+		var list []moduleTypeView
+		ts.mustJSON(ts.get(moduleTypePath, ts.admin), 200, &list)
+		if len(list) != 1 || list[0].ID != article.ID {
+			t.Errorf("after the delete: %+v", list)
+		}
+		expectHaloError(t, ts.do(request{method: "DELETE", path: moduleTypePath + "/" + config.ID, token: ts.admin}), 404)
+	})
+}
+
+// typesText is a comparable text of module types: ids, names, single flags
+// and each field's id, name, type, required flag and rules.
+func typesText(ts []moduleTypeView) string {
+	var parts []string
+	for _, t := range ts {
+		var fs []string
+		for _, f := range t.Fields {
+			rb, _ := json.Marshal(f.Rules)
+			fs = append(fs, fmt.Sprintf("%s:%s:%s:%v:%s", f.ID, f.Name, f.FieldType.ID, f.Required, rb))
+		}
+		parts = append(parts, fmt.Sprintf("%s/%s/%v[%s]", t.ID, t.Name, t.IsSingle, strings.Join(fs, " ")))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
+}
+
+// The SDKs list modules with the app token (wire-reference §3, call 5):
+// an app sees its own app's modules, with fields when asked, and cannot
+// change them. Module types are readable by any CMS user.
+func TestContentModulesAsApp(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app, other := ts.createApp("SDK App"), ts.createApp("SDK Other")
+	tok := ts.appToken(app)
+	mine := ts.createModule(ts.admin, moduleBody(app.ID, "Mine", fld("title", ftText)))
+	theirs := ts.createModule(ts.admin, moduleBody(other.ID, "Theirs", fld("title", ftText)))
+
+	var list []moduleView
+	ts.mustJSON(ts.get(modulePath+"/?skip=true&withFields=true", tok), 200, &list)
+	if len(list) != 1 || list[0].ID != mine.ID || len(list[0].Fields) != 1 {
+		t.Errorf("the app lists %+v, want only its module with its field", list)
+	}
+	var env struct {
+		Pagination paginationView `json:"pagination"`
+		Items      []moduleView   `json:"items"`
+	}
+	ts.mustJSON(ts.get(modulePath, tok), 200, &env)
+	if env.Pagination.TotalItems != 1 || len(env.Items) != 1 || env.Items[0].ID != mine.ID {
+		t.Errorf("the app's paginated list: %+v", env)
+	}
+	var m moduleView
+	ts.mustJSON(ts.get(modulePath+"/"+mine.ID+"?withFields=true", tok), 200, &m)
+	if m.ID != mine.ID || len(m.Fields) != 1 {
+		t.Errorf("the app reads its module as %+v", m)
+	}
+	if r := ts.get(modulePath+"/"+theirs.ID, tok); r.Status != 403 && r.Status != 404 {
+		t.Errorf("%s: the app read another app's module", r)
+	}
+	expectHaloError(t, ts.post(modulePath, tok, moduleBody(app.ID, "By the app")), 403)
+	expectHaloError(t, ts.put(modulePath+"/"+mine.ID, tok, moduleBody(app.ID, "Mine", fld("title", ftText), fld("x", ftText))), 403)
+	expectHaloError(t, ts.do(request{method: "DELETE", path: modulePath + "/" + mine.ID, token: tok}), 403)
+
+	var mt moduleTypeView
+	ts.mustJSON(ts.post(moduleTypePath, ts.admin, map[string]any{"name": "T", "isSingle": false, "fields": []any{fld("a", ftText)}}), 201, &mt)
+	_, nobody := ts.userWith("types-nobody")
+	var types []moduleTypeView
+	ts.mustJSON(ts.get(moduleTypePath, nobody), 200, &types)
+	if len(types) != 1 || types[0].ID != mt.ID {
+		t.Errorf("a CMS user without rights reads module types %+v", types)
+	}
+	expectHaloError(t, ts.do(request{method: "DELETE", path: moduleTypePath + "/" + mt.ID, token: nobody}), 403)
+	expectHaloError(t, ts.post(moduleTypePath+"/import", nobody, map[string]any{"version": 1, "moduleTypes": []any{}}), 403)
+}
+
+// Every content path answers the same with and without a trailing slash.
+func TestContentTrailingSlashes(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Slash App")
+	m := ts.createModule(ts.admin, moduleBody(app.ID, "Slashes", fld("title", ftText)))
+	it := ts.createItem(ts.admin, itemBody(m.ID, "slashed", map[string]any{"title": "v0"}))
+	ts.mustNum(ts.put(instancePath+"/"+it.ID, ts.admin, itemBody(m.ID, "slashed", map[string]any{"title": "v1"})), 200, &it)
+	var mt moduleTypeView
+	ts.mustJSON(ts.post(moduleTypePath, ts.admin, map[string]any{"name": "T", "isSingle": false, "fields": []any{fld("a", ftText)}}), 201, &mt)
+	cases := []struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		{"GET", modulePath, nil, 200},
+		{"GET", modulePath + "/" + m.ID, nil, 200},
+		{"PUT", modulePath + "/" + m.ID, moduleBody(app.ID, "Slashes", fld("title", ftText)), 200},
+		{"GET", moduleTypePath, nil, 200},
+		{"PUT", moduleTypePath + "/" + mt.ID, map[string]any{"name": "T", "isSingle": false, "fields": []any{fld("a", ftText)}}, 200},
+		{"GET", moduleTypePath + "/download", nil, 200},
+		{"GET", moduleTypePath + "/download/" + mt.ID, nil, 200},
+		{"GET", instancePath + "?module=" + m.ID, nil, 200},
+		{"GET", instancePath + "/" + it.ID, nil, 200},
+		{"PUT", instancePath + "/" + it.ID, itemBody(m.ID, "slashed", map[string]any{"title": "v1"}), 200},
+		{"POST", instancePath + "/" + it.ID + "/publish", nil, 200},
+		{"POST", instancePath + "/" + it.ID + "/unpublish", nil, 200},
+		{"POST", instancePath + "/" + it.ID + "/archive", nil, 200},
+		{"POST", instancePath + "/" + it.ID + "/unarchive", nil, 200},
+		{"POST", instancePath + "/" + it.ID + "/restore", nil, 200},
+		{"GET", instancePath + "/" + it.ID + "/history", nil, 200},
+		{"POST", instancePath + "/" + it.ID + "/history/0/restore", nil, 200},
+		{"POST", searchPath, map[string]any{"moduleIds": []string{m.ID}}, 200},
+		{"POST", syncPath, map[string]any{"moduleId": m.ID}, 200},
+		{"POST", batchPath, map[string]any{}, 200},
+	}
+	for _, c := range cases {
+		for _, p := range slashes(strings.SplitN(c.path, "?", 2)[0]) {
+			if q := strings.SplitN(c.path, "?", 2); len(q) == 2 {
+				p += "?" + q[1]
+			}
+			r := ts.do(request{method: c.method, path: p, token: ts.admin, body: c.body})
+			if r.Status != c.status {
+				t.Errorf("%s: want %d", r, c.status)
+			}
+		}
+	}
+}
+
+// stallContentProjection holds the content projection's checkpoint row, so
+// that the projection cannot apply anything (it takes the row FOR UPDATE
+// SKIP LOCKED per batch) until the returned release is called: a
+// projection lag longer than the read-your-writes bound, on demand.
+func stallContentProjection(t *testing.T, ts *testServer) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, ts.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM projection_checkpoints WHERE name = 'content' FOR UPDATE) x`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("locking the content checkpoint: %d rows, %v", n, err)
+	}
+	done := false
+	release = func() {
+		if !done {
+			done = true
+			tx.Rollback(ctx)
+			conn.Close(ctx)
+		}
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// A write that succeeded answers with what it wrote, even when the read
+// model has not caught up within the read-your-writes bound (2 s here):
+// the answer must not be a 404 for the module just created, nor the old
+// state of the module just changed.
+func TestContentWritesAnswerWhileProjectionLags(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t)
+	app := ts.createApp("Lagging App")
+	m := ts.createModule(ts.admin, moduleBody(app.ID, "Before", fld("title", ftText)))
+	first := ts.createItem(ts.admin, itemBody(m.ID, "first", map[string]any{"title": "x"}))
+	relm := ts.createModule(ts.admin, moduleBody(app.ID, "Relations", fld("to", ftRelation)))
+	strict := ts.createModule(ts.admin, moduleBody(app.ID, "Strict", fld("code", ftText)))
+	trunc := ts.createModule(ts.admin, moduleBody(app.ID, "Truncate", fld("code", ftText)))
+	gone := ts.createModule(ts.admin, moduleBody(app.ID, "Gone", fld("code", ftText)))
+
+	release := stallContentProjection(t, ts)
+	r := ts.post(modulePath, ts.admin, moduleBody(app.ID, "During", fld("title", ftText)))
+	var created moduleView
+	if expectStatus(t, r, 201) {
+		ts.mustJSON(r, 201, &created)
+		if created.ID == "" || created.Name != "During" || len(created.Fields) != 1 {
+			t.Errorf("module created while the projection lags: answered %s", r)
+		}
+	}
+	r = ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Renamed", fld("title", ftText)))
+	var up moduleView
+	if expectStatus(t, r, 200) {
+		ts.mustJSON(r, 200, &up)
+		if up.Name != "Renamed" || len(up.Fields) != 1 {
+			t.Errorf("module renamed while the projection lags: answered name %q fields %v, want Renamed [title]", up.Name, up.fieldNames())
+		}
+	}
+	// A field change is checked against the module's items in the read
+	// model: while it lags behind the log, the change is refused (409, try
+	// again) rather than checked against an incomplete list.
+	r = ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Renamed", fld("title", ftText), fld("extra", ftNumber)))
+	if r.Status != 409 || !strings.Contains(r.String(), "catching up") {
+		t.Errorf("%s: a field change while the projection lags, want 409 catching up", r)
+	}
+	// Items answer from the command's result (they already do).
+	var it instView
+	ts.mustNum(ts.post(instancePath, ts.admin, itemBody(m.ID, "second", map[string]any{"title": "y"})), 201, &it)
+	if it.ID == "" || it.Name != "second" {
+		t.Errorf("item created while the projection lags: %+v", it)
+	}
+	// An item created by the previous request is a valid relation target.
+	expectStatus(t, ts.post(instancePath, ts.admin, itemBody(relm.ID, "points at first", map[string]any{"to": first.ID})), 201)
+	if r := ts.post(instancePath, ts.admin, itemBody(relm.ID, "points at second", map[string]any{"to": it.ID})); r.Status != 201 {
+		t.Errorf("%s: a relation to the item created by the previous request is refused while the projection lags", r)
+	}
+	// A field change is checked against every item, the newest too.
+	lacking := ts.createItem(ts.admin, itemBody(strict.ID, "no code", nil))
+	r = ts.put(modulePath+"/"+strict.ID, ts.admin, moduleBody(app.ID, "Strict", fld("code", ftText, "required", true)))
+	if r.Status != 409 {
+		t.Errorf("%s: making code required while item %s lacks it, want 409", r, lacking.ID)
+	}
+	// A truncate lists the module's items from the read model: while it
+	// lags, the operation fails with a 409 (try again) instead of missing
+	// the newest items.
+	ts.createItem(ts.admin, itemBody(trunc.ID, "newest", nil))
+	var ans batchAnswer
+	ts.mustNum(ts.post(batchPath, ts.admin, map[string]any{"truncate": []map[string]any{{"module": trunc.ID}}}), 200, &ans)
+	if len(ans.Operations) != 1 || ans.Operations[0].Success || !strings.Contains(string(ans.Operations[0].Data), `"status":409`) {
+		t.Errorf("truncate while the projection lags: %+v, want a 409 failure", ans.Operations)
+	}
+	// A deleted module is answered deleted.
+	r = ts.do(request{method: "DELETE", path: modulePath + "/" + gone.ID, token: ts.admin})
+	var dm moduleView
+	if expectStatus(t, r, 200) {
+		ts.mustJSON(r, 200, &dm)
+		if dm.DeletedAt == nil {
+			t.Errorf("module deleted while the projection lags: answered %s, want deletedAt set", r)
+		}
+	}
+	release()
+	// Once the projection catches up, everything is there.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var list []moduleView
+		ts.mustJSON(ts.get(modulePath+"?skip=true&app="+app.ID, ts.admin), 200, &list)
+		var got []string
+		for _, x := range list {
+			got = append(got, x.Name)
+		}
+		if sameSet(got, []string{"Renamed", "During", "Relations", "Strict", "Truncate"}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the lag the app lists %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

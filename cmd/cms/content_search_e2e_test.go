@@ -1,0 +1,634 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Search (wire-reference §5.2, §5.3) and sync (§5.6), as the SDKs call
+// them, against a small data set in every publication state.
+
+// searchData is the data set of TestContentSearch.
+type searchData struct {
+	app, appB           appView
+	appTok, appBTok     string
+	news, authors, bNew moduleView
+	ann, bob            instView
+	// n1..n4 are published; n5 a concept, n6 scheduled, n7 archived, n8
+	// deleted, n9 expired; b1 a published item of app B's News.
+	n  [10]instView
+	b1 instView
+}
+
+const bigValue = "9007199254740993" // 2^53+1: not a float64
+
+func setUpSearch(t *testing.T, ts *testServer) *searchData {
+	d := &searchData{app: ts.createApp("Search App"), appB: ts.createApp("Search App B")}
+	d.appTok, d.appBTok = ts.appToken(d.app), ts.appToken(d.appB)
+	d.authors = ts.createModule(ts.admin, moduleBody(d.app.ID, "Authors", fld("name", ftText)))
+	d.news = ts.createModule(ts.admin, moduleBody(d.app.ID, "News",
+		fld("title", ftText), fld("price", ftNumber), fld("date", ftDate), fld("active", ftBoolean), fld("big", ftNumber),
+		fld("category", ftChoice, "rules", rules{"values": []string{"sports", "tech", "food"}}),
+		fld("author", ftRelation, "rules", rules{"module": d.authors.ID}), fld("related", ftMultiRelation),
+		fld("headline", ftLocalized)))
+	d.bNew = ts.createModule(ts.admin, moduleBody(d.appB.ID, "News", fld("title", ftText)))
+	past := nowMS() - 60_000
+	pub := func(module, name string, values map[string]any, kv ...any) instView {
+		time.Sleep(3 * time.Millisecond) // distinct createdAt
+		return ts.createItem(ts.admin, itemBody(module, name, values, append([]any{"publishedAt", past}, kv...)...))
+	}
+	d.ann = pub(d.authors.ID, "Ann", map[string]any{"name": "Ann"})
+	d.bob = pub(d.authors.ID, "Bob", map[string]any{"name": "Bob"})
+	tag := func(v string) map[string]any {
+		return map[string]any{"name": "Platform Name", "value": v, "tagType": "000000000000000000000001"}
+	}
+	d.n[1] = pub(d.news.ID, "Alpha road", map[string]any{"title": "Alpha road", "price": 10, "date": 1_000_000_000_000, "active": true,
+		"big": json.Number(bigValue), "category": "sports", "author": d.ann.ID, "related": []string{d.ann.ID},
+		"headline": map[string]any{"en-US": "Hello", "es-ES": "Hola"}}, "tags", []any{tag("android")})
+	d.n[2] = pub(d.news.ID, "Beta trip", map[string]any{"title": "Beta trip", "price": 20, "date": 1_500_000_000_000, "active": false,
+		"big": json.Number("9007199254740992"), "category": "tech", "author": d.bob.ID, "related": []string{d.ann.ID, d.bob.ID},
+		"headline": map[string]any{"en-US": "Good", "es-ES": "Bueno"}}, "tags", []any{tag("android"), tag("ios")})
+	d.n[3] = pub(d.news.ID, "Gamma road", map[string]any{"title": "Gamma road", "price": 30, "date": 1_600_000_000_000, "active": true,
+		"big": 1, "category": "food"}, "tags", []any{tag("ios")})
+	d.n[4] = pub(d.news.ID, "Delta", map[string]any{"title": "Delta", "price": 40, "date": 1_700_000_000_000, "active": false,
+		"big": 2, "category": "tech"})
+	d.n[5] = ts.createItem(ts.admin, itemBody(d.news.ID, "Epsilon concept", map[string]any{"title": "Epsilon", "price": 50}))
+	d.n[6] = pub(d.news.ID, "Zeta scheduled", map[string]any{"title": "Zeta", "price": 60}, "publishedAt", nowMS()+time.Hour.Milliseconds())
+	d.n[7] = pub(d.news.ID, "Eta archived", map[string]any{"title": "Eta", "price": 70}, "archivedAt", nowMS()-1000)
+	d.n[8] = pub(d.news.ID, "Theta deleted", map[string]any{"title": "Theta", "price": 80})
+	ts.mustNum(ts.do(request{method: "DELETE", path: instancePath + "/" + d.n[8].ID, token: ts.admin}), 200, &d.n[8])
+	d.n[9] = pub(d.news.ID, "Iota expired", map[string]any{"title": "Iota", "price": 90}, "removedAt", nowMS()-1000)
+	d.b1 = pub(d.bNew.ID, "B news", map[string]any{"title": "Alpha road"})
+	return d
+}
+
+// ids of the data set's news items by number.
+func (d *searchData) nids(ns ...int) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = d.n[n].ID
+	}
+	return out
+}
+
+// label names the news items of ids, for messages.
+func (d *searchData) label(ids []string) string {
+	var out []string
+	for _, id := range ids {
+		name := id
+		for n, it := range d.n {
+			if it.ID == id && id != "" {
+				name = "n" + string(rune('0'+n))
+			}
+		}
+		if id == d.b1.ID {
+			name = "b1"
+		}
+		out = append(out, name)
+	}
+	return "[" + strings.Join(out, " ") + "]"
+}
+
+func TestContentSearch(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	d := setUpSearch(t, ts)
+	published := d.nids(1, 2, 3, 4)
+
+	// expect runs a search as the app (skip true) and compares the ids,
+	// in order when ordered is set.
+	expect := func(t *testing.T, what string, body map[string]any, ordered bool, want ...int) {
+		t.Helper()
+		b := map[string]any{"moduleName": "News"}
+		for k, v := range body {
+			b[k] = v
+		}
+		got := ts.with(t).searchIDs(d.appTok, b)
+		w := d.nids(want...)
+		if ordered && !slices.Equal(got, w) || !ordered && !sameSet(got, w) {
+			t.Errorf("%s: got %s, want %s", what, d.label(got), d.label(w))
+		}
+	}
+
+	t.Run("Android bodies", func(t *testing.T) {
+		ts := ts.with(t)
+		r := ts.post(searchPath, d.appTok, map[string]any{"moduleName": "News", "pagination": map[string]any{"page": 1, "limit": 10, "skip": true}})
+		res := decodeSearch(t, r)
+		if res.paginated || !sameSet(itemIDs(res.items), published) {
+			t.Errorf("skip true: paginated %v, items %s", res.paginated, d.label(itemIDs(res.items)))
+		}
+		checkShapeOf(t, r, "content-search-not-paginated.android.json")
+		// No pagination: the envelope, page 1 of 10.
+		r = ts.post(searchPath+"/", d.appTok, map[string]any{"moduleName": "News"})
+		res = decodeSearch(t, r)
+		if !res.paginated || res.pagination != (paginationView{Page: 1, Limit: 10, Offset: 0, TotalItems: 4, TotalPages: 1}) {
+			t.Errorf("no pagination: paginated %v %+v", res.paginated, res.pagination)
+		}
+		checkShapeOf(t, r, "content-search-paginated.android.json")
+		res = ts.search(d.appTok, map[string]any{"moduleName": "News", "pagination": map[string]any{"page": 2, "limit": 3, "skip": false}})
+		if !res.paginated || res.pagination != (paginationView{Page: 2, Limit: 3, Offset: 3, TotalItems: 4, TotalPages: 2}) || len(res.items) != 1 {
+			t.Errorf("page 2 of 3: paginated %v %+v, %d items", res.paginated, res.pagination, len(res.items))
+		}
+		// page, limit and skip true together (Android's onePage, a
+		// third-party consumer): skip wins, the answer is the bare array of
+		// every match.
+		res = ts.search(d.appTok, map[string]any{"moduleName": "News", "sort": "createdAt asc", "pagination": map[string]any{"page": 1, "limit": 2, "skip": true}})
+		if res.paginated || !slices.Equal(itemIDs(res.items), published) {
+			t.Errorf("page 1 limit 2 skip true: paginated %v %s, want the array of n1..n4", res.paginated, d.label(itemIDs(res.items)))
+		}
+	})
+
+	t.Run("iOS bodies", func(t *testing.T) {
+		ts := ts.with(t)
+		r := ts.post(searchPath, d.appTok, map[string]any{"moduleIds": []string{d.news.ID}, "pagination": map[string]any{"skip": "true"},
+			"segmentMode": "partial", "locale": "en-US"})
+		res := decodeSearch(t, r)
+		if res.paginated || !sameSet(itemIDs(res.items), published) {
+			t.Errorf(`skip "true": paginated %v, items %s`, res.paginated, d.label(itemIDs(res.items)))
+		}
+		r = ts.post(searchPath, d.appTok, map[string]any{"moduleNames": []string{"News"},
+			"pagination": map[string]any{"page": 1, "limit": 2, "skip": "false"}, "segmentMode": "partial"})
+		res = decodeSearch(t, r)
+		if !res.paginated || res.pagination != (paginationView{Page: 1, Limit: 2, Offset: 0, TotalItems: 4, TotalPages: 2}) || len(res.items) != 2 {
+			t.Errorf(`skip "false": paginated %v %+v, %d items`, res.paginated, res.pagination, len(res.items))
+		}
+		checkShapeOf(t, r, "content-search-paginated-news.ios.json")
+	})
+
+	t.Run("operators", func(t *testing.T) {
+		num := func(o string, v any) map[string]any {
+			return map[string]any{"searchValues": op(o, "price", v, "number")}
+		}
+		expect(t, "price > 20", num(">", 20), false, 3, 4)
+		expect(t, "price >= 20", num(">=", 20), false, 2, 3, 4)
+		expect(t, "price < 20", num("<", 20), false, 1)
+		expect(t, "price <= 20", num("<=", 20), false, 1, 2)
+		expect(t, "price = 30", num("=", 30), false, 3)
+		expect(t, "price != 30", num("!=", 30), false, 1, 2, 4)
+		expect(t, "price in [10 40]", num("in", []int{10, 40}), false, 1, 4)
+		expect(t, "price !in [10 40]", num("!in", []int{10, 40}), false, 2, 3)
+		expect(t, "price = 20.0", num("=", 20.0), false, 2)
+
+		date := func(o string, v int64) map[string]any {
+			return map[string]any{"searchValues": op(o, "date", v, "date")}
+		}
+		expect(t, "date >= 1.5e12", date(">=", 1_500_000_000_000), false, 2, 3, 4)
+		expect(t, "date < 1.5e12", date("<", 1_500_000_000_000), false, 1)
+		expect(t, "date = 1.6e12", date("=", 1_600_000_000_000), false, 3)
+
+		text := func(o string, v any) map[string]any {
+			return map[string]any{"searchValues": op(o, "title", v, "string")}
+		}
+		expect(t, "title = Delta", text("=", "Delta"), false, 4)
+		expect(t, "title != Delta", text("!=", "Delta"), false, 1, 2, 3)
+		expect(t, "title in", text("in", []string{"Alpha road", "Delta"}), false, 1, 4)
+		expect(t, "title !in", text("!in", []string{"Alpha road", "Delta"}), false, 2, 3)
+		expect(t, "title like road", text("like", "road"), false, 1, 3)
+		expect(t, "title like lph", text("like", "lph"), false, 1)
+		expect(t, "category in [tech]", map[string]any{"searchValues": op("in", "category", []string{"tech"}, "string")}, false, 2, 4)
+
+		// Booleans travel with type "string" from both SDKs.
+		expect(t, "active = true", map[string]any{"searchValues": op("=", "active", true, "string")}, false, 1, 3)
+		expect(t, "active != true", map[string]any{"searchValues": op("!=", "active", true, "string")}, false, 2, 4)
+		expect(t, "active = false", map[string]any{"searchValues": op("=", "active", false, "string")}, false, 2, 4)
+
+		// A long value keeps its precision, in the filter and the answer.
+		expect(t, "big = 2^53+1", map[string]any{"searchValues": op("=", "big", json.Number(bigValue), "number")}, false, 1)
+		expect(t, "big = 2^53", map[string]any{"searchValues": op("=", "big", json.Number("9007199254740992"), "number")}, false, 2)
+		expect(t, "big > 2^53", map[string]any{"searchValues": op(">", "big", json.Number("9007199254740992"), "number")}, false, 1)
+		res := ts.with(t).search(d.appTok, map[string]any{"instanceIds": d.nids(1), "moduleName": "News", "pagination": map[string]any{"skip": true}})
+		if len(res.raw) != 1 {
+			t.Errorf("n1 not found by id")
+		} else if v, _ := res.raw[0]["values"].(map[string]any); v["big"] != json.Number(bigValue) {
+			t.Errorf("big read back as %v, want %s", v["big"], bigValue)
+		}
+
+		// null, and/or trees, metaSearch.
+		expect(t, "author is null", map[string]any{"searchValues": op("=", "author", nil, "null")}, false, 3, 4)
+		expect(t, "author is not null", map[string]any{"searchValues": op("!=", "author", nil, "null")}, false, 1, 2)
+		expect(t, "price = 10 or price = 40", map[string]any{"searchValues": cond("or", op("=", "price", 10, "number"), op("=", "price", 40, "number"))}, false, 1, 4)
+		expect(t, "active and price > 10", map[string]any{"searchValues": cond("and", op("=", "active", true, "string"), op(">", "price", 10, "number"))}, false, 3)
+		expect(t, "nested", map[string]any{"searchValues": cond("or", cond("and", op("=", "active", false, "string"), op(">", "price", 30, "number")),
+			op("like", "title", "Alpha", "string"))}, false, 1, 4)
+		expect(t, "metaSearch name like Gamma", map[string]any{"metaSearch": op("like", "name", "Gamma", "string")}, false, 3)
+		expect(t, "metaSearch createdAt >=", map[string]any{"metaSearch": op(">=", "createdAt", *d.n[3].CreatedAt, "date")}, false, 3, 4)
+		expect(t, "metaSearch removedAt is null", map[string]any{"metaSearch": op("=", "removedAt", nil, "null")}, false, 1, 2, 3, 4)
+		now := nowMS()
+		androidPublished := cond("and", op("<=", "publishedAt", now, "date"), op("=", "deletedAt", nil, "null"),
+			cond("or", op(">", "removedAt", now, "date"), op("=", "removedAt", nil, "null")))
+		expect(t, "the Android published filter", map[string]any{"metaSearch": androidPublished}, false, 1, 2, 3, 4)
+		expect(t, "both trees", map[string]any{"metaSearch": op("like", "name", "road", "string"), "searchValues": op(">", "price", 10, "number")}, false, 3)
+		expect(t, "instanceIds", map[string]any{"instanceIds": d.nids(2, 4, 5)}, false, 2, 4)
+	})
+
+	t.Run("relatedTo", func(t *testing.T) {
+		rel := func(field string, ids ...string) map[string]any {
+			return map[string]any{"relatedTo": []map[string]any{{"fieldName": field, "instanceIds": ids}}}
+		}
+		expect(t, "author Ann", rel("author", d.ann.ID), false, 1)
+		expect(t, "author Bob", rel("author", d.bob.ID), false, 2)
+		expect(t, "author Ann or Bob", rel("author", d.ann.ID, d.bob.ID), false, 1, 2)
+		expect(t, "author *", rel("author", "*"), false, 1, 2)
+		expect(t, "related Bob", rel("related", d.bob.ID), false, 2)
+		expect(t, "related Ann", rel("related", d.ann.ID), false, 1, 2)
+		expect(t, "related *", rel("related", "*"), false, 1, 2)
+	})
+
+	t.Run("include", func(t *testing.T) {
+		ts := ts.with(t)
+		get := func(include []string) map[string]map[string]any {
+			res := ts.search(d.appTok, map[string]any{"moduleName": "News", "instanceIds": d.nids(1, 2), "include": include,
+				"pagination": map[string]any{"skip": true}})
+			out := map[string]map[string]any{}
+			for _, it := range res.raw {
+				v, _ := it["values"].(map[string]any)
+				out[it["id"].(string)] = v
+			}
+			return out
+		}
+		all := get([]string{"all"})
+		v1 := all[d.n[1].ID]
+		if a, ok := v1["author"].(map[string]any); !ok || a["id"] != d.ann.ID || a["name"] != "Ann" {
+			t.Errorf("include all: n1.author = %v, want Ann's instance", v1["author"])
+		} else if av, _ := a["values"].(map[string]any); av["name"] != "Ann" {
+			t.Errorf("include all: n1.author.values = %v", a["values"])
+		}
+		if rs, ok := all[d.n[2].ID]["related"].([]any); !ok || len(rs) != 2 {
+			t.Errorf("include all: n2.related = %v", all[d.n[2].ID]["related"])
+		} else {
+			for _, r := range rs {
+				if o, ok := r.(map[string]any); !ok || (o["id"] != d.ann.ID && o["id"] != d.bob.ID) {
+					t.Errorf("include all: n2.related element %v", r)
+				}
+			}
+		}
+		only := get([]string{"author"})
+		if a, ok := only[d.n[2].ID]["author"].(map[string]any); !ok || a["id"] != d.bob.ID {
+			t.Errorf(`include ["author"]: n2.author = %v`, only[d.n[2].ID]["author"])
+		}
+		if rs, _ := only[d.n[2].ID]["related"].([]any); len(rs) != 2 || rs[0] != d.ann.ID {
+			t.Errorf(`include ["author"]: n2.related = %v, want the ids`, only[d.n[2].ID]["related"])
+		}
+		none := get(nil)
+		if none[d.n[1].ID]["author"] != d.ann.ID {
+			t.Errorf("no include: n1.author = %v, want the id", none[d.n[1].ID]["author"])
+		}
+	})
+
+	t.Run("fields projection", func(t *testing.T) {
+		ts := ts.with(t)
+		for _, fields := range [][]string{{"values.title"}, {"title"}, {"values.title", "price"}} {
+			res := ts.search(d.appTok, map[string]any{"moduleName": "News", "fields": fields, "pagination": map[string]any{"skip": true}})
+			if len(res.raw) != 4 {
+				t.Errorf("fields %v: %d items", fields, len(res.raw))
+			}
+			want := []string{"title"}
+			if len(fields) == 2 {
+				want = []string{"price", "title"}
+			}
+			for _, it := range res.raw {
+				v, _ := it["values"].(map[string]any)
+				if got := keysOf(v); !slices.Equal(got, want) {
+					t.Errorf("fields %v: values keys %v, want %v", fields, got, want)
+				}
+				if it["id"] == nil || it["name"] == nil {
+					t.Errorf("fields %v: the projection dropped id or name: %v", fields, it)
+				}
+			}
+		}
+	})
+
+	t.Run("segments", func(t *testing.T) {
+		tag := func(v string) map[string]any { return map[string]any{"name": "Platform Name", "value": v} }
+		seg := func(mode string, tags ...map[string]any) map[string]any {
+			return map[string]any{"segmentMode": mode, "segmentTags": tags}
+		}
+		expect(t, "partial android", seg("partial", tag("android")), false, 1, 2)
+		expect(t, "partial ios", seg("partial", tag("ios")), false, 2, 3)
+		expect(t, "partial android+ios", seg("partial", tag("android"), tag("ios")), false, 1, 2, 3)
+		expect(t, "total android+ios", seg("total", tag("android"), tag("ios")), false, 2)
+		expect(t, "total android", seg("total", tag("android")), false, 1, 2)
+		expect(t, "partial web", seg("partial", tag("web")), false)
+	})
+
+	t.Run("sort", func(t *testing.T) {
+		expect(t, "values.price desc", map[string]any{"sort": "values.price desc"}, true, 4, 3, 2, 1)
+		expect(t, "values.price asc", map[string]any{"sort": "values.price asc"}, true, 1, 2, 3, 4)
+		expect(t, "createdAt asc", map[string]any{"sort": "createdAt asc"}, true, 1, 2, 3, 4)
+		expect(t, "createdAt desc", map[string]any{"sort": "createdAt desc"}, true, 4, 3, 2, 1)
+		expect(t, "name desc", map[string]any{"sort": "name desc"}, true, 3, 4, 2, 1)
+		expect(t, "values.category asc, values.price desc", map[string]any{"sort": "values.category asc,values.price desc"}, true, 3, 1, 4, 2)
+		expect(t, "values.date desc", map[string]any{"sort": "values.date desc"}, true, 4, 3, 2, 1)
+		// The sort applies before pagination.
+		res := ts.with(t).search(d.appTok, map[string]any{"moduleName": "News", "sort": "values.price desc", "pagination": map[string]any{"page": 2, "limit": 2}})
+		if !slices.Equal(itemIDs(res.items), d.nids(2, 1)) {
+			t.Errorf("page 2 of price desc: %s, want [n2 n1]", d.label(itemIDs(res.items)))
+		}
+	})
+
+	t.Run("locale", func(t *testing.T) {
+		ts := ts.with(t)
+		headline := func(locale string) any {
+			b := map[string]any{"moduleName": "News", "instanceIds": d.nids(1), "pagination": map[string]any{"skip": true}}
+			if locale != "" {
+				b["locale"] = locale
+			}
+			res := ts.search(d.appTok, b)
+			if len(res.raw) != 1 {
+				t.Fatalf("locale %q: %d items", locale, len(res.raw))
+			}
+			v, _ := res.raw[0]["values"].(map[string]any)
+			return v["headline"]
+		}
+		if h := headline("es-ES"); h != "Hola" {
+			t.Errorf("locale es-ES: headline %v, want Hola", h)
+		}
+		if h := headline("en-US"); h != "Hello" {
+			t.Errorf("locale en-US: headline %v, want Hello", h)
+		}
+		if h, ok := headline("").(map[string]any); !ok || h["es-ES"] != "Hola" || h["en-US"] != "Hello" {
+			t.Errorf("no locale: headline %v, want the object", h)
+		}
+	})
+
+	t.Run("visibility", func(t *testing.T) {
+		ts := ts.with(t)
+		all := append(d.nids(1, 2, 3, 4, 5, 6, 7, 8, 9), d.b1.ID)
+		// The app token: published items of its own app only.
+		got := ts.searchIDs(d.appTok, map[string]any{"instanceIds": all})
+		if !sameSet(got, published) {
+			t.Errorf("app A by ids: %s, want the published n1..n4", d.label(got))
+		}
+		got = ts.searchIDs(d.appBTok, map[string]any{"moduleName": "News"})
+		if !slices.Equal(got, []string{d.b1.ID}) {
+			t.Errorf("app B's News: %s, want [b1]", d.label(got))
+		}
+		if r := ts.post(searchPath, d.appTok, map[string]any{"moduleIds": []string{d.bNew.ID}, "pagination": map[string]any{"skip": true}}); r.Status == 200 {
+			if res := decodeSearch(t, r); len(res.items) != 0 {
+				t.Errorf("app A searching app B's module got %s", d.label(itemIDs(res.items)))
+			}
+		} else {
+			expectHaloError(t, r, 403)
+		}
+		// The CMS sees every state.
+		got = ts.searchIDs(ts.admin, map[string]any{"moduleIds": []string{d.news.ID}})
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 9} {
+			if !slices.Contains(got, d.n[n].ID) {
+				t.Errorf("the admin's search lacks n%d (%s)", n, d.n[n].Name)
+			}
+		}
+		// A user who reads the News module sees its items in every state,
+		// and nothing of other modules.
+		_, reader := ts.userWith("news-reader", grantTo{app: d.app.ID, module: d.news.ID, perms: []string{"read"}})
+		got = ts.searchIDs(reader, map[string]any{"moduleIds": []string{d.news.ID}})
+		for _, n := range []int{1, 5, 6, 7, 9} {
+			if !slices.Contains(got, d.n[n].ID) {
+				t.Errorf("the News reader's search lacks n%d (%s)", n, d.n[n].Name)
+			}
+		}
+		for _, body := range []map[string]any{{"moduleIds": []string{d.authors.ID}}, {"instanceIds": []string{d.ann.ID, d.b1.ID}}} {
+			body["pagination"] = map[string]any{"skip": true}
+			if r := ts.post(searchPath, reader, body); r.Status == 200 {
+				if res := decodeSearch(t, r); len(res.items) != 0 {
+					t.Errorf("the News reader found %v outside News", itemNames(res.items))
+				}
+			} else {
+				expectHaloError(t, r, 403)
+			}
+		}
+		// A user without rights sees nothing.
+		_, nobody := ts.userWith("search-nobody")
+		for _, body := range []map[string]any{{"moduleName": "News"}, {"moduleIds": []string{d.news.ID}}, {"instanceIds": all}} {
+			body["pagination"] = map[string]any{"skip": true}
+			if r := ts.post(searchPath, nobody, body); r.Status == 200 {
+				if res := decodeSearch(t, r); len(res.items) != 0 {
+					t.Errorf("a user without rights found %v", itemNames(res.items))
+				}
+			} else {
+				expectHaloError(t, r, 403)
+			}
+		}
+		expectHaloError(t, ts.post(searchPath, "", map[string]any{"moduleName": "News"}), 401)
+	})
+
+	t.Run("bad input", func(t *testing.T) {
+		ts := ts.with(t)
+		deep := func(n int) map[string]any {
+			node := op("=", "price", 10, "number")
+			for i := 1; i < n; i++ {
+				node = cond("and", node, op(">", "price", 0, "number"))
+			}
+			return node
+		}
+		bad := map[string]any{
+			"unknown operator":            map[string]any{"moduleName": "News", "searchValues": op("~=", "price", 1, "number")},
+			"unknown metaSearch property": map[string]any{"moduleName": "News", "metaSearch": op("=", "colour", "red", "string")},
+			"like with 2 characters":      map[string]any{"moduleName": "News", "searchValues": op("like", "title", "ro", "string")},
+			"tree deeper than 32":         map[string]any{"moduleName": "News", "searchValues": deep(40)},
+			"malformed JSON":              `{"moduleName": "News", "searchValues": {`,
+			"unknown sort field":          map[string]any{"moduleName": "News", "sort": "bogus asc"},
+			"sort direction":              map[string]any{"moduleName": "News", "sort": "createdAt sideways"},
+			"unknown condition":           map[string]any{"moduleName": "News", "searchValues": cond("xor", op("=", "price", 1, "number"), op("=", "price", 2, "number"))},
+			"unknown type":                map[string]any{"moduleName": "News", "searchValues": op("=", "price", 1, "integer")},
+			"unknown segmentMode":         map[string]any{"moduleName": "News", "segmentMode": "some"},
+		}
+		for name, body := range bad {
+			r := ts.post(searchPath, d.appTok, body)
+			if r.Status != 400 {
+				t.Errorf("%s: %s, want 400", name, r)
+				continue
+			}
+			expectHaloError(t, r, 400)
+		}
+		expectStatus(t, ts.post(searchPath, d.appTok, map[string]any{"moduleName": "News", "searchValues": deep(5)}), 200)
+		// A body over 1 MiB.
+		huge := []byte(`{"moduleName": "News", "instanceIds": ["` + strings.Repeat("x", 1<<20) + `"]}`)
+		expectHaloError(t, ts.post(searchPath, d.appTok, huge), 413)
+		// Still serving.
+		expectStatus(t, ts.post(searchPath, d.appTok, map[string]any{"moduleName": "News"}), 200)
+	})
+}
+
+// syncView is a SyncResult.
+type syncView struct {
+	SyncTimestamp json.Number `json:"syncTimestamp"`
+	Created       []instView  `json:"created"`
+	Updated       []instView  `json:"updated"`
+	Deleted       []struct {
+		ID string `json:"id"`
+	} `json:"deleted"`
+}
+
+func (s syncView) deletedIDs() []string {
+	out := []string{}
+	for _, x := range s.Deleted {
+		out = append(out, x.ID)
+	}
+	return out
+}
+
+// syncMargin is how far before fromSync the server looks for changes
+// (readmodels/content.SyncMargin): changes within it are reported again,
+// which the SDKs merge. The test leaves this much time between its writes
+// and the syncs whose answers it checks exactly.
+const syncMargin = 2000 * time.Millisecond
+
+func TestContentSync(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Sync App")
+	appB := ts.createApp("Sync App B")
+	tok, tokB := ts.appToken(app), ts.appToken(appB)
+	feed := ts.createModule(ts.admin, moduleBody(app.ID, "Feed", fld("title", ftText), fld("headline", ftLocalized)))
+	past := nowMS() - 60_000
+	pub := func(name string, kv ...any) instView {
+		return ts.createItem(ts.admin, itemBody(feed.ID, name, map[string]any{"title": name,
+			"headline": map[string]any{"en-US": name + " en", "es-ES": name + " es"}}, append([]any{"publishedAt", past}, kv...)...))
+	}
+	s1, s2, s3 := pub("s1"), pub("s2"), pub("s3")
+	s4 := ts.createItem(ts.admin, itemBody(feed.ID, "s4 concept", map[string]any{"title": "s4"}))
+	expiresAt := nowMS() + syncMargin.Milliseconds() + 2500
+	s5 := pub("s5", "removedAt", expiresAt)
+	time.Sleep(syncMargin + 100*time.Millisecond)
+
+	syncOf := func(token string, body any) (syncView, response) {
+		t.Helper()
+		r := ts.post(syncPath, token, body)
+		var s syncView
+		ts.mustNum(r, 200, &s)
+		if s.Created == nil || s.Updated == nil || s.Deleted == nil {
+			t.Errorf("%s: created, updated and deleted must be arrays", r)
+		}
+		return s, r
+	}
+
+	// First sync: every published item, as created.
+	first, r := syncOf(tok, map[string]any{"moduleName": "Feed", "locale": "en-US"})
+	beforeExpiry := nowMS() < expiresAt
+	ts1, err := first.SyncTimestamp.Int64()
+	if err != nil || !near(ts1, time.Minute) {
+		t.Errorf("syncTimestamp %v, want now in ms", first.SyncTimestamp)
+	}
+	want := []string{s1.ID, s2.ID, s3.ID, s5.ID}
+	if !beforeExpiry {
+		want = want[:3]
+	}
+	if !sameSet(itemIDs(first.Created), want) || len(first.Updated) != 0 || len(first.Deleted) != 0 {
+		t.Errorf("first sync: created %v updated %v deleted %v, want created s1 s2 s3 s5", itemNames(first.Created), itemNames(first.Updated), first.deletedIDs())
+	}
+	if slices.Contains(itemIDs(first.Created), s4.ID) {
+		t.Errorf("a concept was synced")
+	}
+	for _, it := range first.Created {
+		if it.Values["headline"] != it.Name+" en" {
+			t.Errorf("locale en-US: %s headline %v", it.Name, it.Values["headline"])
+		}
+	}
+	checkShapeOf(t, r, "content-sync-first.android.json")
+
+	// The SDKs' immediate second call: nothing new.
+	again, r := syncOf(tok, map[string]any{"moduleName": "Feed", "fromSync": ts1, "toSync": nowMS()})
+	if len(again.Created)+len(again.Updated)+len(again.Deleted) != 0 {
+		t.Errorf("up-to-date sync: %s", r)
+	}
+	checkShapeOf(t, r, "content-sync-up-to-date.android.json")
+
+	// Changes after the first sync: s1 edited, s2 deleted, s3 unpublished,
+	// s5 expires (no write), s6 published and s7 a concept are new.
+	time.Sleep(5 * time.Millisecond)
+	ts.mustNum(ts.put(instancePath+"/"+s1.ID, ts.admin, itemBody(feed.ID, "s1 updated", map[string]any{"title": "s1 updated"}, "publishedAt", past)), 200, &s1)
+	expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + s2.ID, token: ts.admin}), 200)
+	ts.transit(ts.admin, s3.ID, "unpublish", nil)
+	s6 := pub("s6")
+	ts.createItem(ts.admin, itemBody(feed.ID, "s7 concept", map[string]any{"title": "s7"}))
+	time.Sleep(time.Until(time.UnixMilli(expiresAt + 150)))
+
+	// Incremental, by module id, with float timestamps as iOS sends them.
+	inc, r := syncOf(tok, map[string]any{"moduleId": feed.ID, "fromSync": float64(ts1) + 0.25, "toSync": float64(nowMS()) + 0.5, "locale": "es-ES"})
+	if !slices.Equal(itemIDs(inc.Created), []string{s6.ID}) {
+		t.Errorf("incremental created %v, want [s6]", itemNames(inc.Created))
+	}
+	if !slices.Equal(itemIDs(inc.Updated), []string{s1.ID}) {
+		t.Errorf("incremental updated %v, want [s1]", itemNames(inc.Updated))
+	} else if inc.Updated[0].Name != "s1 updated" || inc.Updated[0].Values["title"] != "s1 updated" {
+		t.Errorf("incremental updated s1 = %+v", inc.Updated[0])
+	}
+	// deleted covers s2 (deleted), s3 (unpublished) and s5 (expired); it
+	// may name ids the client never had (s7), never a live item.
+	gone := []string{s2.ID, s3.ID}
+	if beforeExpiry {
+		gone = append(gone, s5.ID) // the client got s5 in the first sync
+	}
+	for _, id := range gone {
+		if !slices.Contains(inc.deletedIDs(), id) {
+			t.Errorf("incremental deleted %v lacks %s", inc.deletedIDs(), id)
+		}
+	}
+	for _, id := range []string{s1.ID, s6.ID} {
+		if slices.Contains(inc.deletedIDs(), id) {
+			t.Errorf("incremental deleted %v names the live %s", inc.deletedIDs(), id)
+		}
+	}
+	for _, it := range append(slices.Clone(inc.Created), inc.Updated...) {
+		if it.Values["headline"] != nil && it.Values["headline"] != it.Name+" es" {
+			t.Errorf("locale es-ES: %s headline %v", it.Name, it.Values["headline"])
+		}
+	}
+	if len(inc.Created) == 1 && inc.Created[0].Values["headline"] != "s6 es" {
+		t.Errorf("locale es-ES: s6 headline %v", inc.Created[0].Values["headline"])
+	}
+	checkShapeOf(t, r, "content-sync-incremental-with-deletion.android.json")
+	ts2, _ := inc.SyncTimestamp.Int64()
+	if ts2 <= ts1 {
+		t.Errorf("syncTimestamp went from %d to %d", ts1, ts2)
+	}
+
+	// Up to date again, by name with a float fromSync, once the changes
+	// are older than the margin.
+	time.Sleep(syncMargin + 100*time.Millisecond)
+	last, _ := syncOf(tok, map[string]any{"moduleName": "Feed", "fromSync": float64(nowMS()) + 0.9})
+	if len(last.Created)+len(last.Updated)+len(last.Deleted) != 0 {
+		t.Errorf("sync with nothing changed: created %v updated %v deleted %v", itemNames(last.Created), itemNames(last.Updated), last.deletedIDs())
+	}
+	// A full sync now: s1 and s6.
+	full, _ := syncOf(tok, map[string]any{"moduleName": "Feed"})
+	if !sameSet(itemIDs(full.Created), []string{s1.ID, s6.ID}) {
+		t.Errorf("full sync now: %v, want s1 s6", itemNames(full.Created))
+	}
+	// The CMS admin syncs too (published items only).
+	adm, _ := syncOf(ts.admin, map[string]any{"moduleId": feed.ID})
+	if !sameSet(itemIDs(adm.Created), []string{s1.ID, s6.ID}) {
+		t.Errorf("admin full sync: %v, want s1 s6", itemNames(adm.Created))
+	}
+
+	// Another app does not get this app's items.
+	if r := ts.post(syncPath, tokB, map[string]any{"moduleId": feed.ID}); r.Status == 200 {
+		var s syncView
+		ts.mustNum(r, 200, &s)
+		if len(s.Created)+len(s.Updated) != 0 {
+			t.Errorf("app B synced app A's module: %v", itemNames(s.Created))
+		}
+	} else if r.Status != 403 && r.Status != 404 {
+		t.Errorf("%s: want 200 (empty), 403 or 404", r)
+	}
+	if r := ts.post(syncPath, tokB, map[string]any{"moduleName": "Feed"}); r.Status == 200 {
+		var s syncView
+		ts.mustNum(r, 200, &s)
+		if len(s.Created)+len(s.Updated) != 0 {
+			t.Errorf("app B synced app A's Feed by name: %v", itemNames(s.Created))
+		}
+	} else if r.Status != 404 {
+		t.Errorf("%s: want 200 (empty) or 404", r)
+	}
+	// Bad input.
+	expectHaloError(t, ts.post(syncPath, tok, map[string]any{}), 400)
+	expectHaloError(t, ts.post(syncPath, tok, `{"moduleName": `), 400)
+	expectHaloError(t, ts.post(syncPath, tok, map[string]any{"moduleName": "Feed", "fromSync": "yesterday"}), 400)
+	expectHaloError(t, ts.post(syncPath, "", map[string]any{"moduleName": "Feed"}), 401)
+	if r := ts.post(syncPath, tok, map[string]any{"moduleName": "No such module"}); r.Status != 404 && r.Status != 400 {
+		t.Errorf("%s: want 404 or 400", r)
+	}
+}
