@@ -7,20 +7,20 @@ package content
 type Kind int
 
 const (
-	KindText       Kind = iota + 1 // a string (Text, Long text)
-	KindNumber                     // a JSON number
-	KindURL                        // a string holding an absolute http(s) URL
-	KindYoutube                    // a YouTube URL
-	KindTimestamp                  // epoch milliseconds (Date, Time)
-	KindBoolean                    // true or false
-	KindColor                      // #rgb or #rrggbb
-	KindRelations                  // an array of instance ids
-	KindRelation                   // one instance id
-	KindObject                     // a JSON object
-	KindList                       // a JSON array
-	KindLocalized                  // an object of locale → string
-	KindChoices                    // an array of strings out of the field's allowed values
-	KindChoice                     // one string out of the field's allowed values
+	KindText      Kind = iota + 1 // a string (Text, Long text)
+	KindNumber                    // a JSON number
+	KindURL                       // a string holding an absolute http(s) URL
+	KindYoutube                   // a YouTube URL
+	KindTimestamp                 // epoch milliseconds (Date, Time)
+	KindBoolean                   // true or false
+	KindColor                     // #rgb or #rrggbb
+	KindRelations                 // an array of instance ids
+	KindRelation                  // one instance id
+	KindObject                    // a JSON object
+	KindList                      // a JSON array
+	KindLocalized                 // an object of locale → string
+	KindChoices                   // an array of strings out of the field's allowed values
+	KindChoice                    // one string out of the field's allowed values
 )
 
 // Scalar reports whether values of this kind are one string, number or
