@@ -73,6 +73,18 @@ func (f Field) Kind() Kind {
 	return t.Kind
 }
 
+// LongTextType is the id of the Long text field type.
+const LongTextType = "000000000000000000000012"
+
+// Indexed reports whether the field's values go into the search index
+// (content_keys): all but Object fields and long text, which are searched
+// by reading the items' values instead (HALO's "long values"). Keeping
+// long texts out of the index keeps imports fast.
+func (f Field) Indexed() bool {
+	k := f.Kind()
+	return k != KindObject && !(k == KindText && f.Type == LongTextType)
+}
+
 // Module is a content structure, rebuilt from its events.
 type Module struct {
 	ID         string

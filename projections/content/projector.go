@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -383,7 +384,45 @@ func (p *batch) write(ctx context.Context, order []string) error {
 	if _, err := p.db.Exec(ctx, `DELETE FROM `+p.t("content_keys")+` WHERE item_id = ANY($1)`, ids); err != nil {
 		return err
 	}
-	return p.insertKeys(ctx, keys)
+	if err := p.insertKeys(ctx, keys); err != nil {
+		return err
+	}
+	return p.analyze(ctx, len(rows))
+}
+
+// Planner statistics. Searches need them (a sort that walks an index
+// instead of sorting every match is chosen from them), and autovacuum may
+// be off or late after a bulk import or a rebuild: the projector runs
+// ANALYZE on its tables itself as they grow, after 1,000 written items,
+// then 2,000, 4,000... and every 64,000 from then on.
+var (
+	analyzeMu   sync.Mutex
+	analyzeNext = map[string]int{}
+	analyzeDone = map[string]int{}
+)
+
+func (p *batch) analyze(ctx context.Context, written int) error {
+	analyzeMu.Lock()
+	done := analyzeDone[p.schema] + written
+	analyzeDone[p.schema] = done
+	next := analyzeNext[p.schema]
+	if next == 0 {
+		next = 1000
+	}
+	due := done >= next
+	if due {
+		if next < 64000 {
+			analyzeNext[p.schema] = next * 2
+		} else {
+			analyzeNext[p.schema] = next + 64000
+		}
+	}
+	analyzeMu.Unlock()
+	if !due {
+		return nil
+	}
+	_, err := p.db.Exec(ctx, `ANALYZE `+p.t("content_items")+`, `+p.t("content_keys"))
+	return err
 }
 
 func (p *batch) insertKeys(ctx context.Context, keys []keyRow) error {
@@ -453,7 +492,7 @@ func Keys(keys []keyRow, id, module string, fields []content.Field, vals map[str
 		v := vals[f.Name]
 		kind := f.Kind()
 		switch {
-		case kind == content.KindObject:
+		case !f.Indexed():
 			continue
 		case kind == content.KindLocalized:
 			m, _ := v.(map[string]any)

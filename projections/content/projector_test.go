@@ -747,7 +747,7 @@ func expectedKeys(fields []content.Field, vals map[string]any) []wantKey {
 		v := vals[f.Name]
 		n0 := len(out)
 		switch k := f.Kind(); {
-		case k == content.KindObject:
+		case !f.Indexed(): // Object fields and long text
 			continue
 		case k == content.KindLocalized:
 			m, _ := v.(map[string]any)
@@ -818,7 +818,7 @@ func TestContentKeys(t *testing.T) {
 		{ID: "12", Name: "ltitle", Type: fid("Text"), Localized: true},
 		{ID: "13", Name: "obj", Type: fid("Object")},
 		{ID: "14", Name: "list", Type: fid("List")},
-		{ID: "15", Name: "long", Type: fid("Long text")},
+		{ID: "15", Name: "long", Type: fid("Text")}, // a 700-character text: its key is cut
 	}
 	if err := content.ValidateFields(fields); err != nil {
 		t.Fatal(err)

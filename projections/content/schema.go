@@ -20,7 +20,9 @@ import (
 // multi-valued fields and one per locale for localized text. pub_from and
 // pub_until copy the item's published interval onto its key rows, so that
 // "published items whose category is X" is answered, and counted, from one
-// index alone.
+// index alone. Texts are indexed once, by lower(s) with s included: the
+// index serves case-insensitive sorts and, with an exact recheck on the
+// included s, equality.
 type Projector struct{}
 
 var _ projections.Projector = Projector{}
@@ -101,10 +103,9 @@ CREATE TABLE %[1]s.content_keys (
     pub_from  bigint,
     pub_until bigint  NOT NULL
 );
-CREATE INDEX ON %[1]s.content_keys (item_id);
-CREATE INDEX ON %[1]s.content_keys (module, field, s, item_id) INCLUDE (pub_from, pub_until);
+CREATE INDEX ON %[1]s.content_keys (item_id, field);
 CREATE INDEX ON %[1]s.content_keys (module, field, n, item_id) INCLUDE (pub_from, pub_until);
-CREATE INDEX ON %[1]s.content_keys (module, field, lower(s), item_id);
+CREATE INDEX ON %[1]s.content_keys (module, field, lower(s), item_id) INCLUDE (s, pub_from, pub_until);
 CREATE INDEX ON %[1]s.content_keys USING gin (s gin_trgm_ops);`, schema))
 	return err
 }

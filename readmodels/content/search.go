@@ -211,8 +211,12 @@ func keyCount(q *Query) (string, []any, bool) {
 		return "", nil, false
 	}
 	mod, now := c.bind(q.ModuleIDs[0]), c.bind(q.Now)
+	cmp := t.col() + ` = ` + v
+	if !t.numeric {
+		cmp = eqText("k", v)
+	}
 	sql := `SELECT count(*) FROM content_keys k WHERE k.module = ` + mod + ` AND k.field = ` + c.bind(t.name) +
-		` AND ` + t.col() + ` = ` + v + ` AND k.pub_from <= ` + now + ` AND k.pub_until > ` + now
+		` AND ` + cmp + ` AND k.pub_from <= ` + now + ` AND k.pub_until > ` + now
 	if checkApp {
 		sql += ` AND EXISTS (SELECT 1 FROM content_modules m WHERE m.id = ` + mod + ` AND m.app = ANY(` + c.bind(q.Apps) + `))`
 	}
@@ -253,6 +257,19 @@ type compiler struct {
 	now            string   // the placeholder of q.Now, once bound
 	extra          []string // conditions the sort adds to the page's WHERE
 	mods           string   // the placeholder of q.ModuleIDs, once bound
+}
+
+// eqText compares a key's text with one value through the index on
+// lower(s) (which also holds s, so the exact comparison needs no visit of
+// the table).
+func eqText(alias, v string) string {
+	return "lower(" + alias + ".s) = lower(" + v + ") AND " + alias + ".s = " + v
+}
+
+// anyText compares a key's text with a list of values (a text[]
+// placeholder) through the index on lower(s).
+func anyText(alias, arr string) string {
+	return "lower(" + alias + ".s) = ANY(ARRAY(SELECT lower(x) FROM unnest(" + arr + ") x)) AND " + alias + ".s = ANY(" + arr + ")"
 }
 
 // keyRows starts an EXISTS over the item's key rows of a field (given as
@@ -410,6 +427,7 @@ type valueTarget struct {
 	kind    content.Kind // 0 when the field is not in Query.Fields
 	known   bool
 	numeric bool // compare k.n, else k.s
+	indexed bool // the field has key rows (see content.Field.Indexed)
 	bad     func(format string, args ...any) error
 }
 
@@ -434,8 +452,9 @@ func (c *compiler) target(e *Expr) (valueTarget, error) {
 		return t, fault.Invalidf("searchValues: an operation needs a property").With("field", e.Property)
 	}
 	var f content.Field
+	t.indexed = true
 	if f, t.known = c.q.Fields[t.name]; t.known {
-		t.kind = f.Kind()
+		t.kind, t.indexed = f.Kind(), f.Indexed()
 	}
 	t.numeric = t.kind.Numeric()
 	if !t.known || t.kind == content.KindList {
@@ -482,6 +501,9 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 	if t.kind == content.KindObject {
 		return c.objectLeaf(e, op, t)
 	}
+	if !t.indexed {
+		return c.longTextLeaf(e, op, t)
+	}
 	name, kind, bad, col, numeric := t.name, t.kind, t.bad, t.col(), t.numeric
 	arg := func(v any) (string, error) { return c.arg(t, v) }
 
@@ -504,7 +526,11 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			cond = exists(col + " = " + v)
+			if numeric {
+				cond = exists(col + " = " + v)
+			} else {
+				cond = exists(eqText("k", v))
+			}
 		}
 		if op == "!=" {
 			cond = "NOT (" + cond + ")"
@@ -553,6 +579,9 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 			arr += "::numeric[]"
 		}
 		cond := exists(col + " = ANY(" + arr + ")")
+		if !numeric {
+			cond = exists(anyText("k", arr))
+		}
 		if withNull {
 			cond = "(" + cond + " OR NOT " + hasValue + ")"
 		}
@@ -589,6 +618,55 @@ func (c *compiler) objectLeaf(e *Expr, op string, t valueTarget) (string, error)
 		return get + " ILIKE " + c.bind(pat), nil
 	}
 	return "", t.bad("object fields support only = null, != null and like")
+}
+
+// longTextLeaf compiles an operation on a long text field, which is kept
+// out of the key rows: it reads the item's value itself.
+func (c *compiler) longTextLeaf(e *Expr, op string, t valueTarget) (string, error) {
+	get := "(i.vals ->> " + c.bind(t.name) + "::text)"
+	if isNull(e) {
+		switch op {
+		case "=":
+			return "coalesce(" + get + ", '') = ''", nil
+		case "!=":
+			return "coalesce(" + get + ", '') <> ''", nil
+		}
+		return "", t.bad("%s needs a value", op)
+	}
+	switch op {
+	case "like":
+		pat, err := likePattern(e)
+		if err != nil {
+			return "", err
+		}
+		return get + " ILIKE " + c.bind(pat), nil
+	case "in", "!in":
+		l, ok := list(e.Value)
+		if !ok {
+			return "", t.bad("%s needs an array", op)
+		}
+		vals := []string{}
+		for _, v := range l {
+			s, ok := text(v)
+			if !ok {
+				return "", t.bad("cannot compare with %v", v)
+			}
+			vals = append(vals, s)
+		}
+		cond := "coalesce(" + get + " = ANY(" + c.bind(vals) + "::text[]), false)"
+		if op == "!in" {
+			cond = "NOT " + cond
+		}
+		return cond, nil
+	}
+	s, ok := text(e.Value)
+	if !ok {
+		return "", t.bad("cannot compare with %v", e.Value)
+	}
+	if op == "!=" {
+		return get + " IS DISTINCT FROM " + c.bind(s), nil
+	}
+	return get + " " + op + " " + c.bind(s), nil
 }
 
 // likePattern turns a like value into a case-insensitive substring
@@ -756,7 +834,7 @@ func (c *compiler) relation(r Relation) (string, error) {
 	if ids == nil {
 		ids = []string{}
 	}
-	return keys + "k.s = ANY(" + c.bind(ids) + "::text[]))", nil
+	return keys + anyText("k", c.bind(ids)+"::text[]") + ")", nil
 }
 
 // segment compiles the segmentation tags against content_items.tag_keys
@@ -885,7 +963,7 @@ func (c *compiler) order() (ordering, error) {
 		}
 		kind := f.Kind()
 		localized := kind == content.KindLocalized && q.Locale != ""
-		if !kind.Scalar() && !localized {
+		if !kind.Scalar() && !localized || !f.Indexed() {
 			return o, fault.Invalidf("cannot sort by values.%s: only single-valued fields (and localized text with a locale) sort", name).
 				With("field", "sort")
 		}
