@@ -158,6 +158,9 @@ func compile(q *Query) (statement, error) {
 	if err != nil {
 		return statement{}, err
 	}
+	if o.walk {
+		where = strings.ReplaceAll(where, itemCorrelation, walkCorrelation)
+	}
 	where = strings.Join(append([]string{where}, c.extra...), " AND ")
 	if o.walk && strings.HasPrefix(o.keys[0].dir, " DESC") {
 		st.page = c.splitWalk(o, where)
@@ -272,11 +275,20 @@ func anyText(alias, arr string) string {
 	return "lower(" + alias + ".s) = ANY(ARRAY(SELECT lower(x) FROM unnest(" + arr + ") x)) AND " + alias + ".s = ANY(" + arr + ")"
 }
 
+// itemCorrelation ties a key subquery to the item; walkCorrelation ties
+// it to the sort key's row instead (the same item), so that, when a sort
+// walks the key index, the filters are checked on the key rows before the
+// item itself is fetched.
+const (
+	itemCorrelation = "k.item_id = i.id AND k.module = i.module"
+	walkCorrelation = "k.item_id = sk.item_id AND k.module = sk.module"
+)
+
 // keyRows starts an EXISTS over the item's key rows of a field (given as
 // a placeholder). Naming the modules lets the subquery use the index
 // (module, field, s|n, item_id) on its own.
 func (c *compiler) keyRows(field string) string {
-	s := "EXISTS (SELECT 1 FROM content_keys k WHERE k.item_id = i.id AND k.module = i.module"
+	s := "EXISTS (SELECT 1 FROM content_keys k WHERE " + itemCorrelation
 	if c.mods != "" {
 		s += " AND k.module = ANY(" + c.mods + ")"
 	}
