@@ -104,8 +104,8 @@ CREATE TABLE %[1]s.content_keys (
     pub_until bigint  NOT NULL
 );
 CREATE INDEX ON %[1]s.content_keys (item_id, field);
-CREATE INDEX ON %[1]s.content_keys (module, field, n, item_id) INCLUDE (pub_from, pub_until);
-CREATE INDEX ON %[1]s.content_keys (module, field, lower(s), item_id) INCLUDE (s, pub_from, pub_until);
+CREATE INDEX ON %[1]s.content_keys (module, field, n NULLS FIRST, item_id) INCLUDE (pub_from, pub_until);
+CREATE INDEX ON %[1]s.content_keys (module, field, lower(s) NULLS FIRST, item_id) INCLUDE (s, pub_from, pub_until);
 CREATE INDEX ON %[1]s.content_keys USING gin (s gin_trgm_ops);
 -- How often a text occurs in a field: without it the planner multiplies the
 -- selectivities of module, field, lower(s) and s as if independent, thinks

@@ -109,11 +109,11 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 		}
 		defer tx.Rollback(ctx) //nolint:errcheck // read-only
 		db = tx
-		if err := tx.QueryRow(ctx, st.count, st.countArgs...).Scan(&res.Total); err != nil {
+		if err := tx.QueryRow(ctx, st.count, custom(st.countArgs)...).Scan(&res.Total); err != nil {
 			return Result{}, err
 		}
 	}
-	rows, err := db.Query(ctx, st.page, st.pageArgs...)
+	rows, err := db.Query(ctx, st.page, custom(st.pageArgs)...)
 	if err != nil {
 		return Result{}, err
 	}
@@ -140,6 +140,14 @@ type statement struct {
 	pageArgs, countArgs []any
 }
 
+// custom runs a search statement unnamed, so that PostgreSQL plans it for
+// its actual values every time: a cached generic plan knows neither how
+// common the searched value is nor how far a sort must walk, and picks
+// plans that are orders of magnitude slower for common values.
+func custom(args []any) []any {
+	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
+}
+
 // compile turns q into its statements.
 func compile(q *Query) (statement, error) {
 	if q.Offset < 0 || q.Limit < 0 {
@@ -162,11 +170,7 @@ func compile(q *Query) (statement, error) {
 		where = strings.ReplaceAll(where, itemCorrelation, walkCorrelation)
 	}
 	where = strings.Join(append([]string{where}, c.extra...), " AND ")
-	if o.walk && strings.HasPrefix(o.keys[0].dir, " DESC") {
-		st.page = c.splitWalk(o, where)
-	} else {
-		st.page = `SELECT ` + itemColumns + ` FROM ` + o.from + ` WHERE ` + where + ` ORDER BY ` + o.list()
-	}
+	st.page = `SELECT ` + itemColumns + ` FROM ` + o.from + ` WHERE ` + where + ` ORDER BY ` + o.list()
 	if q.Offset > 0 {
 		st.page += ` OFFSET ` + c.bind(int64(q.Offset))
 	}
@@ -224,30 +228,6 @@ func keyCount(q *Query) (string, []any, bool) {
 		sql += ` AND EXISTS (SELECT 1 FROM content_modules m WHERE m.id = ` + mod + ` AND m.app = ANY(` + c.bind(q.Apps) + `))`
 	}
 	return sql, c.args, true
-}
-
-// splitWalk renders a descending key walk. The key index lists NULLs
-// last, so walking it backwards yields them first, while a descending sort
-// lists missing values last: the statement walks the non-null keys
-// backwards and, separately, the null ones, each branch stopping after
-// Offset+Limit rows, and sorts the two short lists together.
-func (c *compiler) splitWalk(o ordering, where string) string {
-	first := o.keys[0].expr
-	var cols, outer []string
-	for i, k := range o.keys {
-		name := "sort_k" + strconv.Itoa(i)
-		cols = append(cols, k.expr+" AS "+name)
-		outer = append(outer, "i."+name+k.dir)
-	}
-	// The first key's order within each branch, as the backward walk gives it.
-	inner := ordering{keys: append([]orderKey{{first, " DESC"}}, o.keys[1:]...)}
-	limit := c.bind(int64(c.q.Offset + c.q.Limit))
-	branch := func(group, cond string) string {
-		return `(SELECT i.*, ` + strings.Join(cols, ", ") + `, ` + group + ` AS sort_g FROM ` + o.from +
-			` WHERE ` + where + ` AND ` + first + cond + ` ORDER BY ` + inner.list() + ` LIMIT ` + limit + `)`
-	}
-	return `SELECT ` + itemColumns + ` FROM (` + branch("0", " IS NOT NULL") + ` UNION ALL ` + branch("1", " IS NULL") +
-		`) i ORDER BY i.sort_g, ` + strings.Join(outer, ", ")
 }
 
 // compiler turns a Query into SQL text over content_items i, collecting
@@ -930,17 +910,18 @@ func (o ordering) list() string {
 
 // order compiles the sort.
 //
-// Missing values (null dates, items without a value) sort last in both
-// directions. Ties are broken by item id, ascending, or descending when the
-// last sort key is descending, so that a single descending key can walk
-// an index backwards.
+// Missing values (null dates, items without a value) are the smallest:
+// first in ascending order, last in descending order (see nullsOrder).
+// Ties are broken by item id, ascending, or descending when the last sort
+// key is descending, so that a single descending key can walk an index
+// backwards.
 //
 // When the first key is a single-valued scalar field, the search is paged
 // (Limit > 0) and covers exactly one module, the statement starts from that
 // field's content_keys rows (exactly one per item, NULLs included) so that
 // PostgreSQL can walk the index (module, field, n|lower(s), item_id) in
-// order and stop after Offset+Limit rows instead of sorting every item.
-// compile turns a descending walk into two (see compile).
+// order, forwards or backwards, and stop after Offset+Limit rows instead
+// of sorting every item.
 func (c *compiler) order() (ordering, error) {
 	q := c.q
 	keys := q.Sort
@@ -962,8 +943,8 @@ func (c *compiler) order() (ordering, error) {
 			if !ok {
 				return o, fault.Invalidf("cannot sort by %q", k.Attr).With("field", "sort")
 			}
-			if a.nullable && k.Desc {
-				dir += " NULLS LAST"
+			if a.nullable {
+				dir += nullsOrder(k.Desc)
 			}
 			o.keys = append(o.keys, orderKey{a.expr, dir})
 			continue
@@ -983,9 +964,7 @@ func (c *compiler) order() (ordering, error) {
 		if kind.Numeric() {
 			col = ".n"
 		}
-		if k.Desc {
-			dir += " NULLS LAST"
-		}
+		dir += nullsOrder(k.Desc)
 		if n == 0 && kind.Scalar() && q.Limit > 0 && len(q.ModuleIDs) == 1 {
 			o.from, o.walk = "content_keys sk JOIN content_items i ON i.id = sk.item_id", true
 			c.extra = append(c.extra, "sk.module = "+c.bind(q.ModuleIDs[0]), "sk.field = "+c.bind(name))
@@ -1013,6 +992,17 @@ func (c *compiler) order() (ordering, error) {
 	}
 	o.keys = append(o.keys, orderKey{tie, tieDir})
 	return o, nil
+}
+
+// nullsOrder puts missing values where HALO (MongoDB) did: they are the
+// smallest, first in an ascending sort and last in a descending one. It is
+// also the order of the key indexes (NULLS FIRST), walked forwards or
+// backwards.
+func nullsOrder(desc bool) string {
+	if desc {
+		return " NULLS LAST"
+	}
+	return " NULLS FIRST"
 }
 
 func sortExpr(alias, col string) string {

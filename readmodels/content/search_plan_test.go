@@ -99,8 +99,8 @@ func TestSortByFieldWalksTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan = explain(t, pool, st.page, st.pageArgs)
-	if strings.Count(plan, "Index Only Scan Backward using content_keys_module_field_n_item_id") != 2 {
-		t.Errorf("the descending field sort should walk the key index backwards, twice:\n%s", plan)
+	if strings.Contains(plan, "Sort") || strings.Count(plan, "Index Only Scan Backward using content_keys_module_field_n_item_id") != 1 {
+		t.Errorf("the descending field sort should walk the key index backwards (missing values last):\n%s", plan)
 	}
 
 	timed := func(name string, q Query) []string {

@@ -523,17 +523,18 @@ func TestSearchSort(t *testing.T) {
 		{"createdAt desc", []string{"i7", "i6", "i5", "i4", "i3", "i2", "i1"}},
 		{"name asc", []string{"i1", "i2", "i4", "i5", "i7", "i3", "i6"}}, // case-insensitive
 		{"NAME DESC", []string{"i6", "i3", "i7", "i5", "i4", "i2", "i1"}},
-		// missing values last both ways; ties by id in the last key's direction
-		{"publishedAt asc", []string{"i6", "i7", "i1", "i2", "i3", "i5", "i4"}},
+		// missing values are the smallest (first ascending, last descending),
+		// as in HALO; ties by id in the last key's direction
+		{"publishedAt asc", []string{"i4", "i6", "i7", "i1", "i2", "i3", "i5"}},
 		{"publishedAt desc", []string{"i5", "i3", "i2", "i1", "i7", "i6", "i4"}},
 		{"publishedAt desc,name asc", []string{"i5", "i1", "i2", "i3", "i7", "i6", "i4"}},
-		{"values.price asc", []string{"i4", "i1", "i5", "i3", "i2", "i6", "i7"}},
+		{"values.price asc", []string{"i6", "i7", "i4", "i1", "i5", "i3", "i2"}},
 		{"values.price desc", []string{"i2", "i3", "i5", "i1", "i4", "i7", "i6"}},
-		{"values.title asc", []string{"i3", "i7", "i2", "i1", "i5", "i6", "i4"}}, // lower(): "hello there" < "hello world"
+		{"values.title asc", []string{"i4", "i3", "i7", "i2", "i1", "i5", "i6"}}, // lower(): "hello there" < "hello world"
 		{"values.title desc", []string{"i6", "i5", "i1", "i2", "i7", "i3", "i4"}},
 		{"values.date desc", []string{"i4", "i2", "i1", "i7", "i6", "i5", "i3"}},
-		{"values.active desc,values.price asc", []string{"i4", "i1", "i2", "i5", "i3", "i6", "i7"}},
-		{"values.author asc,createdAt desc", []string{"i3", "i1", "i7", "i6", "i5", "i4", "i2"}},
+		{"values.active desc,values.price asc", []string{"i4", "i1", "i2", "i6", "i7", "i5", "i3"}},
+		{"values.author asc,createdAt desc", []string{"i7", "i6", "i5", "i4", "i2", "i3", "i1"}},
 	} {
 		keys, err := rc.ParseSort(c.sort)
 		if err != nil {
@@ -560,7 +561,7 @@ func TestSearchSort(t *testing.T) {
 	// A localized field sorts with a locale.
 	q := f.q()
 	q.Sort, q.Locale, q.Limit = []rc.SortKey{{Field: "label"}}, "en-US", 3
-	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"i1", "i2", "i3"}) {
+	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"i3", "i4", "i5"}) { // items without an en-US label first
 		t.Errorf("label asc: got %v", got)
 	}
 	q.Sort = []rc.SortKey{{Field: "label", Desc: true}}

@@ -84,7 +84,7 @@ func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
 				OR NOT ` + live + ` AND (i.state_changed_at > ` + f + ` OR i.pub_until > ` + f + ` AND i.pub_until <= ` + to + `))
 			ORDER BY i.created_at, i.id`
 	}
-	rows, err := s.pool.Query(ctx, sql, c.args...)
+	rows, err := s.pool.Query(ctx, sql, custom(c.args)...)
 	if err != nil {
 		return res, err
 	}
