@@ -836,12 +836,15 @@ func stallContentProjection(t *testing.T, ts *testServer) (release func()) {
 }
 
 // A write that succeeded answers with what it wrote, even when the read
-// model has not caught up within the read-your-writes bound (2 s here):
+// model has not caught up within the read-your-writes bound (300 ms here):
 // the answer must not be a 404 for the module just created, nor the old
 // state of the module just changed.
 func TestContentWritesAnswerWhileProjectionLags(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t)
+	// A short read-your-writes bound keeps the stall short: the stalling
+	// transaction holds back the whole server's xmin, which delays every
+	// projection of every test running beside this one.
+	ts := startServer(t, withConfig(func(c *Config) { c.ReadYourWrites = 300 * time.Millisecond }))
 	app := ts.createApp("Lagging App")
 	m := ts.createModule(ts.admin, moduleBody(app.ID, "Before", fld("title", ftText)))
 	first := ts.createItem(ts.admin, itemBody(m.ID, "first", map[string]any{"title": "x"}))
