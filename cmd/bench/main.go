@@ -1,9 +1,10 @@
-// Command bench measures the event store and the projection runtime against
-// real PostgreSQL and prints a table of figures and a summary against the
-// targets of the performance issue:
+// Command bench measures the event store, the projection runtime and the
+// content API against real PostgreSQL and prints a table of figures and a
+// summary against the targets of the performance issue:
 //
-//	go run ./cmd/bench                      # everything, about 2 minutes on 2 cores
+//	go run ./cmd/bench                      # everything
 //	go run ./cmd/bench -only append -duration 20s
+//	go run ./cmd/bench -only content -content-sizes 10000 -content-duration 5s
 //	make bench BENCH_ARGS='-only read -events 200000'
 //
 // It works in a database of its own, cms_bench_<random>, created on the
@@ -50,17 +51,46 @@
 //     append phase), as events/s (target >= 30,000/s). The rebuilt
 //     rights_grants rows of the loaded users are compared with what the
 //     generator says they hold (a correctness check of the replay).
+//   - content import and search: the content API over HTTP against the
+//     real server. The phase builds ./cmd/cms (go build, from the module
+//     root), starts `cms serve` on a free local port against a database of
+//     its own (cms_bench_<random>, dropped at the end like the other), signs
+//     in as admin, creates an app and a module "Products" of ten fields
+//     (texts, numbers, a date, a boolean, a long text, a colour, a URL) and
+//     imports deterministic pseudo-random products through
+//     POST /api/generalcontent/instance/batch, 1,000 items per request, 4
+//     requests at a time, 90% of them published and the rest concepts,
+//     checking that the answer counts every create as a success: the import
+//     rate as items/s (target >= 5,000). It imports up to each size of
+//     -content-sizes (default 10,000 then 100,000, capped at -content-items,
+//     default 100,000), waits until search counts every item, runs VACUUM
+//     (ANALYZE) on the content tables (autovacuum, if on, would do it at
+//     some point; without statistics the searches are many times slower)
+//     and measures three searches with the app's token (which sees published
+//     items only), each for -content-duration (default 10s) after a 2s
+//     warm-up, by -content-clients closed-loop clients (default 16):
+//     (a) category = one of 20 (in turn), sorted by values.price desc, page
+//     1 of 20 items with the total count; (a) skip:true, the same without
+//     pagination (every match, no count); (b) (a) AND a like on the title
+//     AND a one-year window of releaseDate (varying per request). Reported
+//     as p99 latency (target <= 20 ms for (a) and (b)) and req/s, with p50
+//     and the CPU the server process, the bench and the machine used. The
+//     first query of each kind is checked against the generated data
+//     (total, order by price, each item a published match); any answer but
+//     200 fails the phase.
 //
 // Each catch-up read and the rebuild stop after -phase-budget (default 2m)
 // and then report the rate of the part done, marked PARTIAL, so that a slow
 // store cannot make the run endless; -timeout (default 15m) bounds the whole
-// run. The default run takes about 2 minutes on a 2-core machine.
+// run. The default run takes about 2 minutes on a 2-core machine, plus
+// about 2.5 minutes for the content phase.
 //
 // The server may be shared: the number of other active sessions is printed
 // before each timed phase, because they take CPU and fsyncs from the
 // figures. -cpuprofile PREFIX writes a Go CPU profile per phase
-// (PREFIX.<phase>.pprof) for `go tool pprof`. -strict makes a missed target
-// an exit status of 1.
+// (PREFIX.<phase>.pprof) for `go tool pprof`; in the content phase that is
+// the bench's HTTP client, not the server (profile that with perf). -strict
+// makes a missed target an exit status of 1.
 package main
 
 import (
@@ -109,6 +139,11 @@ type config struct {
 	cpuProfile  string
 	strict      bool
 	verbose     bool
+	// content phase (content.go)
+	contentItems    int
+	contentSizes    string
+	contentDuration time.Duration
+	contentClients  int
 }
 
 func main() {
@@ -119,13 +154,17 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 10, "append phase: alternate raw and store measurements in this many rounds (-duration each in total)")
 	flag.IntVar(&cfg.events, "events", 1_000_000, "events to load for the read and rebuild phases")
 	flag.IntVar(&cfg.batch, "batch", 10_000, "ReadAll batch size of the catch-up read")
-	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read or rebuild (read and rebuild load -events first)")
+	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild or content (read and rebuild load -events first)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the benchmark database instead of dropping it")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "abort the whole run after this long")
 	flag.DurationVar(&cfg.phaseBudget, "phase-budget", 2*time.Minute, "stop each catch-up read and the rebuild after this long and report the partial rate")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a Go CPU profile per phase to PREFIX.<phase>.pprof")
 	flag.BoolVar(&cfg.strict, "strict", false, "exit with status 1 when a figure misses its target")
 	flag.BoolVar(&cfg.verbose, "v", false, "log details (server set-up, runtime logs)")
+	flag.IntVar(&cfg.contentItems, "content-items", 100_000, "content phase: items to import at most")
+	flag.StringVar(&cfg.contentSizes, "content-sizes", "10000,100000", "content phase: comma-separated item counts to import up to and measure the searches at (capped at -content-items)")
+	flag.DurationVar(&cfg.contentDuration, "content-duration", 10*time.Second, "content phase: timed length of each search measurement (after a 2s warm-up)")
+	flag.IntVar(&cfg.contentClients, "content-clients", 16, "content phase: concurrent search clients (closed loop)")
 	flag.Parse()
 
 	if err := cfg.validate(); err != nil {
@@ -154,9 +193,12 @@ func main() {
 
 func (c *config) validate() error {
 	switch c.only {
-	case "", "append", "read", "rebuild":
+	case "", "append", "read", "rebuild", "content":
 	default:
-		return fmt.Errorf("-only %q: want append, read or rebuild", c.only)
+		return fmt.Errorf("-only %q: want append, read, rebuild or content", c.only)
+	}
+	if err := c.validateContent(); err != nil {
+		return err
 	}
 	if c.writers < 1 || c.writers > 200 {
 		return fmt.Errorf("-writers %d: want 1..200", c.writers)
@@ -254,6 +296,11 @@ func run(ctx context.Context, cfg config) (*results, error) {
 	if cfg.runs("rebuild") {
 		if err := profiled(cfg, "rebuild", func() error { return rebuildPhase(ctx, cfg, pool, store, res) }); err != nil {
 			return res, fmt.Errorf("rebuild phase: %w", err)
+		}
+	}
+	if cfg.runs("content") {
+		if err := profiled(cfg, "content", func() error { return contentPhase(ctx, cfg, serverURL, res) }); err != nil {
+			return res, fmt.Errorf("content phase: %w", err)
 		}
 	}
 	return res, nil

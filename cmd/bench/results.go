@@ -14,13 +14,21 @@ type figure struct {
 	value  float64
 	unit   string
 	detail string
-	// target, if set, is the least acceptable value; percent renders value
-	// and target as percentages.
-	target  float64
-	percent bool
+	// target, if set, is the least acceptable value (the greatest with
+	// atMost: lower is better); percent renders value and target as
+	// percentages; decimals digits after the point are shown.
+	target   float64
+	percent  bool
+	atMost   bool
+	decimals int
 }
 
-func (f figure) met() bool { return f.target == 0 || f.value >= f.target }
+func (f figure) met() bool {
+	if f.atMost {
+		return f.target == 0 || f.value <= f.target
+	}
+	return f.target == 0 || f.value >= f.target
+}
 
 type results struct {
 	header  []string
@@ -48,6 +56,9 @@ func (f figure) valueString() string {
 	if f.percent {
 		return fmt.Sprintf("%.1f%%", f.value*100)
 	}
+	if f.decimals > 0 {
+		return fmt.Sprintf("%.*f", f.decimals, f.value)
+	}
 	return thousands(f.value)
 }
 
@@ -57,6 +68,8 @@ func (f figure) targetString() string {
 		return ""
 	case f.percent:
 		return fmt.Sprintf(">= %.0f%%", f.target*100)
+	case f.atMost:
+		return "<= " + thousands(f.target)
 	default:
 		return ">= " + thousands(f.target)
 	}
