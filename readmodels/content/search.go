@@ -112,6 +112,14 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 		if err := tx.QueryRow(ctx, st.count, custom(st.countArgs)...).Scan(&res.Total); err != nil {
 			return Result{}, err
 		}
+		if st.walk && res.Total < walkFactor*(q.Offset+q.Limit) {
+			// Few matches: a walk of the sort index would pass over most
+			// of the module to find them; filtering first and sorting the
+			// few is cheaper.
+			if st, err = compileWith(&q, false); err != nil {
+				return Result{}, err
+			}
+		}
 	}
 	rows, err := db.Query(ctx, st.page, custom(st.pageArgs)...)
 	if err != nil {
@@ -138,7 +146,14 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 type statement struct {
 	page, count         string
 	pageArgs, countArgs []any
+	walk                bool // the page walks a sort index (see order)
 }
+
+// walkFactor: a search walks the sort index only when the matches are at
+// least this many times the rows it must return; with fewer, the walk
+// would read about (Offset+Limit) x items/matches index entries, most of
+// them not matching.
+const walkFactor = 10
 
 // custom runs a search statement unnamed, so that PostgreSQL plans it for
 // its actual values every time: a cached generic plan knows neither how
@@ -149,11 +164,14 @@ func custom(args []any) []any {
 }
 
 // compile turns q into its statements.
-func compile(q *Query) (statement, error) {
+func compile(q *Query) (statement, error) { return compileWith(q, true) }
+
+// compileWith compiles q; walk allows a page that walks a sort index.
+func compileWith(q *Query, walk bool) (statement, error) {
 	if q.Offset < 0 || q.Limit < 0 {
 		return statement{}, fault.Invalidf("offset and limit must not be negative")
 	}
-	c := &compiler{q: q}
+	c := &compiler{q: q, noWalk: !walk}
 	where, err := c.where()
 	if err != nil {
 		return statement{}, err
@@ -168,6 +186,7 @@ func compile(q *Query) (statement, error) {
 	}
 	if o.walk {
 		where = strings.ReplaceAll(where, itemCorrelation, walkCorrelation)
+		st.walk = true
 	}
 	where = strings.Join(append([]string{where}, c.extra...), " AND ")
 	st.page = `SELECT ` + itemColumns + ` FROM ` + o.from + ` WHERE ` + where + ` ORDER BY ` + o.list()
@@ -240,6 +259,7 @@ type compiler struct {
 	now            string   // the placeholder of q.Now, once bound
 	extra          []string // conditions the sort adds to the page's WHERE
 	mods           string   // the placeholder of q.ModuleIDs, once bound
+	noWalk         bool     // never walk a sort index
 }
 
 // eqText compares a key's text with one value through the index on
@@ -965,7 +985,7 @@ func (c *compiler) order() (ordering, error) {
 			col = ".n"
 		}
 		dir += nullsOrder(k.Desc)
-		if n == 0 && kind.Scalar() && q.Limit > 0 && len(q.ModuleIDs) == 1 {
+		if n == 0 && kind.Scalar() && q.Limit > 0 && len(q.ModuleIDs) == 1 && !c.noWalk {
 			o.from, o.walk = "content_keys sk JOIN content_items i ON i.id = sk.item_id", true
 			c.extra = append(c.extra, "sk.module = "+c.bind(q.ModuleIDs[0]), "sk.field = "+c.bind(name))
 			if c.now != "" {
