@@ -3,10 +3,12 @@
 package content
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -97,7 +99,7 @@ func scanItem(row pgx.Row) (Item, error) {
 // precision on the way out.
 func decodeValues(b []byte) (map[string]any, error) {
 	m := map[string]any{}
-	d := json.NewDecoder(bytesReader(b))
+	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	if err := d.Decode(&m); err != nil {
 		return nil, fmt.Errorf("item values: %w", err)
@@ -119,7 +121,7 @@ func scanModule(row pgx.Row) (Module, error) {
 	if err := json.Unmarshal(tags, &m.Tags); err != nil {
 		return m, err
 	}
-	d := json.NewDecoder(bytesReader(fields))
+	d := json.NewDecoder(bytes.NewReader(fields))
 	d.UseNumber()
 	return m, d.Decode(&m.Fields)
 }
@@ -215,7 +217,7 @@ func (s *Store) ModuleTypes(ctx context.Context) ([]ModuleType, error) {
 		if err := rows.Scan(&t.ID, &t.Name, &t.Single, &fields, &t.UpdatedAt); err != nil {
 			return nil, err
 		}
-		d := json.NewDecoder(bytesReader(fields))
+		d := json.NewDecoder(bytes.NewReader(fields))
 		d.UseNumber()
 		if err := d.Decode(&t.Fields); err != nil {
 			return nil, err
@@ -231,7 +233,7 @@ func lowerAll(ss []string) []string {
 	}
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = toLower(s)
+		out[i] = strings.ToLower(s)
 	}
 	return out
 }
