@@ -282,6 +282,13 @@ func TestSearchOperators(t *testing.T) {
 		{"and/or", and(op(">=", "price", num("10")), or(op("=", "active", true), op("like", "title", "there"))), []string{"i1", "i2"}},
 		{"or/and", or(and(op("=", "active", true), op("<", "price", 0)), op("=", "title", "scheduled")), []string{"i4", "i5"}},
 		{"single operand", and(op("=", "title", "scheduled")), []string{"i5"}},
+		// an AND of key conditions is one INTERSECT of id sets; a range on
+		// a single-valued field reads one key row (one set), while the
+		// conditions on a multi-valued field may hold for different values
+		{"range on one field", and(op(">", "price", num("-6")), op("<", "price", num("15"))), []string{"i1", "i4"}},
+		{"range and text", and(op(">=", "price", num("0")), op("like", "title", "world"), op("<=", "price", num("10"))), []string{"i1"}},
+		{"two values of a multi-valued field", and(op("=", "cats", "a"), op("=", "cats", "b")), []string{"i1"}},
+		{"multi-valued, both bounds", and(op(">", "cats", "a"), op("<", "cats", "b")), []string{"i1"}}, // b > a, a < b: two values
 	})
 }
 
