@@ -705,27 +705,8 @@ func (s *Service) History(ctx context.Context, id string) ([]Revision, error) {
 }
 
 func byOf(data any) string {
-	switch e := data.(type) {
-	case content.ItemCreated:
-		return e.By
-	case content.ItemEdited:
-		return e.By
-	case content.ItemReverted:
-		return e.By
-	case content.ItemPublished:
-		return e.By
-	case content.ItemUnpublished:
-		return e.By
-	case content.ItemExpirySet:
-		return e.By
-	case content.ItemArchived:
-		return e.By
-	case content.ItemUnarchived:
-		return e.By
-	case content.ItemDeleted:
-		return e.By
-	case content.ItemRestored:
-		return e.By
+	if e, ok := data.(content.ItemEvent); ok {
+		return e.Author()
 	}
 	return ""
 }

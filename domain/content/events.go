@@ -171,3 +171,32 @@ func Events() []interface{ EventType() string } {
 		ItemUnarchived{}, ItemDeleted{}, ItemRestored{}, ItemReverted{},
 	}
 }
+
+// ItemEvent is an event of an item's stream: it names the item and who
+// made the change.
+type ItemEvent interface {
+	Item() string
+	Author() string
+}
+
+func (e ItemCreated) Item() string     { return e.ItemID }
+func (e ItemEdited) Item() string      { return e.ItemID }
+func (e ItemPublished) Item() string   { return e.ItemID }
+func (e ItemUnpublished) Item() string { return e.ItemID }
+func (e ItemExpirySet) Item() string   { return e.ItemID }
+func (e ItemArchived) Item() string    { return e.ItemID }
+func (e ItemUnarchived) Item() string  { return e.ItemID }
+func (e ItemDeleted) Item() string     { return e.ItemID }
+func (e ItemRestored) Item() string    { return e.ItemID }
+func (e ItemReverted) Item() string    { return e.ItemID }
+
+func (e ItemCreated) Author() string     { return e.By }
+func (e ItemEdited) Author() string      { return e.By }
+func (e ItemPublished) Author() string   { return e.By }
+func (e ItemUnpublished) Author() string { return e.By }
+func (e ItemExpirySet) Author() string   { return e.By }
+func (e ItemArchived) Author() string    { return e.By }
+func (e ItemUnarchived) Author() string  { return e.By }
+func (e ItemDeleted) Author() string     { return e.By }
+func (e ItemRestored) Author() string    { return e.By }
+func (e ItemReverted) Author() string    { return e.By }

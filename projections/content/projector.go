@@ -168,27 +168,8 @@ func apply(r *itemRow, data any, at int64) *itemRow {
 }
 
 func itemID(data any) string {
-	switch e := data.(type) {
-	case content.ItemCreated:
-		return e.ItemID
-	case content.ItemEdited:
-		return e.ItemID
-	case content.ItemReverted:
-		return e.ItemID
-	case content.ItemPublished:
-		return e.ItemID
-	case content.ItemUnpublished:
-		return e.ItemID
-	case content.ItemExpirySet:
-		return e.ItemID
-	case content.ItemArchived:
-		return e.ItemID
-	case content.ItemUnarchived:
-		return e.ItemID
-	case content.ItemDeleted:
-		return e.ItemID
-	case content.ItemRestored:
-		return e.ItemID
+	if e, ok := data.(content.ItemEvent); ok {
+		return e.Item()
 	}
 	return ""
 }

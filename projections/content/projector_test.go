@@ -217,40 +217,12 @@ func (w *world) emit(stream string, evs []any) {
 			h.snaps = []content.Item{h.item}
 			w.items[e.ItemID] = h
 			w.itemIDs = append(w.itemIDs, e.ItemID)
-		default:
-			id := itemIDOf(e)
-			if id == "" {
-				continue
-			}
-			h := w.items[id]
+		case content.ItemEvent:
+			h := w.items[e.Item()]
 			h.item = h.item.Apply(e)
 			h.snaps = append(h.snaps, h.item)
 		}
 	}
-}
-
-func itemIDOf(e any) string {
-	switch e := e.(type) {
-	case content.ItemEdited:
-		return e.ItemID
-	case content.ItemReverted:
-		return e.ItemID
-	case content.ItemPublished:
-		return e.ItemID
-	case content.ItemUnpublished:
-		return e.ItemID
-	case content.ItemExpirySet:
-		return e.ItemID
-	case content.ItemArchived:
-		return e.ItemID
-	case content.ItemUnarchived:
-		return e.ItemID
-	case content.ItemDeleted:
-		return e.ItemID
-	case content.ItemRestored:
-		return e.ItemID
-	}
-	return ""
 }
 
 func (w *world) text(long bool) string {
