@@ -158,6 +158,14 @@ func pagination(page, limit, total int) paginationJSON {
 	return paginationJSON{Page: page, Limit: limit, Offset: (page - 1) * limit, TotalItems: total, TotalPages: pages}
 }
 
+// pageParams reads the page and limit query parameters.
+func pageParams(r *http.Request) (page, limit int, err error) {
+	if page, err = intParam(r, "page", 1, 1, 1<<20); err == nil {
+		limit, err = intParam(r, "limit", defaultLimit, 1, maxPage)
+	}
+	return page, limit, err
+}
+
 // maxPage bounds a page; maxAll bounds an unpaginated (skip) answer.
 const (
 	defaultLimit = 10
@@ -172,12 +180,7 @@ func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	page, err := intParam(r, "page", 1, 1, 1<<20)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	limit, err := intParam(r, "limit", defaultLimit, 1, maxPage)
+	page, limit, err := pageParams(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -239,13 +242,18 @@ func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, 
 	writeJSON(w, status, moduleJSONOf(v, true))
 }
 
-func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
+// readModuleBody decodes a module body and the spec it describes.
+func readModuleBody(r *http.Request) (moduleBody, content.ModuleSpec, error) {
 	var b moduleBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return b, content.ModuleSpec{}, err
 	}
 	spec, err := b.spec()
+	return b, spec, err
+}
+
+func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
+	b, spec, err := readModuleBody(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -264,12 +272,7 @@ func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) updateModule(w http.ResponseWriter, r *http.Request) {
-	var b moduleBody
-	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	spec, err := b.spec()
+	_, spec, err := readModuleBody(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return

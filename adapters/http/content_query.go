@@ -195,6 +195,23 @@ func (s *server) resolveModules(ctx context.Context, sc readScope, ids []string,
 	return s.visible(ctx, sc, out), true, nil
 }
 
+// searchModules restricts q to the visible modules the request names (all
+// visible modules when it names none) and gives it their fields.
+func (s *server) searchModules(ctx context.Context, sc readScope, q *rmcontent.Query, ids, names []string) error {
+	mods, named, err := s.resolveModules(ctx, sc, ids, names)
+	if err != nil {
+		return err
+	}
+	q.Fields = fieldsOf(mods)
+	if named {
+		q.ModuleIDs = []string{}
+		for _, m := range mods {
+			q.ModuleIDs = append(q.ModuleIDs, m.ID)
+		}
+	}
+	return nil
+}
+
 func (s *server) visible(ctx context.Context, sc readScope, mods []rmcontent.Module) []rmcontent.Module {
 	itemMods := s.itemModules(ctx, sc)
 	out := []rmcontent.Module{}
@@ -241,17 +258,9 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	if b.ModuleName != nil {
 		names = append(slices.Clone(names), *b.ModuleName)
 	}
-	mods, named, err := s.resolveModules(ctx, sc, b.ModuleIDs, names)
-	if err != nil {
+	if err := s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err != nil {
 		s.fail(w, r, err)
 		return
-	}
-	q.Fields = fieldsOf(mods)
-	if named {
-		q.ModuleIDs = []string{}
-		for _, m := range mods {
-			q.ModuleIDs = append(q.ModuleIDs, m.ID)
-		}
 	}
 	if q.SearchValues, err = parseExpr(b.SearchValues, "searchValues"); err != nil {
 		s.fail(w, r, err)
@@ -434,12 +443,7 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	page, err := intParam(r, "page", 1, 1, 1<<20)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	limit, err := intParam(r, "limit", defaultLimit, 1, maxPage)
+	page, limit, err := pageParams(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -450,17 +454,9 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) {
 	if m := r.URL.Query().Get("module"); m != "" {
 		ids = []string{m}
 	}
-	mods, named, err := s.resolveModules(ctx, sc, ids, nil)
-	if err != nil {
+	if err := s.searchModules(ctx, sc, &q, ids, nil); err != nil {
 		s.fail(w, r, err)
 		return
-	}
-	q.Fields = fieldsOf(mods)
-	if named {
-		q.ModuleIDs = []string{}
-		for _, m := range mods {
-			q.ModuleIDs = append(q.ModuleIDs, m.ID)
-		}
 	}
 	skip := boolParam(r, "skip")
 	if skip {
