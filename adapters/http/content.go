@@ -368,13 +368,17 @@ func fromMs(p *int64) time.Time {
 	return time.UnixMilli(*p)
 }
 
-func (s *server) createInstance(w http.ResponseWriter, r *http.Request) {
+// readInstanceBody decodes an instance body into a command's input.
+func readInstanceBody(r *http.Request) (cmdcontent.ItemInput, error) {
 	var b instanceBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return cmdcontent.ItemInput{}, err
 	}
-	in, err := b.input()
+	return b.input()
+}
+
+func (s *server) createInstance(w http.ResponseWriter, r *http.Request) {
+	in, err := readInstanceBody(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -389,12 +393,7 @@ func (s *server) createInstance(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) updateInstance(w http.ResponseWriter, r *http.Request) {
-	var b instanceBody
-	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	in, err := b.input()
+	in, err := readInstanceBody(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
