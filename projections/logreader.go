@@ -7,9 +7,9 @@ import (
 	"github.com/halocms/halocms/domain/event"
 )
 
-// readLog returns up to limit decoded events after the given position, on
-// q (a transaction), or on the pool when q is nil.
-func (rt *Runtime) readLog(ctx context.Context, q DB, after event.Position, limit int) ([]event.Recorded, error) {
+// readLog returns up to limit events after the given position, on q (a
+// transaction), or on the pool when q is nil, decoded for p (see Handles).
+func (rt *Runtime) readLog(ctx context.Context, q DB, p Projector, after event.Position, limit int) ([]event.Recorded, error) {
 	var querier postgres.Querier
 	if q != nil {
 		querier = q
@@ -19,7 +19,7 @@ func (rt *Runtime) readLog(ctx context.Context, q DB, after event.Position, limi
 		return nil, err
 	}
 	for i := range evs {
-		if evs[i], err = rt.decode(evs[i]); err != nil {
+		if evs[i], err = rt.decodeFor(p, evs[i]); err != nil {
 			return nil, err
 		}
 	}

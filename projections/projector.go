@@ -41,3 +41,9 @@ type Projector interface {
 	// events during a rebuild.
 	Apply(ctx context.Context, db DB, schema string, events []event.Recorded) error
 }
+
+// Selective is implemented by a projector that uses only some event
+// types: the runtime decodes only those for it.
+type Selective interface {
+	Handles(eventType string) bool
+}

@@ -203,7 +203,7 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 		defer close(batches)
 		var after event.Position
 		for {
-			evs, err := rt.readLog(readCtx, nil, after, batch)
+			evs, err := rt.readLog(readCtx, nil, p, after, batch)
 			select {
 			case batches <- batchOrErr{evs, err}:
 			case <-readCtx.Done():
@@ -260,7 +260,7 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 		live := event.Position{TxID: uint64(liveTx), Pos: livePos}
 		// The tail, up to the head: the live runners are paused meanwhile.
 		for {
-			evs, err := rt.readLog(ctx, tx, pos, batch)
+			evs, err := rt.readLog(ctx, tx, p, pos, batch)
 			if err != nil {
 				return err
 			}
@@ -319,7 +319,7 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 // live runner would have done next) and compares every table.
 func (rt *Runtime) verify(ctx context.Context, tx pgx.Tx, p Projector, oldSchema, newSchema string, live, pos event.Position, batch int) error {
 	for after := live; after.Less(pos); {
-		evs, err := rt.readLog(ctx, tx, after, batch)
+		evs, err := rt.readLog(ctx, tx, p, after, batch)
 		if err != nil {
 			return err
 		}

@@ -335,6 +335,17 @@ func (rt *Runtime) decode(rec event.Recorded) (event.Recorded, error) {
 	return d, nil
 }
 
+// decodeFor decodes rec for p: not at all when p declares (Selective) that
+// it does not use events of rec's type; Apply then sees the raw data,
+// which it ignores like any event it does not use. Every projection reads
+// every event, so this saves each one decoding the others' events.
+func (rt *Runtime) decodeFor(p Projector, rec event.Recorded) (event.Recorded, error) {
+	if s, ok := p.(Selective); ok && !s.Handles(rec.Type) {
+		return rec, nil
+	}
+	return rt.decode(rec)
+}
+
 func (rt *Runtime) batchDone(name string, n int, took time.Duration) {
 	rt.watcher.kick()
 	rt.wake.Fire() // other local runners may have been held back by this batch's transaction
@@ -543,7 +554,7 @@ func (r *runner) handle(msg *message.Message) error {
 	if err != nil {
 		return err
 	}
-	if rec, err = r.rt.decode(rec); err != nil {
+	if rec, err = r.rt.decodeFor(r.p, rec); err != nil {
 		return err
 	}
 	r.buf = append(r.buf, rec)

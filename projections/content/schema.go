@@ -5,6 +5,7 @@ package content
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/halocms/halocms/projections"
 )
@@ -26,6 +27,9 @@ import (
 type Projector struct{}
 
 var _ projections.Projector = Projector{}
+
+// Handles reports that the projector uses the content context's events only.
+func (Projector) Handles(eventType string) bool { return strings.HasPrefix(eventType, "content.") }
 
 func (Projector) Name() string { return "content" }
 func (Projector) Tables() []string {

@@ -4,6 +4,7 @@ package identity
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/identity"
@@ -14,6 +15,9 @@ import (
 type Projector struct{}
 
 var _ projections.Projector = Projector{}
+
+// Handles reports that the projector uses the identity context's events only.
+func (Projector) Handles(eventType string) bool { return strings.HasPrefix(eventType, "identity.") }
 
 func (Projector) Name() string     { return "identity" }
 func (Projector) Tables() []string { return []string{"identity_users", "identity_apps"} }

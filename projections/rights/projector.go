@@ -5,6 +5,7 @@ package rights
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/halocms/halocms/domain/event"
@@ -17,6 +18,9 @@ import (
 type Projector struct{}
 
 var _ projections.Projector = Projector{}
+
+// Handles reports that the projector uses the rights context's events only.
+func (Projector) Handles(eventType string) bool { return strings.HasPrefix(eventType, "rights.") }
 
 func (Projector) Name() string     { return "rights" }
 func (Projector) Tables() []string { return []string{"rights_grants"} }
