@@ -212,24 +212,20 @@ const maxAffected = 100
 // (update right on the module). A field change that existing items would
 // not satisfy is refused with a 409 that lists the affected items.
 func (s *Service) UpdateModule(ctx context.Context, id string, spec content.ModuleSpec) (content.Module, error) {
-	m, _, err := s.LoadModule(ctx, id)
-	if err != nil {
-		return m, err
-	}
-	if err := s.authorize(ctx, rights.Update, rights.Resource{App: m.App, Module: m.ID}); err != nil {
-		return m, err
-	}
-	spec.Fields = s.assignFieldIDs(m.Fields, spec.Fields)
-	spec.ModuleType = m.ModuleType
 	by, err := s.by(ctx)
 	if err != nil {
-		return m, err
+		return content.Module{}, err
 	}
+	fields := spec.Fields
 	for attempt := 1; ; attempt++ {
 		m, version, err := s.LoadModule(ctx, id)
 		if err != nil {
 			return m, err
 		}
+		if err := s.authorize(ctx, rights.Update, rights.Resource{App: m.App, Module: m.ID}); err != nil {
+			return m, err
+		}
+		spec.Fields, spec.ModuleType = s.assignFieldIDs(m.Fields, fields), m.ModuleType
 		evs, err := m.Change(spec, by)
 		if err != nil || len(evs) == 0 {
 			return m, err
@@ -373,23 +369,14 @@ func (s *Service) SaveModuleType(ctx context.Context, id, name string, single bo
 	} else if !validTypeID(id) {
 		return content.ModuleType{}, fault.Invalidf("module type id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
 	}
-	var existing []content.Field
-	t, _, err := commands.Load(ctx, s.store, content.ModuleTypeStream(id), content.ModuleType{}, applyType)
-	if err != nil {
-		return t, err
-	}
-	existing = t.Fields
-	fields = s.assignFieldIDs(existing, fields)
 	t, res, err := commands.Update(ctx, s.store, content.ModuleTypeStream(id), "", content.ModuleType{}, applyType,
-		func(t content.ModuleType) ([]any, error) { return t.Save(id, name, single, fields) })
-	if err != nil {
-		return t, err
+		func(t content.ModuleType) ([]any, error) {
+			return t.Save(id, name, single, s.assignFieldIDs(t.Fields, fields))
+		})
+	if err == nil {
+		s.settle(ctx, res.Last)
 	}
-	s.settle(ctx, res.Last)
-	if !t.Exists() {
-		t = t.Apply(content.ModuleTypeSaved{TypeID: id, Name: name, Single: single, Fields: fields})
-	}
-	return t, nil
+	return t, err
 }
 
 func validTypeID(id string) bool {
