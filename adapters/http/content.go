@@ -442,11 +442,9 @@ type transitBody struct {
 func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var b transitBody
-		if r.ContentLength != 0 {
-			if err := decode(r, &b); err != nil && r.ContentLength > 0 {
-				s.fail(w, r, err)
-				return
-			}
+		if err := decodeOptional(r, &b); err != nil {
+			s.fail(w, r, err)
+			return
 		}
 		var at time.Time
 		var err error

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -39,6 +40,20 @@ func decode(r *http.Request, v any) error {
 		return fault.Invalidf("malformed JSON: more than one value in the body")
 	}
 	return nil
+}
+
+// decodeOptional is decode for a body that may be left out: an empty body
+// leaves v as it is; anything else must be valid.
+func decodeOptional(r *http.Request, v any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return badJSON(err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return decode(r, v)
 }
 
 // formError keeps body-size errors (413) and reports the rest as 400.

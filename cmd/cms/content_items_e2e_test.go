@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -537,6 +539,29 @@ func TestContentItemStates(t *testing.T) {
 			t.Errorf("restored: deletedAt %v publishedAt %v visible %v", r.DeletedAt, r.PublishedAt, visible(ts, it.ID))
 		}
 		expectHaloError(t, ts.post(instancePath+"/5f0000000000000000000000/publish", ts.admin, nil), 404)
+
+		// A state command's body is optional, but a body that is there
+		// must be valid, also when it comes chunked (no Content-Length).
+		draft := ts.createItem(ts.admin, itemBody(mod.ID, "draft", map[string]any{"title": "d"}))
+		for _, body := range []string{`{"publishedAt": `, `{"publishedAt": "soon"}`, `{"when": 1}`} {
+			rq, err := http.NewRequest("POST", ts.base+instancePath+"/"+draft.ID+"/publish", io.MultiReader(strings.NewReader(body)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rq.Header.Set("Authorization", "Bearer "+ts.admin)
+			rq.Header.Set("Content-Type", "application/json")
+			resp, err := ts.client.Do(rq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 400 || rq.ContentLength != 0 {
+				t.Errorf("publish with chunked body %s: %d (content length %d), want 400", body, resp.StatusCode, rq.ContentLength)
+			}
+		}
+		if got := ts.item(draft.ID); got.PublishedAt != nil || got.Revision != 0 {
+			t.Errorf("bad publish bodies changed the item: publishedAt %v, revision %d", got.PublishedAt, got.Revision)
+		}
 	})
 
 	t.Run("history", func(t *testing.T) {
