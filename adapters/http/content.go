@@ -101,11 +101,12 @@ func (s *server) readModule(ctx context.Context, id string) (rmcontent.Module, e
 	if m.DeletedAt != nil {
 		return m, fault.NotFoundf("module %s not found", id)
 	}
-	if err := s.Authorizer.Authorize(ctx, access.From(ctx), rights.Read, rights.Resource{App: m.App, Module: m.ID}); err != nil {
-		sc, serr := s.readScope(ctx)
-		if serr != nil || !sc.canSeeModule(m, s.itemModules(ctx, sc)) {
-			return m, err
-		}
+	sc, err := s.readScope(ctx)
+	if err != nil {
+		return m, err
+	}
+	if !sc.canSeeModule(m, s.itemModules(ctx, sc)) {
+		return m, fault.Forbiddenf("read permission on this module is required").With("permission", rights.Read.String())
 	}
 	return m, nil
 }
