@@ -331,7 +331,11 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	items := s.present(ctx, q, res.Items, include, b.Fields)
+	items, err := s.present(ctx, q, res.Items, include, b.Fields)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if skip {
 		writeJSON(w, http.StatusOK, items)
 		return
@@ -359,7 +363,7 @@ func includeFields(raw json.RawMessage) ([]string, error) {
 
 // present turns items into their wire form: relations populated one level
 // for the included fields, values cut down to the requested fields.
-func (s *server) present(ctx context.Context, q rmcontent.Query, items []rmcontent.Item, include, fields []string) []instanceJSON {
+func (s *server) present(ctx context.Context, q rmcontent.Query, items []rmcontent.Item, include, fields []string) ([]instanceJSON, error) {
 	out := make([]instanceJSON, len(items))
 	var related map[string]instanceJSON
 	if len(include) > 0 {
@@ -374,11 +378,13 @@ func (s *server) present(ctx context.Context, q rmcontent.Query, items []rmconte
 		if len(ids) > 0 {
 			rq := rmcontent.Query{AllApps: q.AllApps, Apps: q.Apps, VisibleModules: q.VisibleModules, VisibleItems: q.VisibleItems,
 				PublishedOnly: q.PublishedOnly, InstanceIDs: ids, Limit: len(ids), Locale: q.Locale, Now: q.Now, Fields: q.Fields}
-			if res, err := s.ContentRead.Search(ctx, rq); err == nil {
-				related = map[string]instanceJSON{}
-				for _, it := range res.Items {
-					related[it.ID] = instanceJSONOf(it)
-				}
+			res, err := s.ContentRead.Search(ctx, rq)
+			if err != nil {
+				return nil, err
+			}
+			related = map[string]instanceJSON{}
+			for _, it := range res.Items {
+				related[it.ID] = instanceJSONOf(it)
 			}
 		}
 	}
@@ -403,7 +409,7 @@ func (s *server) present(ctx context.Context, q rmcontent.Query, items []rmconte
 		}
 		out[i] = j
 	}
-	return out
+	return out, nil
 }
 
 func includes(include []string, name string) bool {
@@ -469,7 +475,11 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	items := s.present(ctx, q, res.Items, nil, nil)
+	items, err := s.present(ctx, q, res.Items, nil, nil)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if skip {
 		writeJSON(w, http.StatusOK, items)
 		return
@@ -553,8 +563,9 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := map[string]any{"syncTimestamp": res.Timestamp, "created": s.present(ctx, rmcontent.Query{}, res.Created, nil, nil),
-		"updated": s.present(ctx, rmcontent.Query{}, res.Updated, nil, nil)}
+	created, _ := s.present(ctx, rmcontent.Query{}, res.Created, nil, nil) // without include, present cannot fail
+	updated, _ := s.present(ctx, rmcontent.Query{}, res.Updated, nil, nil)
+	out := map[string]any{"syncTimestamp": res.Timestamp, "created": created, "updated": updated}
 	deleted := make([]deletedJSON, len(res.Deleted))
 	for i, id := range res.Deleted {
 		deleted[i] = deletedJSON{ID: id}
