@@ -86,3 +86,48 @@ type Result struct {
 	RetryAfter time.Duration
 	Reason     string // provider's error code or message, for the record
 }
+
+// TagMode says how a segment's tags combine.
+type TagMode string
+
+const (
+	// Partial: an app user matches when it has any of the tags.
+	Partial TagMode = "partial"
+	// Total: an app user matches when it has all of the tags.
+	Total TagMode = "total"
+)
+
+// TagFilter is one tag of a segment: by id alone (market tags carry fixed
+// ids), or by name, with or without a value (no value: any value).
+type TagFilter struct {
+	ID    string
+	Name  string
+	Value string
+}
+
+// Target says whom a schedule reaches: app users by alias, identified
+// users (every app user linked to them), or a segment of tags.
+type Target struct {
+	Aliases    []string
+	Identified []string
+	Tags       []TagFilter
+	TagMode    TagMode
+}
+
+// DeviceKey orders the devices of an audience, so that a dispatch can
+// resume after the last device it recorded.
+type DeviceKey struct {
+	AppUserID string
+	Token     string
+}
+
+// Key returns the device's position in its audience's order.
+func (d Device) Key() DeviceKey { return DeviceKey{AppUserID: d.AppUserID, Token: d.Token} }
+
+// Less orders keys by app user id, then token.
+func (k DeviceKey) Less(o DeviceKey) bool {
+	if k.AppUserID != o.AppUserID {
+		return k.AppUserID < o.AppUserID
+	}
+	return k.Token < o.Token
+}
