@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -241,8 +243,13 @@ func (sc readScope) apply(q *rmcontent.Query) {
 }
 
 func (s *server) search(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.fail(w, r, badJSON(err))
+		return
+	}
 	var b searchBody
-	if err := decode(r, &b); err != nil {
+	if err := decodeFrom(bytes.NewReader(body), &b); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -252,7 +259,39 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	q := rmcontent.Query{InstanceIDs: b.InstanceIDs, Locale: b.Locale, Now: time.Now().UnixMilli(), Count: true}
+	now := time.Now().UnixMilli()
+	app, cacheable := sc.cacheableApp()
+	cacheable = cacheable && s.cache != nil
+	var key, lookup string
+	var fresh rmcontent.Freshness
+	if cacheable {
+		key = searchKey(app, body)
+		if noCache(r) {
+			lookup = "bypass"
+		} else if a, ok := s.cache.get(key); ok {
+			v, err := s.ContentRead.Version(ctx, app)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			if v == a.version && now < a.until {
+				s.cache.count("hit")
+				writeCached(w, a.body, "hit")
+				return
+			}
+			lookup = "stale"
+		} else {
+			lookup = "miss"
+		}
+		s.cache.count(lookup)
+		// Read before searching: a change applied in between leaves the
+		// answer tagged with the older version, so it is never served.
+		if fresh, err = s.ContentRead.Freshness(ctx, app, now); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	q := rmcontent.Query{InstanceIDs: b.InstanceIDs, Locale: b.Locale, Now: now, Count: true}
 	sc.apply(&q)
 	names := b.ModuleNames
 	if b.ModuleName != nil {
@@ -336,11 +375,21 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if skip {
-		writeJSON(w, http.StatusOK, items)
+	var answer any = items
+	if !skip {
+		answer = map[string]any{"pagination": pagination(page, limit, res.Total), "items": items}
+	}
+	if !cacheable {
+		writeJSON(w, http.StatusOK, answer)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(page, limit, res.Total), "items": items})
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(answer); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.cache.put(key, cachedAnswer{version: fresh.Version, until: fresh.Until, body: buf.Bytes()})
+	writeCached(w, buf.Bytes(), lookup)
 }
 
 // includeFields reads include: ["all"], a list of field names, or true.

@@ -29,8 +29,10 @@ func badJSON(err error) error {
 
 // decode reads a JSON body strictly: unknown fields are refused, and so is
 // anything after the first value.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+func decode(r *http.Request, v any) error { return decodeFrom(r.Body, v) }
+
+func decodeFrom(body io.Reader, v any) error {
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	dec.UseNumber() // numbers in untyped values (content values) keep their precision
 	if err := dec.Decode(v); err != nil {

@@ -98,11 +98,15 @@ type Config struct {
 	MaxBodyBytes int64
 	// BatchBodyBytes bounds content batch bodies (default 16 MiB).
 	BatchBodyBytes int64
+	// SearchCacheEntries bounds the content search answer cache (default
+	// 1024 answers; negative: no cache). See searchCache.
+	SearchCacheEntries int
 }
 
 type server struct {
 	Deps
-	cfg Config
+	cfg   Config
+	cache *searchCache
 }
 
 // NewRouter builds the whole HTTP API.
@@ -117,7 +121,10 @@ func NewRouter(d Deps, cfg Config) http.Handler {
 	if cfg.BatchBodyBytes == 0 {
 		cfg.BatchBodyBytes = 16 << 20
 	}
-	s := &server{Deps: d, cfg: cfg}
+	if cfg.SearchCacheEntries == 0 {
+		cfg.SearchCacheEntries = 1024
+	}
+	s := &server{Deps: d, cfg: cfg, cache: newSearchCache(cfg.SearchCacheEntries, d.Metrics)}
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, s.clientIP, s.metrics, s.limitBody)
 	r.Use(middleware.StripSlashes) // every path works with and without a trailing slash

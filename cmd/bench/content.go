@@ -1109,7 +1109,7 @@ func checkQuery(ctx context.Context, a *cmsAPI, token, module string, q contentQ
 
 // searchWriter posts the bodies in turn (shared by all clients) and
 // wants 200 each time.
-func searchWriter(a *cmsAPI, token string, bodies [][]byte, next *atomic.Uint64, received *atomic.Int64) writer {
+func searchWriter(a *cmsAPI, token string, bodies [][]byte, noCache bool, next *atomic.Uint64, received *atomic.Int64) writer {
 	return func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, contentRequestTimeout)
 		defer cancel()
@@ -1121,6 +1121,9 @@ func searchWriter(a *cmsAPI, token string, bodies [][]byte, next *atomic.Uint64,
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("Authorization", "Bearer "+token)
+		if noCache {
+			req.Header.Set("Cache-Control", "no-cache")
+		}
 		resp, err := a.hc.Do(req)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return fmt.Errorf("a search took longer than %s (%s)", contentRequestTimeout, body)
@@ -1140,17 +1143,23 @@ func searchWriter(a *cmsAPI, token string, bodies [][]byte, next *atomic.Uint64,
 }
 
 // measureSearches checks and then measures (a), (a) with skip and (b)
-// with the app token.
+// with the app token: as served (the answer cache on, as it is by
+// default), and (a) and (b) once more with Cache-Control: no-cache, so
+// that every search runs in PostgreSQL. (a) cycles through 20 bodies, (b)
+// through 1,800.
 func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module string, facts []product, label string,
 	srv *cmsServer, res *results) error {
 	kinds := []struct {
 		name    string
 		queries []contentQuery
 		target  bool
+		noCache bool
 	}{
-		{"(a)", queriesA(false), true},
-		{"(a) skip:true", queriesA(true), false},
-		{"(b)", queriesB(facts), true},
+		{"(a)", queriesA(false), true, false},
+		{"(a) no-cache", queriesA(false), false, true},
+		{"(a) skip:true", queriesA(true), false, false},
+		{"(b)", queriesB(facts), true, false},
+		{"(b) no-cache", queriesB(facts), false, true},
 	}
 	for _, k := range kinds {
 		checked, err := checkQuery(ctx, a, token, module, k.queries[0], facts)
@@ -1165,7 +1174,7 @@ func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module s
 		var received atomic.Int64
 		writers := make([]writer, cfg.contentClients)
 		for i := range writers {
-			writers[i] = searchWriter(a, token, bodies, &next, &received)
+			writers[i] = searchWriter(a, token, bodies, k.noCache, &next, &received)
 		}
 		progressf("content: search %s @%s: %d clients, %s (+%s warm-up); %s", k.name, label, cfg.contentClients, cfg.contentDuration, contentWarmup, checked)
 		srvCPU0, selfCPU0 := srv.cpuSeconds(), selfCPUSeconds()
@@ -1192,7 +1201,7 @@ func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module s
 			p99.target, p99.atMost = targetContentP99, true
 		}
 		res.add(p99)
-		if k.target {
+		if k.target || k.noCache {
 			res.add(figure{name: name + " req/s", value: st.rate(), unit: "req/s",
 				detail: fmt.Sprintf("p50 %s", ms2(st.pct(0.5)))})
 		}

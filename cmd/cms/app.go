@@ -168,7 +168,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
 		Audit: a.auditor, Content: a.content, ContentRead: a.contents, Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
-	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies})
+	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: cacheEntries(a.cfg.SearchCache)})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("serving", "addr", ln.Addr().String())
@@ -241,6 +241,15 @@ func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(lagEventsDesc, prometheus.GaugeValue, float64(s.LagEvents), s.Name)
 		ch <- prometheus.MustNewConstMetric(lagSecondsDesc, prometheus.GaugeValue, s.LagSeconds, s.Name)
 	}
+}
+
+// cacheEntries maps CMS_SEARCH_CACHE_ENTRIES (0: off) to the router's
+// setting (negative: off).
+func cacheEntries(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // noWait is the waiter of one-shot commands, which run no projections.

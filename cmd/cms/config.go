@@ -25,6 +25,7 @@ type Config struct {
 	ReadYourWrites  time.Duration  // CMS_READ_YOUR_WRITES_TIMEOUT, default 2s
 	LogLevel        string         // CMS_LOG_LEVEL: debug, info, warn, error (default info)
 	ShutdownTimeout time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
+	SearchCache     int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 turns the search answer cache off
 }
 
 func loadConfig() (Config, error) {
@@ -50,6 +51,9 @@ func loadConfig() (Config, error) {
 		return c, err
 	}
 	if c.BcryptCost, err = integer("CMS_BCRYPT_COST", 12); err != nil {
+		return c, err
+	}
+	if c.SearchCache, err = integer("CMS_SEARCH_CACHE_ENTRIES", 1024); err != nil {
 		return c, err
 	}
 	for _, s := range strings.Split(os.Getenv("CMS_TRUSTED_PROXIES"), ",") {

@@ -87,6 +87,7 @@ func startServer(t testing.TB, opts ...serverOption) *testServer {
 			AccessTokenTTL:  24 * time.Hour,
 			RefreshTokenTTL: 30 * 24 * time.Hour,
 			ReadYourWrites:  2 * time.Second,
+			SearchCache:     1024, // as served: every e2e search by an app token goes through the cache
 			ShutdownTimeout: 5 * time.Second,
 			LogLevel:        "error",
 		},

@@ -215,7 +215,31 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 			return err
 		}
 	}
-	return nil
+	return p.bumpVersions(ctx)
+}
+
+// bumpVersions gives every app the batch touched a new content version:
+// greater than the last one and than the clock in microseconds, so that
+// versions never repeat, not even across a rebuild.
+func (p *batch) bumpVersions(ctx context.Context) error {
+	apps := map[string]bool{}
+	for _, r := range p.rows {
+		if r != nil {
+			apps[r.App] = true
+		}
+	}
+	if len(apps) == 0 && len(p.touched) == 0 {
+		return nil
+	}
+	list := make([]string, 0, len(apps))
+	for a := range apps {
+		list = append(list, a)
+	}
+	_, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_versions")+` AS v (app, version)
+		SELECT app, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint
+		FROM (SELECT unnest($1::text[]) UNION SELECT app FROM `+p.t("content_modules")+` WHERE id = ANY($2)) a (app)
+		ON CONFLICT (app) DO UPDATE SET version = greatest(v.version + 1, excluded.version)`, list, p.touched)
+	return err
 }
 
 type batch struct {
@@ -224,6 +248,7 @@ type batch struct {
 	rows    map[string]*itemRow
 	rekey   map[string]bool
 	modules map[string][]content.Field
+	touched []string // modules changed by module events
 }
 
 func (p *batch) t(name string) string { return p.schema + "." + name }
@@ -272,8 +297,29 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 	default:
 		return nil
 	}
+	if id := moduleID(data); id != "" {
+		p.touched = append(p.touched, id)
+	}
 	_, err := p.db.Exec(ctx, sql, args...)
 	return err
+}
+
+// moduleID is the module a module event changes ("" for module types,
+// which no search answer depends on).
+func moduleID(data any) string {
+	switch e := data.(type) {
+	case content.ModuleCreated:
+		return e.ModuleID
+	case content.ModuleRenamed:
+		return e.ModuleID
+	case content.ModuleConfigured:
+		return e.ModuleID
+	case content.ModuleFieldsChanged:
+		return e.ModuleID
+	case content.ModuleDeleted:
+		return e.ModuleID
+	}
+	return ""
 }
 
 // load reads the current rows of the touched items that exist already.

@@ -33,7 +33,7 @@ func (Projector) Handles(eventType string) bool { return strings.HasPrefix(event
 
 func (Projector) Name() string { return "content" }
 func (Projector) Tables() []string {
-	return []string{"content_modules", "content_module_types", "content_items", "content_keys"}
+	return []string{"content_modules", "content_module_types", "content_items", "content_keys", "content_versions"}
 }
 
 // Never is the pub_until of an item with no expiry or archive date.
@@ -94,9 +94,17 @@ CREATE TABLE %[1]s.content_items (
 CREATE INDEX ON %[1]s.content_items (module, created_at, id);
 CREATE INDEX ON %[1]s.content_items (module, (coalesce(updated_at, created_at)));
 CREATE INDEX ON %[1]s.content_items (module, pub_from, pub_until);
-CREATE INDEX ON %[1]s.content_items (app);
+CREATE INDEX ON %[1]s.content_items (app, pub_from);
+CREATE INDEX ON %[1]s.content_items (app, pub_until);
 CREATE INDEX ON %[1]s.content_items USING gin (tag_keys);
 CREATE INDEX ON %[1]s.content_items USING gin (name gin_trgm_ops);
+-- An app's content version changes with every batch that touches its
+-- modules or items: a cached search answer is fresh while the version is
+-- the one it was computed at.
+CREATE TABLE %[1]s.content_versions (
+    app     text   PRIMARY KEY,
+    version bigint NOT NULL
+);
 CREATE TABLE %[1]s.content_keys (
     item_id   text    NOT NULL,
     module    text    NOT NULL,

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -287,4 +288,33 @@ func (s *Store) ModuleItemIDs(ctx context.Context, module string) ([]string, err
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// Version is an app's content version: it changes whenever the projection
+// applies a change to one of the app's modules or items (0 before any).
+func (s *Store) Version(ctx context.Context, app string) (int64, error) {
+	var v int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce((SELECT version FROM content_versions WHERE app = $1), 0)`, app).Scan(&v)
+	return v, err
+}
+
+// Freshness is what a search answer about an app's published content
+// depends on besides its query: the app's content version, and the first
+// instant after now at which a scheduled publication or expiry of one of
+// its items takes effect (math.MaxInt64 when none is pending). The answer stays
+// right while the version is unchanged and that instant has not come.
+type Freshness struct {
+	Version int64
+	Until   int64 // epoch ms
+}
+
+// Freshness reads an app's Freshness at now (epoch ms).
+func (s *Store) Freshness(ctx context.Context, app string, now int64) (Freshness, error) {
+	var f Freshness
+	err := s.pool.QueryRow(ctx, `SELECT
+		coalesce((SELECT version FROM content_versions WHERE app = $1), 0),
+		least(coalesce((SELECT min(pub_from) FROM content_items WHERE app = $1 AND pub_from > $2), $3),
+		      coalesce((SELECT min(pub_until) FROM content_items WHERE app = $1 AND pub_until > $2), $3))`,
+		app, now, int64(math.MaxInt64)).Scan(&f.Version, &f.Until)
+	return f, err
 }
