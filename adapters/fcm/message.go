@@ -1,0 +1,152 @@
+package fcm
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/halocms/halocms/domain/push"
+)
+
+// sendRequest is the body of messages:send.
+type sendRequest struct {
+	Message message `json:"message"`
+}
+
+type message struct {
+	Token   string            `json:"token"`
+	Data    map[string]string `json:"data,omitempty"`
+	Android *androidConfig    `json:"android,omitempty"`
+	APNs    *apnsConfig       `json:"apns,omitempty"`
+}
+
+type androidConfig struct {
+	Priority string `json:"priority"`
+}
+
+type apnsConfig struct {
+	Headers map[string]string `json:"headers"`
+	Payload apnsPayload       `json:"payload"`
+}
+
+type apnsPayload struct {
+	APS aps `json:"aps"`
+}
+
+type aps struct {
+	Alert            *alert `json:"alert,omitempty"`
+	Sound            string `json:"sound,omitempty"`
+	Badge            *int   `json:"badge,omitempty"`
+	Category         string `json:"category,omitempty"`
+	ContentAvailable int    `json:"content-available,omitempty"`
+	MutableContent   int    `json:"mutable-content,omitempty"`
+}
+
+type alert struct {
+	Title string `json:"title,omitempty"`
+	Body  string `json:"body,omitempty"`
+}
+
+// encode builds the messages:send body for m.
+//
+// HALO's Android SDK builds every notification itself from the data
+// payload, so the message is a data message whose keys follow the HALO
+// wire reference (§7.2); FCM requires every value to be a string, and
+// empty keys are left out:
+//
+//	title, body, icon, sound, color, click_action, url  as they are
+//	badge              the int as a string ("3")
+//	image              a string of JSON {"url":"…","layout":"…"} (layout "default" when unset)
+//	extra              a string of JSON of Notification.Extra
+//	scheduleId         the schedule's id
+//	content_available  "1" for a silent push
+//
+// Android devices get android.priority "high" unless the push is silent.
+// iOS devices (the SDK registers FCM tokens there too) also get an apns
+// block, since iOS shows only what aps says: alert {title, body}, sound,
+// badge, category (click_action) and mutable-content 1 when there is an
+// image (for the notification service extension), or, for a silent push,
+// content-available 1 alone with apns-push-type background and
+// apns-priority 5, as Apple requires.
+func encode(m push.Message) ([]byte, error) {
+	n := m.Notification
+	data := map[string]string{}
+	put := func(k, v string) {
+		if v != "" {
+			data[k] = v
+		}
+	}
+	put("title", n.Title)
+	put("body", n.Body)
+	put("icon", n.Icon)
+	put("sound", n.Sound)
+	put("color", n.Color)
+	put("click_action", n.ClickAction)
+	put("url", n.URL)
+	put("scheduleId", m.ScheduleID)
+	if n.Badge != nil {
+		data["badge"] = strconv.Itoa(*n.Badge)
+	}
+	if n.Silent {
+		data["content_available"] = "1"
+	}
+	if n.Image != nil && n.Image.URL != "" {
+		img, err := imageJSON(*n.Image)
+		if err != nil {
+			return nil, err
+		}
+		data["image"] = img
+	}
+	if len(n.Extra) > 0 {
+		extra, err := json.Marshal(n.Extra)
+		if err != nil {
+			return nil, fmt.Errorf("extra is not JSON: %w", err)
+		}
+		data["extra"] = string(extra)
+	}
+
+	msg := message{Token: m.Device.Token, Data: data}
+	switch m.Device.Platform {
+	case push.IOS:
+		msg.APNs = apnsBlock(n)
+	default:
+		if !n.Silent {
+			msg.Android = &androidConfig{Priority: "high"}
+		}
+	}
+	return json.Marshal(sendRequest{Message: msg})
+}
+
+func apnsBlock(n push.Notification) *apnsConfig {
+	if n.Silent {
+		return &apnsConfig{
+			Headers: map[string]string{"apns-push-type": "background", "apns-priority": "5"},
+			Payload: apnsPayload{APS: aps{ContentAvailable: 1}},
+		}
+	}
+	a := aps{Sound: n.Sound, Badge: n.Badge, Category: n.ClickAction}
+	if n.Title != "" || n.Body != "" {
+		a.Alert = &alert{Title: n.Title, Body: n.Body}
+	}
+	if n.Image != nil && n.Image.URL != "" {
+		a.MutableContent = 1
+	}
+	return &apnsConfig{
+		Headers: map[string]string{"apns-push-type": "alert", "apns-priority": "10"},
+		Payload: apnsPayload{APS: a},
+	}
+}
+
+// imageJSON is the "image" value HALO's SDKs read: a string of JSON
+// {"url", "layout"}, layout "default" when unset.
+func imageJSON(img push.Image) (string, error) {
+	layout := img.Layout
+	if layout == "" {
+		layout = "default"
+	}
+	b, err := json.Marshal(struct {
+		URL    string `json:"url"`
+		Layout string `json:"layout"`
+	}{img.URL, layout})
+	return string(b), err
+}
