@@ -63,8 +63,9 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 	switch {
 	case a.IsAdmin():
 		return readScope{all: true}, nil
-	case a.Kind == access.App:
-		return readScope{apps: []string{a.ID}, publishedOnly: true}, nil
+	case a.Kind == access.App || a.Kind == access.Identified:
+		// An identified user reads what its app's token reads.
+		return readScope{apps: []string{a.ClientApp()}, publishedOnly: true}, nil
 	case a.Kind != access.User:
 		return readScope{}, access.ErrUnauthenticated
 	}
@@ -350,7 +351,7 @@ func (s *server) getInstance(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = s.Authorizer.Authorize(ctx, access.From(ctx), rights.Read, rights.Resource{App: it.App, Module: it.Module, Item: it.ID})
 	}
-	if err == nil && access.From(ctx).Kind == access.App {
+	if err == nil && access.From(ctx).ClientApp() != "" {
 		now := time.Now()
 		d := content.Dates{PublishedAt: fromMs(it.PublishedAt), RemovedAt: fromMs(it.RemovedAt), ArchivedAt: fromMs(it.ArchivedAt)}
 		if content.StateOf(d, it.DeletedAt != nil, now) != content.Published {

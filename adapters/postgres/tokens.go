@@ -41,13 +41,13 @@ func ipArg(ip netip.Addr) any {
 
 // insertPair writes both tokens of p in one statement.
 const insertPair = `
-INSERT INTO oauth_tokens (token_hash, kind, subject_kind, subject_id, family_id, scope, expires_at, client_ip)
-VALUES ($1, 'access',  $3, $4, $5, $6, now() + $7 * interval '1 microsecond', $9::inet),
-       ($2, 'refresh', $3, $4, $5, $6, now() + $8 * interval '1 microsecond', $9::inet)`
+INSERT INTO oauth_tokens (token_hash, kind, subject_kind, subject_id, family_id, scope, expires_at, client_ip, app)
+VALUES ($1, 'access',  $3, $4, $5, $6, now() + $7 * interval '1 microsecond', $9::inet, $10),
+       ($2, 'refresh', $3, $4, $5, $6, now() + $8 * interval '1 microsecond', $9::inet, $10)`
 
 func pairArgs(p session.Pair) []any {
 	return []any{p.AccessHash, p.RefreshHash, string(p.Subject), p.SubjectID, p.Family, p.Scope,
-		micros(p.AccessTTL), micros(p.RefreshTTL), ipArg(p.ClientIP)}
+		micros(p.AccessTTL), micros(p.RefreshTTL), ipArg(p.ClientIP), p.App}
 }
 
 // Issue stores an access and a refresh token atomically.
@@ -63,9 +63,9 @@ func (s *TokenStore) Issue(ctx context.Context, p session.Pair) error {
 func (s *TokenStore) Access(ctx context.Context, hash []byte) (session.Grant, error) {
 	var g session.Grant
 	err := s.pool.QueryRow(ctx, `
-SELECT subject_kind, subject_id, family_id, scope FROM oauth_tokens
+SELECT subject_kind, subject_id, family_id, scope, app FROM oauth_tokens
 WHERE token_hash = $1 AND kind = 'access' AND revoked_at IS NULL AND expires_at > now()`, hash).
-		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope)
+		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope, &g.App)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.Grant{}, session.ErrTokenNotFound
 	}
@@ -85,10 +85,10 @@ func (s *TokenStore) Refresh(ctx context.Context, hash []byte) (session.Grant, e
 		spent, alive bool
 	)
 	err := s.pool.QueryRow(ctx, `
-SELECT subject_kind, subject_id, family_id, scope, spent_at IS NOT NULL,
+SELECT subject_kind, subject_id, family_id, scope, app, spent_at IS NOT NULL,
        revoked_at IS NULL AND expires_at > now()
 FROM oauth_tokens WHERE token_hash = $1 AND kind = 'refresh'`, hash).
-		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope, &spent, &alive)
+		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope, &g.App, &spent, &alive)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return session.Grant{}, session.ErrTokenNotFound
@@ -157,7 +157,7 @@ func (s *TokenStore) RevokeFamilyOf(ctx context.Context, hash []byte) error {
 	return nil
 }
 
-// RevokeSubject revokes every token of a user or app.
+// RevokeSubject revokes every token of a user, app or identified user.
 func (s *TokenStore) RevokeSubject(ctx context.Context, kind session.SubjectKind, id string) error {
 	_, err := s.pool.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = now()
 		WHERE subject_kind = $1 AND subject_id = $2 AND revoked_at IS NULL`, string(kind), id)

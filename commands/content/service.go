@@ -667,7 +667,7 @@ type Revision struct {
 // right on the item). It is for CMS users: app tokens read published
 // content only, and a history shows every draft.
 func (s *Service) History(ctx context.Context, id string) ([]Revision, error) {
-	if a := access.From(ctx); a.Kind == access.App {
+	if a := access.From(ctx); a.ClientApp() != "" {
 		return nil, fault.Forbiddenf("an item's history is for CMS users")
 	}
 	recs, err := s.store.ReadStream(ctx, content.ItemStream(id), 0)

@@ -60,14 +60,16 @@ type Throttle interface {
 type SubjectKind string
 
 const (
-	SubjectUser SubjectKind = "user" // a CMS user (password grant)
-	SubjectApp  SubjectKind = "app"  // an app (client credentials)
+	SubjectUser       SubjectKind = "user"       // a CMS user (password grant)
+	SubjectApp        SubjectKind = "app"        // an app (client credentials)
+	SubjectIdentified SubjectKind = "identified" // an identified app user (an app's login endpoint)
 )
 
 // Grant is what a token stands for.
 type Grant struct {
 	Subject   SubjectKind
-	SubjectID string // user id or app id
+	SubjectID string // user id, app id or identified user id
+	App       string // the app of an app or identified user's token
 	Family    string // shared by every token descended from one sign-in
 	Scope     string
 }
@@ -278,7 +280,17 @@ func (s *Service) ClientCredentials(ctx context.Context, clientID, secret string
 	if err := s.throttle.Forgive(ctx, ks...); err != nil {
 		return Token{}, err
 	}
-	return s.issue(ctx, Grant{Subject: SubjectApp, SubjectID: app.ID, Family: ids.Token(TokenLength), Scope: ScopeApp}, ip)
+	return s.issue(ctx, Grant{Subject: SubjectApp, SubjectID: app.ID, App: app.ID, Family: ids.Token(TokenLength), Scope: ScopeApp}, ip)
+}
+
+// IdentifiedGrant issues tokens to an identified app user who signed in
+// through app (the caller checked the credentials). They have scope "app",
+// as HALO's, and act for the identified user within that app.
+func (s *Service) IdentifiedGrant(ctx context.Context, app, identifiedID string, ip netip.Addr) (Token, error) {
+	if app == "" || identifiedID == "" {
+		return Token{}, fault.Invalidf("an identified grant needs an app and an identified user")
+	}
+	return s.issue(ctx, Grant{Subject: SubjectIdentified, SubjectID: identifiedID, App: app, Family: ids.Token(TokenLength), Scope: ScopeApp}, ip)
 }
 
 // verifyClient checks an app's client id and secret.
@@ -354,6 +366,16 @@ func (s *Service) refresh(ctx context.Context, refreshToken, clientID, clientSec
 		if _, err := s.user(ctx, g.SubjectID, ip, msgIPSignIn); err != nil {
 			return Token{}, err
 		}
+	case SubjectIdentified:
+		if clientID != "" || clientSecret != "" {
+			app, err := s.verifyClient(ctx, clientID, clientSecret)
+			if err != nil {
+				return Token{}, err
+			}
+			if app.ID != g.App {
+				return Token{}, fault.New(fault.Unauthenticated, msgBadClient)
+			}
+		}
 	default:
 		return Token{}, fault.New(fault.Unauthenticated, msgBadRefresh)
 	}
@@ -423,7 +445,9 @@ func (s *Service) Authenticate(ctx context.Context, accessToken string, ip netip
 		}
 		return access.Actor{Kind: access.User, ID: c.ID, Admin: c.Admin, ClientIP: clientIP}, nil
 	case SubjectApp:
-		return access.Actor{Kind: access.App, ID: g.SubjectID, ClientIP: clientIP}, nil
+		return access.Actor{Kind: access.App, ID: g.SubjectID, App: g.SubjectID, ClientIP: clientIP}, nil
+	case SubjectIdentified:
+		return access.Actor{Kind: access.Identified, ID: g.SubjectID, App: g.App, ClientIP: clientIP}, nil
 	}
 	return access.Actor{}, fault.New(fault.Unauthenticated, msgBadToken)
 }
@@ -437,12 +461,13 @@ func (s *Service) Revoke(ctx context.Context, token string) error {
 	return s.tokens.RevokeFamilyOf(ctx, HashToken(token))
 }
 
-// RevokeSubject revokes every token of a user ("user") or app ("app"), for
-// example when a user is disabled or changes password.
+// RevokeSubject revokes every token of a user ("user"), app ("app") or
+// identified user ("identified"), for example when a user is disabled or
+// changes password.
 func (s *Service) RevokeSubject(ctx context.Context, kind, id string) error {
 	k := SubjectKind(kind)
-	if k != SubjectUser && k != SubjectApp {
-		return fault.Invalidf("subject kind must be %q or %q", SubjectUser, SubjectApp)
+	if k != SubjectUser && k != SubjectApp && k != SubjectIdentified {
+		return fault.Invalidf("subject kind must be %q, %q or %q", SubjectUser, SubjectApp, SubjectIdentified)
 	}
 	return s.tokens.RevokeSubject(ctx, k, id)
 }

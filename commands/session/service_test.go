@@ -369,7 +369,7 @@ func TestClientCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (access.Actor{Kind: access.App, ID: "app1", ClientIP: ip2.String()}); a != want {
+	if want := (access.Actor{Kind: access.App, ID: "app1", App: "app1", ClientIP: ip2.String()}); a != want {
 		t.Errorf("actor %+v, want %+v", a, want)
 	}
 
@@ -706,4 +706,61 @@ func TestRefreshWithClientCredentialsRecovers(t *testing.T) {
 	// Wrong credentials do not recover either.
 	_, err = e.svc.Refresh(ctx, "no-such-token", "client-1", "wrong", ip1)
 	wantKind(t, err, fault.Unauthenticated)
+}
+
+// An identified user's tokens act for that user within its app, are
+// refreshable (with the app's client credentials, if given, checked) and
+// revocable.
+func TestIdentifiedGrant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, session.Config{AccessTTL: time.Hour})
+	e.addApp(t, "app1", "client-1", "secret-1")
+	e.addApp(t, "app2", "client-2", "secret-2")
+
+	if _, err := e.svc.IdentifiedGrant(ctx, "", "identified-x", ip1); !fault.Is(err, fault.Invalid) {
+		t.Errorf("a grant without an app: %v", err)
+	}
+	tok, err := e.svc.IdentifiedGrant(ctx, "app1", "identified-1", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkToken(t, tok, "app", time.Hour)
+	a, err := e.svc.Authenticate(ctx, tok.AccessToken, ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (access.Actor{Kind: access.Identified, ID: "identified-1", App: "app1", ClientIP: ip1.String()}); a != want {
+		t.Errorf("actor %+v, want %+v", a, want)
+	}
+	if a.ClientApp() != "app1" || a.IsAdmin() || a.Label() != "identified:identified-1" {
+		t.Errorf("client app %q, admin %v, label %q", a.ClientApp(), a.IsAdmin(), a.Label())
+	}
+
+	// Another app's credentials cannot refresh it; its own can, and so can
+	// none.
+	if _, err := e.svc.Refresh(ctx, tok.RefreshToken, "client-2", "secret-2", ip1); !fault.Is(err, fault.Unauthenticated) {
+		t.Errorf("refresh with another app's credentials: %v", err)
+	}
+	t2, err := e.svc.Refresh(ctx, tok.RefreshToken, "client-1", "secret-1", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := e.svc.Authenticate(ctx, t2.AccessToken, ip1)
+	if err != nil || a2.Kind != access.Identified || a2.ID != "identified-1" || a2.App != "app1" {
+		t.Fatalf("refreshed: %+v %v", a2, err)
+	}
+	t3, err := e.svc.Refresh(ctx, t2.RefreshToken, "", "", ip1)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := e.svc.RevokeSubject(ctx, "identified", "identified-1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Authenticate(ctx, t3.AccessToken, ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	if err := e.svc.RevokeSubject(ctx, "robot", "x"); !fault.Is(err, fault.Invalid) {
+		t.Errorf("unknown subject kind: %v", err)
+	}
 }

@@ -13,16 +13,18 @@ import (
 type Kind int
 
 const (
-	Anonymous Kind = iota
-	User           // a CMS user (password grant)
-	App            // an app's client credentials
-	System         // the server itself (bootstrap, CLI)
+	Anonymous  Kind = iota
+	User            // a CMS user (password grant)
+	App             // an app's client credentials
+	System          // the server itself (bootstrap, CLI)
+	Identified      // an identified app user, signed in through an app
 )
 
 // Actor is the authenticated caller of a command or query.
 type Actor struct {
 	Kind          Kind
-	ID            string // user id or app id
+	ID            string // user id, app id or identified user id
+	App           string // the app of an app token or an identified user's token
 	Admin         bool   // CMS admin flag (users only)
 	ClientIP      string
 	CorrelationID string
@@ -39,10 +41,28 @@ func (a Actor) Label() string {
 		return "user:" + a.ID
 	case App:
 		return "app:" + a.ID
+	case Identified:
+		return "identified:" + a.ID
 	case System:
 		return "system"
 	}
 	return "anonymous"
+}
+
+// ClientApp returns the app whose credentials the actor acts through: an
+// app token's app, or the app an identified user signed in through; ""
+// for everyone else. Such actors read what their app's token reads.
+func (a Actor) ClientApp() string {
+	switch a.Kind {
+	case App:
+		if a.App != "" {
+			return a.App
+		}
+		return a.ID
+	case Identified:
+		return a.App
+	}
+	return ""
 }
 
 // SystemActor acts for the server itself (first admin, CLI).

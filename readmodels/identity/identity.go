@@ -150,8 +150,8 @@ func (s *Store) Apps(ctx context.Context, vis AppVisibility) ([]App, error) {
 	switch {
 	case a.IsAdmin():
 		rows, err = s.pool.Query(ctx, `SELECT `+appCols+` FROM identity_apps ORDER BY name, id`)
-	case a.Kind == access.App:
-		rows, err = s.pool.Query(ctx, `SELECT `+appCols+` FROM identity_apps WHERE id = $1`, a.ID)
+	case a.ClientApp() != "":
+		rows, err = s.pool.Query(ctx, `SELECT `+appCols+` FROM identity_apps WHERE id = $1`, a.ClientApp())
 	default:
 		ids, _, verr := vis.VisibleApps(ctx, a)
 		if verr != nil {

@@ -38,16 +38,17 @@ func (a *Authorizer) Allowed(ctx context.Context, userID string, p rights.Permis
 }
 
 // Authorize returns nil when actor may do p on res: admins and the system
-// may do anything; CMS users need a matching right; an app token may read
-// its own app's resources; anyone else is refused.
+// may do anything; CMS users need a matching right; an app token (and a
+// user identified through the app) may read its own app's resources;
+// anyone else is refused.
 func (a *Authorizer) Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error {
 	switch {
 	case actor.Kind == access.Anonymous:
 		return access.ErrUnauthenticated
 	case actor.IsAdmin():
 		return nil
-	case actor.Kind == access.App:
-		if p == rights.Read && res.App == actor.ID {
+	case actor.ClientApp() != "":
+		if p == rights.Read && res.App == actor.ClientApp() {
 			return nil
 		}
 	case actor.Kind == access.User:
