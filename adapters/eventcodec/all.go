@@ -1,8 +1,10 @@
 package eventcodec
 
 import (
+	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/identity"
+	"github.com/halocms/halocms/domain/push"
 	"github.com/halocms/halocms/domain/rights"
 )
 
@@ -10,7 +12,7 @@ import (
 // event's shape changes, bump its version here and add the upcaster.
 func Default() *Registry {
 	r := NewRegistry()
-	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events(), content.Events()} {
+	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events(), content.Events(), push.Events(), appuser.Events()} {
 		for _, e := range group {
 			r.Register(e, 1)
 		}

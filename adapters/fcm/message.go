@@ -2,8 +2,6 @@ package fcm
 
 import (
 	"encoding/json"
-	"fmt"
-	"strconv"
 
 	"github.com/halocms/halocms/domain/push"
 )
@@ -50,16 +48,9 @@ type alert struct {
 // encode builds the messages:send body for m.
 //
 // HALO's Android SDK builds every notification itself from the data
-// payload, so the message is a data message whose keys follow the HALO
-// wire reference (§7.2); FCM requires every value to be a string, and
-// empty keys are left out:
-//
-//	title, body, icon, sound, color, click_action, url  as they are
-//	badge              the int as a string ("3")
-//	image              a string of JSON {"url":"…","layout":"…"} (layout "default" when unset)
-//	extra              a string of JSON of Notification.Extra
-//	scheduleId         the schedule's id
-//	content_available  "1" for a silent push
+// payload, so the message is a data message with the keys of
+// push.Notification.Data (wire reference §7.2; FCM requires every value
+// to be a string).
 //
 // Android devices get android.priority "high" unless the push is silent.
 // iOS devices (the SDK registers FCM tokens there too) also get an apns
@@ -70,41 +61,10 @@ type alert struct {
 // apns-priority 5, as Apple requires.
 func encode(m push.Message) ([]byte, error) {
 	n := m.Notification
-	data := map[string]string{}
-	put := func(k, v string) {
-		if v != "" {
-			data[k] = v
-		}
+	data, err := n.Data(m.ScheduleID)
+	if err != nil {
+		return nil, err
 	}
-	put("title", n.Title)
-	put("body", n.Body)
-	put("icon", n.Icon)
-	put("sound", n.Sound)
-	put("color", n.Color)
-	put("click_action", n.ClickAction)
-	put("url", n.URL)
-	put("scheduleId", m.ScheduleID)
-	if n.Badge != nil {
-		data["badge"] = strconv.Itoa(*n.Badge)
-	}
-	if n.Silent {
-		data["content_available"] = "1"
-	}
-	if n.Image != nil && n.Image.URL != "" {
-		img, err := imageJSON(*n.Image)
-		if err != nil {
-			return nil, err
-		}
-		data["image"] = img
-	}
-	if len(n.Extra) > 0 {
-		extra, err := json.Marshal(n.Extra)
-		if err != nil {
-			return nil, fmt.Errorf("extra is not JSON: %w", err)
-		}
-		data["extra"] = string(extra)
-	}
-
 	msg := message{Token: m.Device.Token, Data: data}
 	switch m.Device.Platform {
 	case push.IOS:

@@ -28,11 +28,15 @@ func legacy(r chi.Router) {
 		"/core-api/module", "/core-api/module/{id}",
 	}
 	for _, p := range gone {
-		r.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, http.StatusGone, haloError{Error: haloErrorBody{Status: http.StatusGone,
-				Message: "this endpoint was removed in HALO 2.0.0", Extra: map[string]any{}, Type: "HaloError"}})
-		})
+		r.HandleFunc(p, removed)
 	}
+	// Only the DELETE: GET and PUT of an app user still work.
+	r.Delete("/api/segmentation/appuser/{id}", removed)
+}
+
+func removed(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusGone, haloError{Error: haloErrorBody{Status: http.StatusGone,
+		Message: "this endpoint was removed in HALO 2.0.0", Extra: map[string]any{}, Type: "HaloError"}})
 }
 
 func redirect(target func(*http.Request) string) http.HandlerFunc {

@@ -84,9 +84,16 @@ type Deps struct {
 	Audit       Auditor
 	Content     ContentCommands
 	ContentRead ContentQueries
+	Push        PushCommands
+	PushRead    PushQueries
 	Ready       Readiness
 	Metrics     *Metrics
 	Log         *slog.Logger
+
+	// AppUsers and AppUsersRead serve the segmentation API (app users,
+	// identified users, pockets, segments).
+	AppUsers     AppUserCommands
+	AppUsersRead AppUserQueries
 }
 
 // Config is the HTTP-level configuration.
@@ -112,7 +119,7 @@ type server struct {
 // NewRouter builds the whole HTTP API.
 func NewRouter(d Deps, cfg Config) http.Handler {
 	if d.Sessions == nil || d.Identity == nil || d.Users == nil || d.Rights == nil || d.Authorizer == nil ||
-		d.Audit == nil || d.Content == nil || d.ContentRead == nil || d.Ready == nil || d.Metrics == nil || d.Log == nil {
+		d.Audit == nil || d.Content == nil || d.ContentRead == nil || d.Push == nil || d.PushRead == nil || d.AppUsers == nil || d.AppUsersRead == nil || d.Ready == nil || d.Metrics == nil || d.Log == nil {
 		panic("httpapi.NewRouter: nil dependency")
 	}
 	if cfg.MaxBodyBytes == 0 {
@@ -190,6 +197,28 @@ func NewRouter(d Deps, cfg Config) http.Handler {
 		r.Post("/api/generalcontent/instance/{id}/restore", s.transit(cmdcontent.Restore))
 		r.Get("/api/generalcontent/instance/{id}/history", s.history)
 		r.Post("/api/generalcontent/instance/{id}/history/{revision}/restore", s.revertInstance)
+
+		r.Post("/api/segmentation/appuser", s.createAppUser)
+		r.Post("/api/segmentation/appuser/search", s.searchAppUsers)
+		r.Get("/api/segmentation/appuser/{id}", s.getAppUser)
+		r.Put("/api/segmentation/appuser/{id}", s.updateAppUser)
+		r.Post("/api/segmentation/identified/register", s.registerIdentified)
+		r.Post("/api/segmentation/identified/login", s.loginIdentified)
+		r.Post("/api/segmentation/identified/search", s.searchIdentified)
+		r.Get("/api/segmentation/identified-pocket/self", s.getPocket)
+		r.Put("/api/segmentation/identified-pocket", s.putPocket)
+		r.Put("/api/segmentation/identified-pocket/self", s.putPocket)
+
+		r.Post("/api/push/schedule", s.schedulePush(anyTarget))
+		r.Post("/api/push/schedule/toAliases", s.schedulePush(aliasesTarget))
+		r.Post("/api/push/schedule/toIdentified", s.schedulePush(identifiedTarget))
+		r.Post("/api/authentication/schedule", s.schedulePush(anyTarget))
+		r.Post("/api/push/schedule/activity", s.pushActivity)
+		r.Get("/api/push/schedule", s.listPushes)
+		r.Get("/api/push/schedule/{id}", s.getPush)
+		r.Put("/api/push/schedule/{id}", s.updatePush)
+		r.Delete("/api/push/schedule/{id}", s.deletePush)
+		r.Post("/api/push/schedule/{id}/cancel", s.cancelPush)
 	})
 	legacy(r)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

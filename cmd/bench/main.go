@@ -6,6 +6,7 @@
 //	go run ./cmd/bench -only append -duration 20s
 //	go run ./cmd/bench -only content -content-sizes 10000 -content-duration 5s
 //	make bench BENCH_ARGS='-only read -events 200000'
+//	go run ./cmd/bench -only push -push-devices 100000
 //
 // It works in a database of its own, cms_bench_<random>, created on the
 // server of DATABASE_URL (or, when that is unset, the local server or
@@ -78,6 +79,12 @@
 //     first query of each kind is checked against the generated data
 //     (total, order by price, each item a published match); any answer but
 //     200 fails the phase.
+//   - push: one push to a segment of -push-devices app users (default
+//     100,000), dispatched by `cms serve` through its FCM provider to a
+//     local FCM endpoint in the bench process (push.go): devices/s from
+//     push.dispatch_started to push.dispatched (target >= 5,000), each
+//     token received exactly once, and the server's peak RSS during the
+//     dispatch.
 //
 // Each catch-up read and the rebuild stop after -phase-budget (default 2m)
 // and then report the rate of the part done, marked PARTIAL, so that a slow
@@ -144,6 +151,8 @@ type config struct {
 	contentSizes    string
 	contentDuration time.Duration
 	contentClients  int
+	// push phase (push.go)
+	pushDevices int
 }
 
 func main() {
@@ -154,7 +163,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 10, "append phase: alternate raw and store measurements in this many rounds (-duration each in total)")
 	flag.IntVar(&cfg.events, "events", 1_000_000, "events to load for the read and rebuild phases")
 	flag.IntVar(&cfg.batch, "batch", 10_000, "ReadAll batch size of the catch-up read")
-	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild or content (read and rebuild load -events first)")
+	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content or push (read and rebuild load -events first)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the benchmark database instead of dropping it")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "abort the whole run after this long")
 	flag.DurationVar(&cfg.phaseBudget, "phase-budget", 2*time.Minute, "stop each catch-up read and the rebuild after this long and report the partial rate")
@@ -165,6 +174,7 @@ func main() {
 	flag.StringVar(&cfg.contentSizes, "content-sizes", "10000,100000", "content phase: comma-separated item counts to import up to and measure the searches at (capped at -content-items)")
 	flag.DurationVar(&cfg.contentDuration, "content-duration", 10*time.Second, "content phase: timed length of each search measurement (after a 2s warm-up)")
 	flag.IntVar(&cfg.contentClients, "content-clients", 16, "content phase: concurrent search clients (closed loop)")
+	flag.IntVar(&cfg.pushDevices, "push-devices", 100_000, "push phase: app users (one device each) in the pushed segment")
 	flag.Parse()
 
 	if err := cfg.validate(); err != nil {
@@ -193,9 +203,12 @@ func main() {
 
 func (c *config) validate() error {
 	switch c.only {
-	case "", "append", "read", "rebuild", "content":
+	case "", "append", "read", "rebuild", "content", "push":
 	default:
-		return fmt.Errorf("-only %q: want append, read, rebuild or content", c.only)
+		return fmt.Errorf("-only %q: want append, read, rebuild, content or push", c.only)
+	}
+	if c.pushDevices < 1 {
+		return fmt.Errorf("-push-devices %d: want at least 1", c.pushDevices)
 	}
 	if err := c.validateContent(); err != nil {
 		return err
@@ -301,6 +314,11 @@ func run(ctx context.Context, cfg config) (*results, error) {
 	if cfg.runs("content") {
 		if err := profiled(cfg, "content", func() error { return contentPhase(ctx, cfg, serverURL, res) }); err != nil {
 			return res, fmt.Errorf("content phase: %w", err)
+		}
+	}
+	if cfg.runs("push") {
+		if err := profiled(cfg, "push", func() error { return pushPhase(ctx, cfg, serverURL, res) }); err != nil {
+			return res, fmt.Errorf("push phase: %w", err)
 		}
 	}
 	return res, nil

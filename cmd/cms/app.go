@@ -9,30 +9,41 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/halocms/halocms/adapters/apns"
 	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/adapters/fcm"
 	httpapi "github.com/halocms/halocms/adapters/http"
 	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/password"
 	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/adapters/pushlog"
 	"github.com/halocms/halocms/commands"
+	cmdappuser "github.com/halocms/halocms/commands/appuser"
 	cmdcontent "github.com/halocms/halocms/commands/content"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
+	cmdpush "github.com/halocms/halocms/commands/push"
 	cmdrights "github.com/halocms/halocms/commands/rights"
 	"github.com/halocms/halocms/commands/session"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/push"
 	"github.com/halocms/halocms/projections"
+	projappusers "github.com/halocms/halocms/projections/appusers"
 	projcontent "github.com/halocms/halocms/projections/content"
 	projidentity "github.com/halocms/halocms/projections/identity"
+	projpush "github.com/halocms/halocms/projections/push"
 	projrights "github.com/halocms/halocms/projections/rights"
+	rmappusers "github.com/halocms/halocms/readmodels/appusers"
 	"github.com/halocms/halocms/readmodels/audit"
 	rmcontent "github.com/halocms/halocms/readmodels/content"
 	rmidentity "github.com/halocms/halocms/readmodels/identity"
+	rmpush "github.com/halocms/halocms/readmodels/push"
 	rmrights "github.com/halocms/halocms/readmodels/rights"
 )
 
@@ -53,7 +64,13 @@ type app struct {
 	authz    *rmrights.Authorizer
 	auditor  *audit.Auditor
 	metrics  *httpapi.Metrics
+	push     *cmdpush.Service
+	pushes   *rmpush.Store
 	cancel   context.CancelFunc
+
+	// App users, identified users and pockets (segmentation).
+	appUsers     *cmdappuser.Service
+	appUsersRead *rmappusers.Store
 }
 
 func newLogger(level string) *slog.Logger {
@@ -99,7 +116,8 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.listener = postgres.NewListener(pool, postgres.NotifyChannel, log)
 	go a.listener.Run(lctx)
 	a.runtime = projections.NewRuntime(pool, a.store, a.listener, log, projections.Options{WaitTimeout: cfg.ReadYourWrites},
-		projidentity.Projector{}, projrights.Projector{}, projcontent.Projector{})
+		projidentity.Projector{}, projrights.Projector{}, projcontent.Projector{}, projpush.Projector{},
+		projappusers.Projector{})
 	if err := a.runtime.Setup(ctx); err != nil {
 		a.Close()
 		return nil, err
@@ -119,6 +137,10 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.auditor = audit.New(a.store, a.authz)
 	a.contents = rmcontent.NewStore(pool)
 	a.content = cmdcontent.NewService(a.store, a.store, a.authz, a.users, a.contents, ids.Generator{}, waiter)
+	a.appUsersRead = rmappusers.New(pool)
+	a.appUsers = cmdappuser.NewService(a.store, ids.Generator{}, a.appUsersRead, hasher, postgres.NewLoginThrottle(pool), a.sessions, waiter)
+	a.pushes = rmpush.NewStore(pool)
+	a.push = cmdpush.NewService(a.store, a.authz, a.appUsersRead, a.pushes, ids.Generator{}, waiter)
 	return a, nil
 }
 
@@ -164,10 +186,17 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	}
 	a.metrics.Register(lagCollector{a})
 	go a.cleanupTokens(rctx)
+	stopDispatcher, err := a.startDispatcher(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopDispatcher()
 
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
-		Audit: a.auditor, Content: a.content, ContentRead: a.contents, Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
+		Audit: a.auditor, Content: a.content, ContentRead: a.contents, Push: a.push, PushRead: a.pushes,
+		Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
+		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
 	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: cacheEntries(a.cfg.SearchCache)})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
@@ -184,7 +213,8 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	a.log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
-	err := srv.Shutdown(sctx)
+	err = srv.Shutdown(sctx)
+	stopDispatcher() // the chunks in flight are sent and recorded first
 	stopRuntime()
 	<-runtimeDone
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -274,4 +304,72 @@ func (a *app) cleanupTokens(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// startDispatcher runs the push dispatcher with the configured providers
+// until the returned stop is called; stop lets the pushes in flight
+// record what they sent, then returns.
+func (a *app) startDispatcher(ctx context.Context) (stop func(), err error) {
+	sender, err := pushSender(ctx, a.cfg.Push, a.log)
+	if err != nil {
+		return nil, err
+	}
+	locks := cmdpush.NewLocks(a.pool)
+	d := cmdpush.NewDispatcher(a.store, a.pushes, a.appUsersRead, a.appUsers, sender, locks, cmdpush.DispatcherConfig{
+		Poll: a.cfg.Push.Poll, Workers: a.cfg.Push.Workers, ChunkSize: a.cfg.Push.ChunkSize, Log: a.log,
+	})
+	a.push.OnDue(d.Nudge)
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(dctx) }()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			locks.Close()
+		})
+	}, nil
+}
+
+// pushSender builds the providers the configuration names: one for
+// Android devices and one for iOS devices (the same unless IOSProvider
+// differs).
+func pushSender(ctx context.Context, c PushConfig, log *slog.Logger) (cmdpush.Sender, error) {
+	build := func(name string) (cmdpush.Sender, error) {
+		switch name {
+		case "", "log":
+			return pushlog.New(log.With("component", "push")), nil
+		case "fcm":
+			if c.FCMCredentials == "" {
+				return nil, errors.New("CMS_PUSH_PROVIDER=fcm needs CMS_FCM_CREDENTIALS (the service account key file)")
+			}
+			creds, err := os.ReadFile(c.FCMCredentials)
+			if err != nil {
+				return nil, fmt.Errorf("CMS_FCM_CREDENTIALS: %w", err)
+			}
+			return fcm.New(ctx, fcm.Config{CredentialsJSON: creds, Endpoint: c.FCMEndpoint})
+		case "apns":
+			if c.APNSKey == "" {
+				return nil, errors.New("the apns provider needs CMS_APNS_KEY (the .p8 key file), CMS_APNS_KEY_ID, CMS_APNS_TEAM_ID and CMS_APNS_TOPIC")
+			}
+			key, err := os.ReadFile(c.APNSKey)
+			if err != nil {
+				return nil, fmt.Errorf("CMS_APNS_KEY: %w", err)
+			}
+			return apns.New(apns.Config{KeyP8: key, KeyID: c.APNSKeyID, TeamID: c.APNSTeamID, Topic: c.APNSTopic, Endpoint: c.APNSEndpoint})
+		}
+		return nil, fmt.Errorf("unknown push provider %q", name)
+	}
+	android, err := build(c.Provider)
+	if err != nil {
+		return nil, err
+	}
+	ios := android
+	if c.IOSProvider != "" && c.IOSProvider != c.Provider {
+		if ios, err = build(c.IOSProvider); err != nil {
+			return nil, err
+		}
+	}
+	return cmdpush.PlatformSenders{ByPlatform: map[push.Platform]cmdpush.Sender{push.Android: android, push.IOS: ios}, Default: android}, nil
 }

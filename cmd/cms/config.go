@@ -26,6 +26,69 @@ type Config struct {
 	LogLevel        string         // CMS_LOG_LEVEL: debug, info, warn, error (default info)
 	ShutdownTimeout time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
 	SearchCache     int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 turns the search answer cache off
+	Push            PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
+}
+
+// PushConfig chooses the push providers and tunes the dispatcher. The zero
+// value logs pushes instead of sending them (the development default).
+type PushConfig struct {
+	// Provider sends to Android devices, and to iOS devices unless
+	// IOSProvider says otherwise: "log" (default) or "fcm"
+	// (CMS_PUSH_PROVIDER). The SDKs register FCM tokens on iOS too, so
+	// with "fcm" FCM serves both platforms by default.
+	Provider string
+	// IOSProvider sends to iOS devices: "log", "fcm" or "apns"
+	// (CMS_PUSH_IOS_PROVIDER, default Provider).
+	IOSProvider    string
+	FCMCredentials string // CMS_FCM_CREDENTIALS: path to the Firebase service account key (JSON)
+	FCMEndpoint    string // CMS_FCM_ENDPOINT, default https://fcm.googleapis.com
+	APNSKey        string // CMS_APNS_KEY: path to the .p8 signing key
+	APNSKeyID      string // CMS_APNS_KEY_ID
+	APNSTeamID     string // CMS_APNS_TEAM_ID
+	APNSTopic      string // CMS_APNS_TOPIC: the app's bundle id
+	APNSEndpoint   string // CMS_APNS_ENDPOINT, default https://api.push.apple.com
+	// Poll is how often the dispatcher looks for due pushes
+	// (CMS_PUSH_POLL, default 1s).
+	Poll time.Duration
+	// Workers bounds the concurrent sends of one push (CMS_PUSH_WORKERS,
+	// default 64); ChunkSize is the number of devices sent and then
+	// recorded at a time (CMS_PUSH_CHUNK, default 1000).
+	Workers, ChunkSize int
+}
+
+func loadPushConfig() (PushConfig, error) {
+	c := PushConfig{
+		Provider:       env("CMS_PUSH_PROVIDER", "log"),
+		IOSProvider:    os.Getenv("CMS_PUSH_IOS_PROVIDER"),
+		FCMCredentials: os.Getenv("CMS_FCM_CREDENTIALS"),
+		FCMEndpoint:    os.Getenv("CMS_FCM_ENDPOINT"),
+		APNSKey:        os.Getenv("CMS_APNS_KEY"),
+		APNSKeyID:      os.Getenv("CMS_APNS_KEY_ID"),
+		APNSTeamID:     os.Getenv("CMS_APNS_TEAM_ID"),
+		APNSTopic:      os.Getenv("CMS_APNS_TOPIC"),
+		APNSEndpoint:   os.Getenv("CMS_APNS_ENDPOINT"),
+	}
+	var err error
+	if c.Poll, err = duration("CMS_PUSH_POLL", time.Second); err != nil {
+		return c, err
+	}
+	if c.Workers, err = integer("CMS_PUSH_WORKERS", 64); err != nil {
+		return c, err
+	}
+	if c.ChunkSize, err = integer("CMS_PUSH_CHUNK", 1000); err != nil {
+		return c, err
+	}
+	switch c.Provider {
+	case "log", "fcm":
+	default:
+		return c, fmt.Errorf("CMS_PUSH_PROVIDER: %q, want log or fcm", c.Provider)
+	}
+	switch c.IOSProvider {
+	case "", "log", "fcm", "apns":
+	default:
+		return c, fmt.Errorf("CMS_PUSH_IOS_PROVIDER: %q, want log, fcm or apns", c.IOSProvider)
+	}
+	return c, nil
 }
 
 func loadConfig() (Config, error) {
@@ -54,6 +117,9 @@ func loadConfig() (Config, error) {
 		return c, err
 	}
 	if c.SearchCache, err = integer("CMS_SEARCH_CACHE_ENTRIES", 1024); err != nil {
+		return c, err
+	}
+	if c.Push, err = loadPushConfig(); err != nil {
 		return c, err
 	}
 	for _, s := range strings.Split(os.Getenv("CMS_TRUSTED_PROXIES"), ",") {

@@ -136,6 +136,9 @@ func TestOps(t *testing.T) {
 			"/api/authentication/module/", "/api/authentication/useraddons/", "/api/generalcontent/fieldTypeFormat/1"} {
 			expectHaloError(t, ts.get(p, ts.admin), http.StatusGone)
 		}
+		// HALO 2.0.0 removed deleting an app user; reading one still works.
+		expectHaloError(t, ts.do(request{method: "DELETE", path: "/api/segmentation/appuser/5f0000000000000000000000", token: ts.admin}), http.StatusGone)
+		expectHaloError(t, ts.get("/api/segmentation/appuser/5f0000000000000000000000", ts.admin), http.StatusNotFound)
 	})
 
 	t.Run("unknown path and method", func(t *testing.T) {

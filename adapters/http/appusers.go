@@ -1,0 +1,415 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	cmdappuser "github.com/halocms/halocms/commands/appuser"
+	"github.com/halocms/halocms/commands/session"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/appuser"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/rights"
+	rmappusers "github.com/halocms/halocms/readmodels/appusers"
+)
+
+// AppUserCommands registers and changes app users, identified users and
+// pockets.
+type AppUserCommands interface {
+	Create(ctx context.Context, app string, p appuser.Profile) (appuser.AppUser, error)
+	Update(ctx context.Context, id string, p appuser.Profile, replaceTokens bool) (appuser.AppUser, error)
+	Register(ctx context.Context, in cmdappuser.Registration) (appuser.Identified, error)
+	Login(ctx context.Context, in cmdappuser.Login) (appuser.Identified, session.Token, error)
+	PutPocket(ctx context.Context, c appuser.PocketChange) (appuser.Pocket, error)
+}
+
+// AppUserQueries reads app users, segments, identified users and pockets.
+type AppUserQueries interface {
+	AppUser(ctx context.Context, id string) (rmappusers.AppUser, error)
+	AppNumber(ctx context.Context, app string) (int, error)
+	AppByNumber(ctx context.Context, n int) (string, error)
+	Search(ctx context.Context, q rmappusers.SegmentQuery) (rmappusers.SegmentResult, error)
+	SearchIdentified(ctx context.Context, q rmappusers.IdentifiedQuery) (rmappusers.IdentifiedResult, error)
+	Pocket(ctx context.Context, identifiedID string) (rmappusers.Pocket, error)
+}
+
+// MaxPocketData bounds a pocket's data (its JSON, in bytes): more is a 413.
+const MaxPocketData = 64 << 10
+
+// appUserView answers with the read model's app user (which has the dates
+// and the app's number) once it has caught up with u, else with u as the
+// command returned it.
+func (s *server) appUserView(ctx context.Context, u appuser.AppUser) appUserJSON {
+	if v, err := s.AppUsersRead.AppUser(ctx, u.ID); err == nil && sameProfile(v, u) {
+		return appUserJSONOf(v)
+	}
+	n, _ := s.AppUsersRead.AppNumber(ctx, u.App)
+	now := time.Now().UnixMilli()
+	v := rmappusers.AppUser{ID: u.ID, App: u.App, AppNumber: n, Alias: u.Alias, Email: u.Email, Identified: u.Identified,
+		CreatedAt: now, UpdatedAt: now}
+	for _, d := range u.Devices {
+		v.Devices = append(v.Devices, rmappusers.Device(d))
+	}
+	for _, t := range u.Tags {
+		v.Tags = append(v.Tags, rmappusers.Tag(t))
+	}
+	return appUserJSONOf(v)
+}
+
+func sameProfile(v rmappusers.AppUser, u appuser.AppUser) bool {
+	if v.Email != u.Email || len(v.Devices) != len(u.Devices) || len(v.Tags) != len(u.Tags) {
+		return false
+	}
+	for i, d := range u.Devices {
+		if v.Devices[i] != rmappusers.Device(d) {
+			return false
+		}
+	}
+	for i, t := range u.Tags {
+		if v.Tags[i] != rmappusers.Tag(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// appOf resolves an appId from a body: an app's number (HALO's integer
+// appId) or its id.
+func (s *server) appOf(ctx context.Context, v any) (string, error) {
+	var raw string
+	switch x := v.(type) {
+	case nil:
+		return "", fault.Invalidf("appId is required").With("field", "appId")
+	case json.Number:
+		raw = x.String()
+	case string:
+		raw = x
+	}
+	if n, err := strconv.Atoi(raw); err == nil {
+		app, err := s.AppUsersRead.AppByNumber(ctx, n)
+		if fault.Is(err, fault.NotFound) {
+			return "", fault.Invalidf("app %d not found", n).With("field", "appId")
+		}
+		return app, err
+	}
+	if raw == "" {
+		return "", fault.Invalidf("appId is required").With("field", "appId")
+	}
+	return raw, nil
+}
+
+// createAppUser serves POST /api/segmentation/appuser. The app is the
+// token's (a body appId is ignored: the SDKs echo whatever they cached);
+// admins, who have no app, name it with appId.
+func (s *server) createAppUser(w http.ResponseWriter, r *http.Request) {
+	b, err := readAppUserBody(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	app := access.From(ctx).ClientApp()
+	if app == "" && access.From(ctx).IsAdmin() {
+		if app, err = s.appOf(ctx, b.AppID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	u, err := s.AppUsers.Create(ctx, app, b.Profile)
+	s.Metrics.Command("appuser.create", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.appUserView(ctx, u))
+}
+
+// updateAppUser serves PUT /api/segmentation/appuser/{id}: the SDKs send
+// the whole app user; replaceTokens (body, or the query as iOS 1.x sent
+// it; true when absent) says whether the devices replace the stored ones.
+func (s *server) updateAppUser(w http.ResponseWriter, r *http.Request) {
+	b, err := readAppUserBody(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id := chi.URLParam(r, "id")
+	if b.ID != "" && b.ID != id {
+		s.fail(w, r, fault.Invalidf("the body's id %s is not the path's %s", b.ID, id).With("field", "id"))
+		return
+	}
+	replace := true
+	if b.ReplaceTokens != nil {
+		replace = *b.ReplaceTokens
+	} else if q := r.URL.Query().Get("replaceTokens"); q != "" {
+		if replace, err = strconv.ParseBool(q); err != nil {
+			s.fail(w, r, fault.Invalidf("replaceTokens must be true or false").With("field", "replaceTokens"))
+			return
+		}
+	}
+	u, err := s.AppUsers.Update(r.Context(), id, b.Profile, replace)
+	s.Metrics.Command("appuser.update", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.appUserView(r.Context(), u))
+}
+
+// getAppUser serves GET /api/segmentation/appuser/{id}: an app's token (or
+// an identified user's) reads its app's app users, and another app's as
+// unknown (404, after which Android registers a new one); CMS users need
+// the read right on the app.
+func (s *server) getAppUser(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	a := access.From(ctx)
+	u, err := s.AppUsersRead.AppUser(ctx, chi.URLParam(r, "id"))
+	switch {
+	case err != nil:
+	case a.ClientApp() != "":
+		if u.App != a.ClientApp() {
+			err = fault.NotFoundf("app user not found")
+		}
+	default:
+		err = s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: u.App})
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, appUserJSONOf(u))
+}
+
+// cmsApp resolves the app of a CMS listing and checks that the caller (a
+// CMS user) holds the read right on it. App tokens do not list their app
+// users: a device has no business with the others.
+func (s *server) cmsApp(ctx context.Context, appID any) (string, error) {
+	a := access.From(ctx)
+	if a.ClientApp() != "" {
+		return "", fault.Forbiddenf("listing app users is for CMS users")
+	}
+	app, err := s.appOf(ctx, appID)
+	if err != nil {
+		return "", err
+	}
+	if err := s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: app}); err != nil {
+		return "", err
+	}
+	return app, nil
+}
+
+// listPage reads a listing's pagination (page from 1, limit up to maxPage).
+func listPage(p *paginationBody) (int, int, error) {
+	page, limit := 1, defaultLimit
+	if p == nil {
+		return page, limit, nil
+	}
+	var err error
+	if page, err = flexInt(p.Page, "page", 1); err != nil {
+		return 0, 0, err
+	}
+	if limit, err = flexInt(p.Limit, "limit", defaultLimit); err != nil {
+		return 0, 0, err
+	}
+	if page < 1 {
+		page = 1
+	}
+	if limit < 1 || limit > maxPage {
+		return 0, 0, fault.Invalidf("pagination.limit must be from 1 to %d", maxPage).With("field", "pagination.limit")
+	}
+	return page, limit, nil
+}
+
+// searchAppUsers serves POST /api/segmentation/appuser/search: a segment
+// of an app's app users for the CMS.
+func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
+	var b segmentBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	q := rmappusers.SegmentQuery{}
+	switch strings.ToLower(b.Mode) {
+	case "", "partial":
+	case "total":
+		q.Total = true
+	default:
+		s.fail(w, r, fault.Invalidf(`mode must be "partial" or "total"`).With("field", "mode"))
+		return
+	}
+	for i, t := range b.Tags {
+		tag, err := tagBody{ID: t.ID, Name: t.Name, Value: t.Value, TagType: t.TagType}.tag()
+		if err == nil && tag.ID == "" && tag.Name == "" {
+			err = fault.Invalidf("tags[%d] needs an id or a name", i).With("field", "tags")
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		q.Tags = append(q.Tags, rmappusers.TagFilter{ID: tag.ID, Name: tag.Name, Value: tag.Value})
+	}
+	pg, limit, err := listPage(b.Pagination)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if q.App, err = s.cmsApp(ctx, b.AppID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q.Offset, q.Limit = (pg-1)*limit, limit
+	res, err := s.AppUsersRead.Search(ctx, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items := make([]appUserJSON, len(res.Items))
+	for i, u := range res.Items {
+		items[i] = appUserJSONOf(u)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(pg, limit, res.Total), "items": items})
+}
+
+// searchIdentified serves POST /api/segmentation/identified/search (HALO
+// 2.5.0): an app's identified users whose email or name contains search.
+func (s *server) searchIdentified(w http.ResponseWriter, r *http.Request) {
+	var b identifiedSearchBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	pg, limit, err := listPage(b.Pagination)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	app, err := s.cmsApp(ctx, b.AppID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := s.AppUsersRead.SearchIdentified(ctx, rmappusers.IdentifiedQuery{App: app, Text: b.Search, Offset: (pg - 1) * limit, Limit: limit})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items := make([]userProfileJSON, len(res.Items))
+	for i, u := range res.Items {
+		items[i] = profileJSONFromView(u)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(pg, limit, res.Total), "items": items})
+}
+
+// registerIdentified serves POST /api/segmentation/identified/register.
+func (s *server) registerIdentified(w http.ResponseWriter, r *http.Request) {
+	var b registerBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if b.Auth == nil {
+		s.fail(w, r, appuser.Problems{"auth": appuser.CodeRequired}.Err())
+		return
+	}
+	in := cmdappuser.Registration{Network: b.Auth.Network, Email: b.Auth.Email, Password: b.Auth.Password, DeviceID: b.Auth.DeviceID}
+	if p := b.Profile; p != nil {
+		in.Profile = appuser.UserProfile{Name: p.Name, Surname: p.Surname, DisplayName: p.DisplayName, PhotoURL: p.PhotoURL}
+	}
+	u, err := s.AppUsers.Register(r.Context(), in)
+	s.Metrics.Command("appuser.register", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, profileJSONOf(u))
+}
+
+// loginIdentified serves POST /api/segmentation/identified/login: a form
+// (Android) or JSON (iOS) with the app's token; the answer is {user,
+// token}, the token acting for the identified user (scope "app").
+func (s *server) loginIdentified(w http.ResponseWriter, r *http.Request) {
+	b, err := readLogin(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	u, tok, err := s.AppUsers.Login(r.Context(), cmdappuser.Login{Network: b.Network, Email: b.Email, Password: b.Password, DeviceID: b.DeviceID})
+	s.Metrics.Command("appuser.login", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]any{"user": profileJSONOf(u), "token": tokenResponse{AccessToken: tok.AccessToken,
+		RefreshToken: tok.RefreshToken, ExpiresIn: tok.ExpiresIn.Milliseconds(), Scope: tok.Scope, TokenType: "Bearer"}})
+}
+
+// getPocket serves GET /api/segmentation/identified-pocket/self: the
+// identified user's pocket; filterReferences[] (repeated) keeps only those
+// reference lists, and one empty filterReferences[] keeps none.
+func (s *server) getPocket(w http.ResponseWriter, r *http.Request) {
+	id, _, err := cmdappuser.PocketOwner(access.From(r.Context()))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p, err := s.AppUsersRead.Pocket(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	filter, filtered := q["filterReferences[]"]
+	if !filtered {
+		filter, filtered = q["filterReferences"]
+	}
+	refs := p.References
+	if filtered {
+		refs = map[string][]string{}
+		for _, name := range filter {
+			if ids, ok := p.References[name]; ok && name != "" {
+				refs[name] = ids
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, pocketJSON{Data: p.Data, References: refs})
+}
+
+// putPocket serves PUT /api/segmentation/identified-pocket[/self].
+func (s *server) putPocket(w http.ResponseWriter, r *http.Request) {
+	var b pocketBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c := appuser.PocketChange{References: b.References}
+	if len(b.Data) > MaxPocketData {
+		s.fail(w, r, &http.MaxBytesError{Limit: MaxPocketData})
+		return
+	}
+	if d := bytes.TrimSpace(b.Data); len(d) > 0 && string(d) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(d))
+		dec.UseNumber()
+		if err := dec.Decode(&c.Data); err != nil || c.Data == nil {
+			s.fail(w, r, fault.Invalidf("data must be a JSON object").With("field", "data"))
+			return
+		}
+		c.SetData = true
+	}
+	p, err := s.AppUsers.PutPocket(r.Context(), c)
+	s.Metrics.Command("appuser.put_pocket", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, pocketJSON{Data: p.Data, References: p.References})
+}

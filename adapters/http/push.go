@@ -1,0 +1,220 @@
+package httpapi
+
+import (
+	"context"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	cmdpush "github.com/halocms/halocms/commands/push"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/push"
+	"github.com/halocms/halocms/domain/rights"
+	rmpush "github.com/halocms/halocms/readmodels/push"
+)
+
+// PushCommands schedules, changes and deletes pushes, and records device
+// activity.
+type PushCommands interface {
+	Schedule(ctx context.Context, app string, spec push.Spec) (push.Schedule, error)
+	Edit(ctx context.Context, id string, spec push.Spec) (push.Schedule, error)
+	Cancel(ctx context.Context, id string) (push.Schedule, error)
+	Delete(ctx context.Context, id string) (push.Schedule, error)
+	RecordActivity(ctx context.Context, in cmdpush.Activity) error
+}
+
+// PushQueries reads schedules and their statistics.
+type PushQueries interface {
+	Schedule(ctx context.Context, id string) (rmpush.Schedule, error)
+	Search(ctx context.Context, q rmpush.Query) (rmpush.Page, error)
+}
+
+// pushReader refuses anonymous callers (401) and app or app-user tokens
+// (403): viewing pushes is for CMS users with the read right.
+func pushReader(ctx context.Context) (access.Actor, error) {
+	a := access.From(ctx)
+	switch a.Kind {
+	case access.Anonymous:
+		return a, access.ErrUnauthenticated
+	case access.User, access.System:
+		return a, nil
+	}
+	return a, fault.Forbiddenf("app tokens (and app users' tokens) may not read pushes; use a CMS user's token").
+		With("permission", rights.Read.String())
+}
+
+// scheduleView reads a schedule back after a write; if the projection has
+// not caught up within its bound, the command's own result answers.
+func (s *server) scheduleView(ctx context.Context, sc push.Schedule) scheduleJSON {
+	v, err := s.PushRead.Schedule(ctx, sc.ID)
+	if err != nil || v.Name != sc.Name || v.Status != sc.Status || v.SendOn != sc.SendOn.UnixMilli() {
+		return scheduleFromDomain(sc)
+	}
+	return scheduleFromView(v)
+}
+
+// schedulePush serves the scheduling paths; kind restricts the target.
+func (s *server) schedulePush(kind targetKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var b pushBody
+		if err := decode(r, &b); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		spec, err := b.spec(kind)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		sc, err := s.Push.Schedule(r.Context(), string(b.AppID), spec)
+		s.Metrics.Command("push.schedule", err)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, s.scheduleView(r.Context(), sc))
+	}
+}
+
+func (s *server) updatePush(w http.ResponseWriter, r *http.Request) {
+	var b pushBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	spec, err := b.spec(anyTarget)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sc, err := s.Push.Edit(r.Context(), chi.URLParam(r, "id"), spec)
+	s.Metrics.Command("push.edit", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.scheduleView(r.Context(), sc))
+}
+
+func (s *server) cancelPush(w http.ResponseWriter, r *http.Request) {
+	sc, err := s.Push.Cancel(r.Context(), chi.URLParam(r, "id"))
+	s.Metrics.Command("push.cancel", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.scheduleView(r.Context(), sc))
+}
+
+func (s *server) deletePush(w http.ResponseWriter, r *http.Request) {
+	sc, err := s.Push.Delete(r.Context(), chi.URLParam(r, "id"))
+	s.Metrics.Command("push.delete", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, scheduleFromDomain(sc))
+}
+
+func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	a, err := pushReader(ctx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := s.PushRead.Schedule(ctx, chi.URLParam(r, "id"))
+	if err == nil {
+		err = s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: v.App})
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, scheduleFromView(v))
+}
+
+// listPushes lists (and searches by name) the schedules of the apps the
+// caller may read, paginated like the content lists.
+func (s *server) listPushes(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	a, err := pushReader(ctx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page, limit, err := pageParams(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	query := r.URL.Query()
+	q := rmpush.Query{App: query.Get("appId"), Name: strings.TrimSpace(query.Get("name")),
+		Status: push.Status(query.Get("status")), Page: page, Limit: limit}
+	switch q.Status {
+	case "", push.StatusScheduled, push.StatusDispatching, push.StatusDispatched, push.StatusCancelled:
+	default:
+		s.fail(w, r, fault.Invalidf("status must be scheduled, dispatching, dispatched or cancelled").With("field", "status"))
+		return
+	}
+	if q.AllApps = a.IsAdmin(); !q.AllApps {
+		rs, err := s.Authorizer.Of(ctx, a.ID, "")
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		q.Apps = []string{}
+		for _, rt := range rs {
+			if rt.ScopeKind == rights.AppScope.String() && slices.Contains(rt.Permissions, rights.Read.String()) {
+				q.Apps = append(q.Apps, rt.App)
+			}
+		}
+		if q.App != "" && !slices.Contains(q.Apps, q.App) {
+			s.fail(w, r, fault.Forbiddenf("read permission on this app is required").With("permission", rights.Read.String()))
+			return
+		}
+	}
+	res, err := s.PushRead.Search(ctx, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := schedulePageJSON{Pagination: pagination(page, limit, res.Total), Items: make([]scheduleJSON, len(res.Items))}
+	for i, v := range res.Items {
+		out.Items[i] = scheduleFromView(v)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// pushActivity records a device's receipt, open or dismissal of a push;
+// the Android SDK sends a form, iOS JSON.
+func (s *server) pushActivity(w http.ResponseWriter, r *http.Request) {
+	var b activityJSON
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data" {
+		parse := r.ParseForm
+		if ct == "multipart/form-data" {
+			parse = func() error { return r.ParseMultipartForm(64 << 10) }
+		}
+		if err := parse(); err != nil {
+			s.fail(w, r, formError(err))
+			return
+		}
+		b = activityJSON{Device: r.PostForm.Get("device"), Schedule: r.PostForm.Get("schedule"),
+			Action: r.PostForm.Get("action"), Platform: r.PostForm.Get("platform")}
+	} else if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	err := s.Push.RecordActivity(r.Context(), cmdpush.Activity{Device: b.Device, Schedule: b.Schedule, Action: b.Action, Platform: b.Platform})
+	s.Metrics.Command("push.activity", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}

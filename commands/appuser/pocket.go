@@ -1,0 +1,76 @@
+package appuser
+
+import (
+	"context"
+	"errors"
+	"maps"
+
+	"github.com/halocms/halocms/commands"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/appuser"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/fault"
+)
+
+// PocketOwner returns the identified user whose pocket the actor reads and
+// writes: an identified user's token only. An app token that signed nobody
+// in is authenticated but has no pocket: fault.Forbidden.
+func PocketOwner(a access.Actor) (id, app string, err error) {
+	switch a.Kind {
+	case access.Anonymous:
+		return "", "", access.ErrUnauthenticated
+	case access.Identified:
+		return a.ID, a.App, nil
+	}
+	return "", "", fault.Forbiddenf("the pocket belongs to an identified user: sign in through /api/segmentation/identified/login first")
+}
+
+func applyPocket(p appuser.Pocket, ev any) appuser.Pocket { return p.Apply(ev) }
+
+// PutPocket changes the caller's pocket (see appuser.Pocket.Change) and
+// returns it as stored.
+func (s *Service) PutPocket(ctx context.Context, c appuser.PocketChange) (appuser.Pocket, error) {
+	id, app, err := PocketOwner(access.From(ctx))
+	if err != nil {
+		return appuser.Pocket{}, err
+	}
+	stream := appuser.PocketStream(id)
+	for attempt := 1; ; attempt++ {
+		p, version, err := commands.Load(ctx, s.store, stream, appuser.Pocket{}, applyPocket)
+		if err != nil {
+			return p, err
+		}
+		evs, err := p.Change(id, app, c)
+		if err != nil {
+			return p, err
+		}
+		if len(evs) == 0 {
+			return complete(p), nil
+		}
+		res, err := s.store.Append(ctx, stream, version, commands.WithApp(commands.Wrap(ctx, evs...), app)...)
+		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
+			commands.Backoff(ctx, attempt)
+			continue
+		}
+		if err != nil {
+			return p, conflict(err)
+		}
+		for _, e := range evs {
+			p = p.Apply(e)
+		}
+		s.settle(ctx, res.Last)
+		return complete(p), nil
+	}
+}
+
+// complete gives a pocket empty data and references rather than none.
+func complete(p appuser.Pocket) appuser.Pocket {
+	if p.Data == nil {
+		p.Data = map[string]any{}
+	}
+	p.References = maps.Clone(p.References)
+	if p.References == nil {
+		p.References = map[string][]string{}
+	}
+	return p
+}
