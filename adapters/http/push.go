@@ -70,7 +70,12 @@ func (s *server) schedulePush(kind targetKind) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		sc, err := s.Push.Schedule(r.Context(), string(b.AppID), spec)
+		app, err := s.appOf(r.Context(), string(b.AppID)) // HALO's number, or our id
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		sc, err := s.Push.Schedule(r.Context(), app, spec)
 		s.Metrics.Command("push.schedule", err)
 		if err != nil {
 			s.fail(w, r, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,6 +30,19 @@ func TestPushScheduleLifecycle(t *testing.T) {
 	if p.CreatedAt == nil || p.Statistics != (pushStatsView{}) {
 		t.Fatalf("a new schedule has createdAt and zero statistics: %+v", p)
 	}
+
+	// HALO's integer appId (the app's number, as app users show it).
+	var au struct {
+		AppID json.Number `json:"appId"`
+	}
+	ts.mustNum(ts.post("/api/segmentation/appuser", ts.appToken(app), map[string]any{"devices": []any{}, "tags": []any{}}), 201, &au)
+	byNumber := segmentPush(app.ID, "By number")
+	byNumber["appId"] = au.AppID
+	num := ts.schedulePush(pushPath, ts.admin, byNumber)
+	if num.AppID != app.ID {
+		t.Fatalf("appId %s scheduled for app %q, want %q", au.AppID, num.AppID, app.ID)
+	}
+	ts.mustJSON(ts.do(request{method: http.MethodDelete, path: pushPath + "/" + num.ID, token: ts.admin}), 200, &pushView{})
 
 	// Our own shape; the demo's path; a silent push.
 	ours := ts.schedulePush(pushPath, ts.admin, map[string]any{
@@ -271,7 +285,8 @@ func TestPushRights(t *testing.T) {
 	otherTok := ts.appToken(other)
 	expectHaloError(t, ts.post(pushActivityPath, otherTok, map[string]any{"device": "a", "schedule": id, "action": "open"}), http.StatusNotFound)
 	expectHaloError(t, ts.post(pushActivityPath, reader, map[string]any{"device": "a", "schedule": id, "action": "open"}), http.StatusForbidden)
-	ts.mustJSON(ts.post(pushActivityPath, appTok, map[string]any{"device": "a", "schedule": id, "action": "open"}), 200, nil)
+	expectHaloError(t, ts.post(pushActivityPath, appTok, map[string]any{"device": "anonymous-madeup", "schedule": id, "action": "open"}), http.StatusNotFound)
+	ts.mustJSON(ts.post(pushActivityPath, appTok, map[string]any{"device": ts.newAlias(appTok), "schedule": id, "action": "open"}), 200, nil)
 }
 
 // TestPushActivity: receipts, opens and dismissals from devices, as a form
@@ -283,26 +298,27 @@ func TestPushActivity(t *testing.T) {
 	app := ts.createApp("Activity App")
 	tok := ts.appToken(app)
 	p := ts.schedulePush(pushPath, ts.admin, segmentPush(app.ID, "with activity"))
+	myalias, otherAlias, iosalias := ts.newAlias(tok), ts.newAlias(tok), ts.newAlias(tok)
 
 	// Android: a form; the answer echoes it (push-activity-response-*.android.json).
 	for _, f := range []url.Values{
-		form("device", "myalias", "schedule", p.ID, "action", "receipt", "platform", "android"),
-		form("device", "myalias", "schedule", p.ID, "action", "open", "platform", "android"),
-		form("device", "myalias", "schedule", p.ID, "action", "open", "platform", "android"), // a retry
+		form("device", myalias, "schedule", p.ID, "action", "receipt", "platform", "android"),
+		form("device", myalias, "schedule", p.ID, "action", "open", "platform", "android"),
+		form("device", myalias, "schedule", p.ID, "action", "open", "platform", "android"), // a retry
 	} {
 		var echo map[string]string
 		ts.mustJSON(ts.post(pushActivityPath, tok, f), 200, &echo)
-		if echo["device"] != "myalias" || echo["schedule"] != p.ID || echo["action"] != f.Get("action") {
+		if echo["device"] != myalias || echo["schedule"] != p.ID || echo["action"] != f.Get("action") {
 			t.Fatalf("echo %v of %v", echo, f)
 		}
 	}
-	r := ts.post(pushActivityPath, tok, form("device", "other", "schedule", p.ID, "action", "receipt"))
+	r := ts.post(pushActivityPath, tok, form("device", otherAlias, "schedule", p.ID, "action", "receipt"))
 	expectStatus(t, r, 200)
 	checkShapeOf(t, r, "push-activity-response-receipt.android.json")
 	// iOS: JSON, with a trailing slash.
 	for _, b := range []map[string]any{
-		{"device": "iosalias", "schedule": p.ID, "action": "receipt", "platform": "ios"},
-		{"device": "iosalias", "schedule": p.ID, "action": "dismiss", "platform": "ios"},
+		{"device": iosalias, "schedule": p.ID, "action": "receipt", "platform": "ios"},
+		{"device": iosalias, "schedule": p.ID, "action": "dismiss", "platform": "ios"},
 	} {
 		ts.mustJSON(ts.post(pushActivityPath+"/", tok, b), 200, nil)
 	}

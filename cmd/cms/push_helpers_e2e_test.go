@@ -131,3 +131,16 @@ func (ts *testServer) waitPush(t testing.TB, id string, within time.Duration, co
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// newAlias creates an app user with the app token and returns its alias.
+func (ts *testServer) newAlias(appTok string) string {
+	ts.t.Helper()
+	var au struct {
+		Alias string `json:"alias"`
+	}
+	ts.mustJSON(ts.post("/api/segmentation/appuser", appTok, map[string]any{"devices": []any{}, "tags": []any{}}), 201, &au)
+	if au.Alias == "" {
+		ts.t.Fatal("a new app user has no alias")
+	}
+	return au.Alias
+}

@@ -134,6 +134,9 @@ type Dispatcher struct {
 	// until the read model stops listing them as due: no need to load
 	// their (large) streams again to find out.
 	finished map[string]time.Time
+	// elsewhere remembers when another process held a schedule's lock,
+	// so that the next polls give the slots to other due schedules.
+	elsewhere map[string]time.Time
 }
 
 // NewDispatcher wires a dispatcher; every dependency is required.
@@ -144,7 +147,7 @@ func NewDispatcher(store commands.EventStore, due DueSchedules, audience Audienc
 	}
 	return &Dispatcher{store: store, due: due, audience: audience, tokens: tokens, sender: sender, locks: locks,
 		cfg: cfg.withDefaults(), nudge: make(chan struct{}, 1), inflight: map[string]bool{},
-		finished: map[string]time.Time{}}
+		finished: map[string]time.Time{}, elsewhere: map[string]time.Time{}}
 }
 
 // ID is the dispatcher's name in the events it writes.
@@ -184,6 +187,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 				defer wg.Done()
 				defer func() { <-slots }()
 				claimed, err := d.Dispatch(ctx, id)
+				if !claimed && err == nil {
+					d.mu.Lock()
+					d.elsewhere[id] = time.Now()
+					d.mu.Unlock()
+				}
 				if err != nil {
 					d.cfg.Log.Error("push dispatch failed; it resumes at the next poll", "schedule", id, "err", err)
 				} else if claimed && d.recentlyDone(id) {
@@ -208,8 +216,13 @@ func (d *Dispatcher) Run(ctx context.Context) {
 func (d *Dispatcher) busy(id string) bool {
 	d.mu.Lock()
 	inflight := d.inflight[id]
+	at, held := d.elsewhere[id]
+	if held && time.Since(at) > 10*d.cfg.Poll {
+		delete(d.elsewhere, id)
+		held = false
+	}
 	d.mu.Unlock()
-	return inflight || d.recentlyDone(id)
+	return inflight || held || d.recentlyDone(id)
 }
 
 // recentlyDone reports whether the dispatcher sent id, or found it sent or

@@ -39,6 +39,9 @@ func NewLocks(pool *pgxpool.Pool) *Locks {
 // re-entrant within this Locks (one session): callers keep their own
 // claims apart.
 func (l *Locks) TryLock(ctx context.Context, key string) (release func(), ok bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn == nil {
@@ -49,7 +52,11 @@ func (l *Locks) TryLock(ctx context.Context, key string) (release func(), ok boo
 		l.conn = c
 		l.gen++
 	}
-	if err := l.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, key).Scan(&ok); err != nil {
+	// Not under the caller's context: cancelling a query closes its
+	// connection, which would release every other dispatch's lock too.
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := l.conn.QueryRow(qctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, key).Scan(&ok); err != nil {
 		l.drop()
 		return nil, false, err
 	}

@@ -285,6 +285,15 @@ func (s *Service) RecordActivity(ctx context.Context, in Activity) error {
 	} else if err := s.authz.Authorize(ctx, a, rights.Write, rights.Resource{App: app}); err != nil {
 		return err
 	}
+	// Only the app's own devices count: the app token is public, and
+	// made-up aliases would inflate the statistics.
+	unknown, err := s.audience.UnknownAliases(ctx, app, []string{in.Device})
+	if err != nil {
+		return err
+	}
+	if len(unknown) > 0 {
+		return fault.NotFoundf("device %s not found", in.Device).With("field", "device")
+	}
 	evs, err := push.NewActivity(in.Schedule, app, in.Device, in.Action, in.Platform)
 	if err != nil {
 		return err

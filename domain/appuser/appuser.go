@@ -47,11 +47,15 @@ const (
 
 // Limits of an app user.
 const (
-	MaxTags        = 200
-	MaxDevices     = 20
-	MaxTextLength  = 500 // tag names and values, characters
-	MaxIDLength    = 64  // tag ids
-	MaxTokenLength = 4096
+	MaxTags    = 200
+	MaxDevices = 20
+	// Tag names and values, and push tokens, are index keys of the
+	// segmentation read model, whose rows PostgreSQL caps at 2,704 bytes:
+	// their limits are in bytes and leave room. (FCM tokens are about 160
+	// characters, APNs tokens 64.)
+	MaxTextLength  = 255  // tag names and values, bytes
+	MaxIDLength    = 64   // tag ids
+	MaxTokenLength = 1024 // bytes
 	MaxEmailLength = 254
 )
 
@@ -289,10 +293,10 @@ func normalize(p Profile, old []Tag, newID func() string) (Profile, error) {
 		switch {
 		case strings.TrimSpace(t.Name) == "":
 			bad.Add(at+"name", CodeRequired)
-		case tooLong(t.Name, MaxTextLength):
+		case len(t.Name) > MaxTextLength:
 			bad.Add(at+"name", CodeTooLong)
 		}
-		if tooLong(t.Value, MaxTextLength) {
+		if len(t.Value) > MaxTextLength {
 			bad.Add(at+"value", CodeTooLong)
 		}
 		if len(t.ID) > MaxIDLength {

@@ -93,6 +93,8 @@ func TestCreateValidation(t *testing.T) {
 		{"tag name", appuser.Profile{Tags: []appuser.Tag{{Name: "ok"}, {Name: "", Value: "v"}}}, "tags[1].name", appuser.CodeRequired},
 		{"long name", appuser.Profile{Tags: []appuser.Tag{{Name: long}}}, "tags[0].name", appuser.CodeTooLong},
 		{"long value", appuser.Profile{Tags: []appuser.Tag{{Name: "n", Value: long}}}, "tags[0].value", appuser.CodeTooLong},
+		// Limits are in bytes: 100 CJK characters are 300 bytes, too long for an index key budget of 255.
+		{"long value in bytes", appuser.Profile{Tags: []appuser.Tag{{Name: "n", Value: strings.Repeat("語", 100)}}}, "tags[0].value", appuser.CodeTooLong},
 		{"too many tags", appuser.Profile{Tags: many}, "tags", appuser.CodeTooMany},
 		{"too many devices", appuser.Profile{Devices: make([]appuser.Device, appuser.MaxDevices+1)}, "devices", appuser.CodeTooMany},
 		{"email", appuser.Profile{Email: "not an email"}, "email", appuser.CodeInvalid},
