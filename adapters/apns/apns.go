@@ -23,6 +23,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/halocms/halocms/adapters/retryafter"
 	"github.com/halocms/halocms/domain/push"
 )
 
@@ -173,25 +174,7 @@ func classify(status int, h http.Header, raw []byte) (res push.Result, tokenExpi
 	case status == http.StatusForbidden && reason == "ExpiredProviderToken":
 		return push.Result{Outcome: push.Retry, Reason: reason}, true
 	case status == http.StatusTooManyRequests || status >= 500:
-		return push.Result{Outcome: push.Retry, RetryAfter: retryAfter(h.Get("Retry-After"), time.Now()), Reason: reason}, false
+		return push.Result{Outcome: push.Retry, RetryAfter: retryafter.Parse(h.Get("Retry-After"), time.Now()), Reason: reason}, false
 	}
 	return push.Result{Outcome: push.Failed, Reason: reason}, false
-}
-
-// retryAfter parses a Retry-After header: delay seconds or an HTTP date.
-// Missing, malformed or past values are zero.
-func retryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }

@@ -19,13 +19,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 
+	"github.com/halocms/halocms/adapters/retryafter"
 	"github.com/halocms/halocms/domain/push"
 )
 
@@ -254,7 +254,7 @@ func classify(status int, h http.Header, raw []byte) (res push.Result, tokenRefu
 	if e.Message != "" {
 		reason += ": " + e.Message
 	}
-	retry := push.Result{Outcome: push.Retry, RetryAfter: retryAfter(h.Get("Retry-After"), time.Now()), Reason: reason}
+	retry := push.Result{Outcome: push.Retry, RetryAfter: retryafter.Parse(h.Get("Retry-After"), time.Now()), Reason: reason}
 
 	switch code {
 	case "UNREGISTERED", "SENDER_ID_MISMATCH":
@@ -277,22 +277,4 @@ func classify(status int, h http.Header, raw []byte) (res push.Result, tokenRefu
 		return retry, false
 	}
 	return push.Result{Outcome: push.Failed, Reason: reason}, false
-}
-
-// retryAfter parses a Retry-After header: delay seconds or an HTTP date.
-// Missing, malformed or past values are zero.
-func retryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
