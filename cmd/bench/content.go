@@ -189,21 +189,7 @@ func contentPhase(ctx context.Context, cfg config, serverURL string, res *result
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := buildServer(ctx, tmp)
-	if err != nil {
-		return err
-	}
-	password, err := randomHex(10)
-	if err != nil {
-		return err
-	}
-	srv, err := startServer(ctx, bin, tmp, []string{
-		"DATABASE_URL=" + databaseURL(serverURL, db.name),
-		"CMS_ADMIN_USERNAME=admin",
-		"CMS_ADMIN_PASSWORD=" + password,
-		"CMS_BCRYPT_COST=4",
-		"CMS_LOG_LEVEL=warn",
-	})
+	srv, password, err := launchServer(ctx, "content", tmp, databaseURL(serverURL, db.name))
 	if err != nil {
 		return err
 	}
@@ -331,8 +317,30 @@ func countPublished(facts []product) int {
 
 // ---- the server ----
 
+// launchServer builds cms and serves the database at dbURL with it, its
+// first admin "admin" with the returned password; env adds settings. Its
+// progress lines start with phase.
+func launchServer(ctx context.Context, phase, dir, dbURL string, env ...string) (*cmsServer, string, error) {
+	bin, err := buildServer(ctx, phase, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	password, err := randomHex(10)
+	if err != nil {
+		return nil, "", err
+	}
+	srv, err := startServer(ctx, phase, bin, dir, append([]string{
+		"DATABASE_URL=" + dbURL,
+		"CMS_ADMIN_USERNAME=admin",
+		"CMS_ADMIN_PASSWORD=" + password,
+		"CMS_BCRYPT_COST=4",
+		"CMS_LOG_LEVEL=warn",
+	}, env...))
+	return srv, password, err
+}
+
 // buildServer builds ./cmd/cms of the module the bench runs in.
-func buildServer(ctx context.Context, dir string) (string, error) {
+func buildServer(ctx context.Context, phase, dir string) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
@@ -346,14 +354,14 @@ func buildServer(ctx context.Context, dir string) (string, error) {
 		return "", fmt.Errorf("no cmd/cms in %s: %w", root, err)
 	}
 	bin := filepath.Join(dir, "cms")
-	progressf("content: go build -o %s ./cmd/cms (in %s)", bin, root)
+	progressf("%s: go build -o %s ./cmd/cms (in %s)", phase, bin, root)
 	t0 := time.Now()
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/cms")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/cms: %w\n%s", err, out)
 	}
-	progressf("content: built in %s", time.Since(t0).Round(100*time.Millisecond))
+	progressf("%s: built in %s", phase, time.Since(t0).Round(100*time.Millisecond))
 	return bin, nil
 }
 
@@ -369,6 +377,7 @@ func databaseURL(serverURL, name string) string {
 }
 
 type cmsServer struct {
+	phase   string // of the bench, for progress lines
 	cmd     *exec.Cmd
 	base    string
 	logPath string
@@ -379,7 +388,7 @@ type cmsServer struct {
 
 // startServer starts `bin serve` on a free local port and waits until it
 // is ready.
-func startServer(ctx context.Context, bin, dir string, env []string) (*cmsServer, error) {
+func startServer(ctx context.Context, phase, bin, dir string, env []string) (*cmsServer, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -400,12 +409,12 @@ func startServer(ctx context.Context, bin, dir string, env []string) (*cmsServer
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s serve: %w", bin, err)
 	}
-	s := &cmsServer{cmd: cmd, base: "http://" + addr, logPath: logPath, done: make(chan struct{})}
+	s := &cmsServer{phase: phase, cmd: cmd, base: "http://" + addr, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		s.waitErr = cmd.Wait()
 		close(s.done)
 	}()
-	progressf("content: started the server (pid %d) on %s; waiting for /readyz", cmd.Process.Pid, addr)
+	progressf("%s: started the server (pid %d) on %s; waiting for /readyz", phase, cmd.Process.Pid, addr)
 	t0 := time.Now()
 	hc := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.NewTimer(contentReadyTimeout)
@@ -416,7 +425,7 @@ func startServer(ctx context.Context, bin, dir string, env []string) (*cmsServer
 			io.Copy(io.Discard, resp.Body) //nolint:errcheck
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				progressf("content: server ready after %s", time.Since(t0).Round(10*time.Millisecond))
+				progressf("%s: server ready after %s", phase, time.Since(t0).Round(10*time.Millisecond))
 				return s, nil
 			}
 		}
@@ -449,9 +458,9 @@ func (s *cmsServer) stop() {
 		defer t.Stop()
 		select {
 		case <-s.done:
-			progressf("content: server stopped")
+			progressf("%s: server stopped", s.phase)
 		case <-t.C:
-			progressf("content: server still running %s after SIGTERM: SIGKILL", contentStopTimeout)
+			progressf("%s: server still running %s after SIGTERM: SIGKILL", s.phase, contentStopTimeout)
 			_ = s.cmd.Process.Kill()
 			<-s.done
 		}

@@ -178,24 +178,8 @@ func pushPhase(ctx context.Context, cfg config, serverURL string, res *results) 
 	if err != nil {
 		return err
 	}
-	bin, err := buildServer(ctx, tmp)
-	if err != nil {
-		return err
-	}
-	password, err := randomHex(10)
-	if err != nil {
-		return err
-	}
-	srv, err := startServer(ctx, bin, tmp, []string{
-		"DATABASE_URL=" + databaseURL(serverURL, db.name),
-		"CMS_ADMIN_USERNAME=admin",
-		"CMS_ADMIN_PASSWORD=" + password,
-		"CMS_BCRYPT_COST=4",
-		"CMS_LOG_LEVEL=warn",
-		"CMS_PUSH_PROVIDER=fcm",
-		"CMS_FCM_CREDENTIALS=" + creds,
-		"CMS_FCM_ENDPOINT=" + fake.srv.URL,
-	})
+	srv, password, err := launchServer(ctx, "push", tmp, databaseURL(serverURL, db.name),
+		"CMS_PUSH_PROVIDER=fcm", "CMS_FCM_CREDENTIALS="+creds, "CMS_FCM_ENDPOINT="+fake.srv.URL)
 	if err != nil {
 		return err
 	}
