@@ -225,24 +225,8 @@ func (b *batch) writeIdentified(ctx context.Context, rows []identifiedRow) error
 
 // loadUsers reads the current rows of the touched app users that exist.
 func (b *batch) loadUsers(ctx context.Context, ids []string) error {
-	rows, err := b.db.Query(ctx, `SELECT row_to_json(x) FROM (SELECT `+userNames+` FROM `+b.t("appusers")+
-		` WHERE id = ANY($1)) x`, ids)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			return err
-		}
-		var r userRow
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return err
-		}
-		b.users[r.ID] = &r
-	}
-	return rows.Err()
+	return projections.LoadJSON(ctx, b.db, `SELECT row_to_json(x) FROM (SELECT `+userNames+` FROM `+b.t("appusers")+
+		` WHERE id = ANY($1)) x`, []any{ids}, func(r *userRow) { b.users[r.ID] = r })
 }
 
 // deviceRow and tagRow are index rows of live app users.
@@ -354,26 +338,9 @@ func applyPocket(r *pocketRow, e appuser.PocketUpdated, at int64) *pocketRow {
 }
 
 func (b *batch) loadPockets(ctx context.Context, ids []string) error {
-	rows, err := b.db.Query(ctx, `SELECT row_to_json(x) FROM (SELECT identified_id, app, data, refs, updated_at FROM `+
-		b.t("appuser_pockets")+` WHERE identified_id = ANY($1)) x`, ids)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			return err
-		}
-		var r pocketRow
-		d := json.NewDecoder(strings.NewReader(string(raw)))
-		d.UseNumber() // pocket data keeps its numbers exactly
-		if err := d.Decode(&r); err != nil {
-			return err
-		}
-		b.pockets[r.IdentifiedID] = &r
-	}
-	return rows.Err()
+	// Pocket data keeps its numbers exactly.
+	return projections.LoadJSON(ctx, b.db, `SELECT row_to_json(x) FROM (SELECT identified_id, app, data, refs, updated_at FROM `+
+		b.t("appuser_pockets")+` WHERE identified_id = ANY($1)) x`, []any{ids}, func(r *pocketRow) { b.pockets[r.IdentifiedID] = r })
 }
 
 func (b *batch) writePockets(ctx context.Context, order []string) error {

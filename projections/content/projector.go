@@ -324,26 +324,8 @@ func moduleID(data any) string {
 
 // load reads the current rows of the touched items that exist already.
 func (p *batch) load(ctx context.Context, ids []string) error {
-	rows, err := p.db.Query(ctx, `SELECT row_to_json(x) FROM (SELECT `+itemNames+` FROM `+p.t("content_items")+
-		` WHERE id = ANY($1)) x`, ids)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return err
-		}
-		var r itemRow
-		d := json.NewDecoder(strings.NewReader(string(b)))
-		d.UseNumber()
-		if err := d.Decode(&r); err != nil {
-			return err
-		}
-		p.rows[r.ID] = &r
-	}
-	return rows.Err()
+	return projections.LoadJSON(ctx, p.db, `SELECT row_to_json(x) FROM (SELECT `+itemNames+` FROM `+p.t("content_items")+
+		` WHERE id = ANY($1)) x`, []any{ids}, func(r *itemRow) { p.rows[r.ID] = r })
 }
 
 func (p *batch) fields(ctx context.Context, module string) ([]content.Field, error) {
