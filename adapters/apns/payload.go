@@ -2,7 +2,6 @@ package apns
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/halocms/halocms/domain/push"
 )
@@ -39,50 +38,26 @@ type alert struct {
 // content-available 1 alone in aps, as Apple requires of background
 // pushes. HALO's iOS SDK reads the rest from the userInfo's top level,
 // under the keys of the HALO wire reference (§7.2), as FCM would deliver
-// them:
-//
-//	scheduleId         the schedule's id
-//	image              a string of JSON {"url":"…","layout":"…"} (layout "default" when unset)
-//	extra              a string of JSON of Notification.Extra
-//	url                the deeplink
-//	content_available  "1" for a silent push
-//
-// Empty keys are left out.
+// them: scheduleId, image, extra, url and content_available, encoded as
+// push.Notification.Data encodes them. Empty keys are left out.
 func encode(m push.Message) ([]byte, error) {
 	n := m.Notification
-	p := payload{ScheduleID: m.ScheduleID, URL: n.URL}
+	data, err := n.Data(m.ScheduleID)
+	if err != nil {
+		return nil, err
+	}
+	p := payload{ScheduleID: data["scheduleId"], Image: data["image"], Extra: data["extra"], URL: data["url"],
+		ContentAvailable: data["content_available"]}
 	if n.Silent {
 		p.APS.ContentAvailable = 1
-		p.ContentAvailable = "1"
-	} else {
-		p.APS = aps{Sound: n.Sound, Badge: n.Badge, Category: n.ClickAction}
-		if n.Title != "" || n.Body != "" {
-			p.APS.Alert = &alert{Title: n.Title, Body: n.Body}
-		}
+		return json.Marshal(p)
 	}
-	if n.Image != nil && n.Image.URL != "" {
-		layout := n.Image.Layout
-		if layout == "" {
-			layout = "default"
-		}
-		img, err := json.Marshal(struct {
-			URL    string `json:"url"`
-			Layout string `json:"layout"`
-		}{n.Image.URL, layout})
-		if err != nil {
-			return nil, err
-		}
-		p.Image = string(img)
-		if !n.Silent {
-			p.APS.MutableContent = 1
-		}
+	p.APS = aps{Sound: n.Sound, Badge: n.Badge, Category: n.ClickAction}
+	if n.Title != "" || n.Body != "" {
+		p.APS.Alert = &alert{Title: n.Title, Body: n.Body}
 	}
-	if len(n.Extra) > 0 {
-		extra, err := json.Marshal(n.Extra)
-		if err != nil {
-			return nil, fmt.Errorf("extra is not JSON: %w", err)
-		}
-		p.Extra = string(extra)
+	if p.Image != "" {
+		p.APS.MutableContent = 1
 	}
 	return json.Marshal(p)
 }
