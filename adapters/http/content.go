@@ -63,8 +63,9 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 	switch {
 	case a.IsAdmin():
 		return readScope{all: true}, nil
-	case a.Kind == access.App || a.Kind == access.Identified:
-		// An identified user reads what its app's token reads.
+	case a.ClientApp() != "":
+		// App tokens, and users identified through an app, read the
+		// published content of that app.
 		return readScope{apps: []string{a.ClientApp()}, publishedOnly: true}, nil
 	case a.Kind != access.User:
 		return readScope{}, access.ErrUnauthenticated
