@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/halocms/halocms/adapters/postgres"
 )
 
 // Register, then sign in as Android (a form) and iOS (JSON) do; the login
@@ -259,4 +262,34 @@ func TestAppUsersPocket(t *testing.T) {
 	if after := ts.get(pocketSelfPath, me).Body; !bytes.Equal(before, after) {
 		t.Errorf("bad input changed the pocket:\n%s\n%s", before, after)
 	}
+}
+
+// Sign-ups are throttled per address as failed sign-ins are: each taken
+// email counts, successful sign-ups are taken back, and once an address
+// is over the limit every sign-up and sign-in from it is refused.
+func TestAppUsersRegisterThrottled(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t)
+	tok := ts.appToken(ts.createApp("throttled"))
+	for i := range 3 {
+		ts.register(tok, fmt.Sprintf("u%d@example.com", i), "user-password", "")
+	}
+	taken := map[string]any{"auth": map[string]any{"email": "u0@example.com", "password": "user-password"}}
+	for i := 3; i < postgres.DefaultIPLimit; i++ { // the 3 successes were taken back
+		if r := ts.post(registerPath, tok, taken); r.Status != http.StatusConflict {
+			t.Fatalf("taken email, attempt %d: %s, want 409", i, r)
+		}
+	}
+	for i := range 3 {
+		if r := ts.post(registerPath, tok, taken); r.Status != http.StatusConflict {
+			t.Fatalf("taken email, attempt %d past the successes: %s, want 409", i, r)
+		}
+	}
+	_, extra := haloErrorOf(t, ts.post(registerPath, tok, taken), http.StatusTooManyRequests)
+	if extra["retryAfter"] == nil {
+		t.Errorf("429 without retryAfter: %v", extra)
+	}
+	fresh := map[string]any{"auth": map[string]any{"email": "new@example.com", "password": "user-password"}}
+	expectHaloError(t, ts.post(registerPath, tok, fresh), http.StatusTooManyRequests)
+	expectHaloError(t, ts.post(loginPath, tok, form("network", "halo", "email", "u1@example.com", "password", "user-password")), http.StatusTooManyRequests)
 }

@@ -89,8 +89,15 @@ func applyClaim(c appuser.EmailClaim, ev any) appuser.EmailClaim      { return c
 // Register signs an identified user up with an app's token; the email is
 // unique within the app (case-insensitively). It answers once the read
 // model has the new user.
+//
+// Sign-ups count against the caller's address as failed sign-ins do, and
+// a successful one is taken back: so one address can neither probe which
+// emails are registered (each taken email counts) nor keep the password
+// hasher busy beyond the address limit. A taken email is refused before
+// any hashing.
 func (s *Service) Register(ctx context.Context, in Registration) (appuser.Identified, error) {
-	app, err := clientApp(access.From(ctx))
+	a := access.From(ctx)
+	app, err := clientApp(a)
 	if err != nil {
 		return appuser.Identified{}, err
 	}
@@ -101,12 +108,53 @@ func (s *Service) Register(ctx context.Context, in Registration) (appuser.Identi
 	if err := appuser.CheckCredentials(in.Email, in.Password); err != nil {
 		return appuser.Identified{}, err
 	}
+	var keys []string
+	if ip, _ := netip.ParseAddr(a.ClientIP); ip.IsValid() {
+		keys = append(keys, session.IPKey(ip))
+	}
+	if err := s.attempt(ctx, keys); err != nil {
+		return appuser.Identified{}, err
+	}
+	user, err := s.register(ctx, app, in)
+	if err != nil {
+		return user, err
+	}
+	return user, s.throttle.Forgive(ctx, keys...)
+}
+
+// attempt counts an attempt against keys and refuses it (429) when one of
+// them is over its limit.
+func (s *Service) attempt(ctx context.Context, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	wait, err := s.throttle.Attempt(ctx, keys...)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		if err := s.throttle.Forgive(ctx, keys...); err != nil {
+			return err
+		}
+		return fault.New(fault.TooManyRequests, msgTooManyAttempts).With("retryAfter", int(math.Ceil(wait.Seconds())))
+	}
+	return nil
+}
+
+func (s *Service) register(ctx context.Context, app string, in Registration) (appuser.Identified, error) {
+	emailStream := appuser.IdentifiedEmailStream(app, in.Email)
+	claim, _, err := commands.Load(ctx, s.store, emailStream, appuser.EmailClaim{}, applyClaim)
+	if err != nil {
+		return appuser.Identified{}, err
+	}
+	if _, err := appuser.Register(appuser.Identified{}, claim, "", app, in.Email, "", in.Profile); err != nil {
+		return appuser.Identified{}, err // before the costly hash
+	}
 	hash, err := s.passwords.Hash(in.Password)
 	if err != nil {
 		return appuser.Identified{}, err
 	}
 	id := randomName(appuser.IdentifiedPrefix)
-	emailStream := appuser.IdentifiedEmailStream(app, in.Email)
 	for attempt := 1; ; attempt++ {
 		claim, cv, err := commands.Load(ctx, s.store, emailStream, appuser.EmailClaim{}, applyClaim)
 		if err != nil {
@@ -232,16 +280,8 @@ func (s *Service) Login(ctx context.Context, in Login) (appuser.Identified, sess
 	}
 	// Counted before the password is checked, so that parallel guesses
 	// cannot get past the limit; taken back when it is right.
-	wait, err := s.throttle.Attempt(ctx, keys...)
-	if err != nil {
+	if err := s.attempt(ctx, keys); err != nil {
 		return appuser.Identified{}, session.Token{}, err
-	}
-	if wait > 0 {
-		if err := s.throttle.Forgive(ctx, keys...); err != nil {
-			return appuser.Identified{}, session.Token{}, err
-		}
-		return appuser.Identified{}, session.Token{}, fault.New(fault.TooManyRequests, msgTooManyAttempts).
-			With("retryAfter", int(math.Ceil(wait.Seconds())))
 	}
 	user, err := s.verify(ctx, app, in.Email, in.Password)
 	if err != nil {
