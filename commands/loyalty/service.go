@@ -1,0 +1,488 @@
+// Package loyalty holds the loyalty commands: points transactions (earn,
+// redeem, adjust, expire, rebalance), stamps and stamp card redemptions on
+// an identified user's account, stamp card definitions, and the expirer
+// that records expiries on time without a request.
+//
+// Writers of one account are serialised inside the process and append
+// with the stream version they read (retrying on a conflict with another
+// process), so concurrent redemptions never overdraw an account. Account
+// states are cached, so a command reads only the events appended since
+// the state it last saw.
+package loyalty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/halocms/halocms/commands"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/appuser"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/identity"
+	"github.com/halocms/halocms/domain/loyalty"
+	"github.com/halocms/halocms/domain/rights"
+)
+
+// IDs generates identifiers (transactions, stamp cards).
+type IDs interface{ NewID() string }
+
+// Authorizer checks the caller's rights.
+type Authorizer interface {
+	Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error
+}
+
+// Projections this service's responses and the caller's next reads depend on.
+var Projections = []string{"loyalty"}
+
+// Options tune the service.
+type Options struct {
+	// CacheEntries is the number of account states kept (0:
+	// DefaultCacheEntries; negative: none, every command folds the
+	// account's whole stream).
+	CacheEntries int
+}
+
+// maxAttempts bounds the appends of one command that another process
+// keeps beating to the account's stream.
+const maxAttempts = 30
+
+// Service runs the loyalty commands.
+type Service struct {
+	store commands.EventStore
+	ids   IDs
+	authz Authorizer
+	wait  commands.Waiter
+	now   func() time.Time
+	cache *accountCache
+	apps  *lru.Cache[string, string] // account → its app (never changes)
+	locks keyedMutex
+}
+
+// NewService wires the service; every dependency is required.
+func NewService(store commands.EventStore, ids IDs, authz Authorizer, wait commands.Waiter, opts Options) *Service {
+	if store == nil || ids == nil || authz == nil || wait == nil {
+		panic("loyalty.NewService: nil dependency")
+	}
+	apps, _ := lru.New[string, string](max(opts.CacheEntries, DefaultCacheEntries))
+	return &Service{store: store, ids: ids, authz: authz, wait: wait, now: time.Now,
+		cache: newAccountCache(opts.CacheEntries), apps: apps}
+}
+
+// Points is the input of Earn, Redeem and Adjust.
+type Points struct {
+	Amount                            int64 // signed for Adjust
+	Reason, Reference, IdempotencyKey string
+	ExpiresAt                         *time.Time // earn and positive adjust only
+}
+
+// Result is the outcome of a transaction.
+type Result struct {
+	Account, App string
+	Transaction  string // the new transaction's id, or the original one when Replayed
+	Replayed     bool
+	Balance      int64 // the account's recorded balance after
+	Position     event.Position
+}
+
+// Rebalanced is the outcome of a rebalance: the recorded balance before
+// (Old) and the one the transactions add up to (New).
+type Rebalanced struct {
+	Account, App string
+	Old, New     int64
+	Corrected    bool
+	Position     event.Position
+}
+
+// Stamps is the input of AddStamps.
+type Stamps struct {
+	Card                              string
+	Count                             int
+	Reason, Reference, IdempotencyKey string
+}
+
+// StampsResult is the outcome of AddStamps.
+type StampsResult struct {
+	Result
+	UserCards []string // cards that got stamps, in order
+	Completed []string
+}
+
+// Messages of refusals.
+const (
+	msgAppToken     = "app tokens may not change loyalty accounts: they ship inside every copy of the app; use a CMS user's token"
+	msgOwnOnly      = "an app user may only redeem from their own loyalty account"
+	msgCMSOnly      = "only CMS users may do this"
+	msgUnknownUser  = "unknown loyalty user"
+	msgCardRequired = "the stamp card is required"
+)
+
+// who says who may do an account command: CMS users with permission
+// perm on the account's app, and (own) the identified user on their own
+// account.
+type who struct {
+	perm rights.Permission
+	own  bool
+}
+
+// precheck refuses, before anything is read, callers who may not do the
+// command whatever the account: anonymous (401), app tokens, identified
+// users on another account or on a command that is not theirs (403).
+func precheck(a access.Actor, account string, w who) error {
+	switch a.Kind {
+	case access.Anonymous:
+		return access.ErrUnauthenticated
+	case access.App:
+		return fault.Forbiddenf(msgAppToken)
+	case access.Identified:
+		if !w.own {
+			return fault.Forbiddenf(msgCMSOnly)
+		}
+		if a.ID != account {
+			return fault.Forbiddenf(msgOwnOnly)
+		}
+	case access.User, access.System:
+		return nil
+	default:
+		return fault.Forbiddenf(msgCMSOnly)
+	}
+	return nil
+}
+
+// authorize checks the caller against the account's app.
+func (s *Service) authorize(ctx context.Context, a access.Actor, w who, app string) error {
+	if a.Kind == access.Identified {
+		if a.App != app {
+			return fault.Forbiddenf(msgOwnOnly)
+		}
+		return nil
+	}
+	return s.authz.Authorize(ctx, a, w.perm, rights.Resource{App: app})
+}
+
+// appOf returns the app of the identified user account (fault.NotFound
+// when there is none).
+func (s *Service) appOf(ctx context.Context, account string) (string, error) {
+	if account == "" {
+		return "", fault.NotFoundf(msgUnknownUser)
+	}
+	if app, ok := s.apps.Get(account); ok {
+		return app, nil
+	}
+	u, _, err := commands.Load(ctx, s.store, appuser.IdentifiedStream(account), appuser.Identified{},
+		func(i appuser.Identified, ev any) appuser.Identified { return i.Apply(ev) })
+	if err != nil {
+		return "", err
+	}
+	if !u.Exists() {
+		return "", fault.NotFoundf(msgUnknownUser).With("user", account)
+	}
+	s.apps.Add(account, u.App)
+	return u.App, nil
+}
+
+// outcome is what an account command did.
+type outcome struct {
+	app     string
+	d       loyalty.Decision
+	balance int64 // recorded, after
+	old     int64 // recorded, before
+	sum     int64 // the transactions' sum, before
+	pos     event.Position
+}
+
+// state returns the account's state caught up with its stream: the cached
+// one plus the events appended since, or the whole stream folded.
+func (s *Service) state(ctx context.Context, account, app string) (*loaded, error) {
+	l, ok := s.cache.get(account)
+	if !ok {
+		l = &loaded{account: loyalty.NewAccount(account, app)}
+	}
+	recs, err := s.store.ReadStream(ctx, loyalty.AccountStream(account), l.version)
+	if err != nil {
+		s.cache.drop(account)
+		return nil, err
+	}
+	for _, r := range recs {
+		l.account.Apply(r.Data)
+		l.version, l.last = r.StreamVersion, r.Position
+	}
+	s.cache.put(account, l)
+	return l, nil
+}
+
+// run runs one account command: it authorizes, runs prepare (loading what
+// the decision needs besides the account), takes the account's lock,
+// decides on the state caught up with the stream, appends with the version
+// it read (on a conflict with another process it reads the newer events
+// and decides again), and waits for the read model once the lock is
+// released.
+func (s *Service) run(ctx context.Context, account string, w who,
+	decide func(a *loyalty.Account, now time.Time) (loyalty.Decision, error), prepare ...func(context.Context) error) (outcome, error) {
+	actor := access.From(ctx)
+	if err := precheck(actor, account, w); err != nil {
+		return outcome{}, err
+	}
+	app, err := s.appOf(ctx, account)
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := s.authorize(ctx, actor, w, app); err != nil {
+		return outcome{}, err
+	}
+	for _, p := range prepare {
+		if err := p(ctx); err != nil {
+			return outcome{}, err
+		}
+	}
+	out, err := s.locked(ctx, account, app, decide)
+	if err != nil {
+		return out, err
+	}
+	if !out.pos.IsZero() {
+		s.wait.WaitFor(ctx, out.pos, Projections...)
+	}
+	return out, nil
+}
+
+func (s *Service) locked(ctx context.Context, account, app string,
+	decide func(a *loyalty.Account, now time.Time) (loyalty.Decision, error)) (outcome, error) {
+	unlock, err := s.locks.lock(ctx, account)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer unlock()
+	stream := loyalty.AccountStream(account)
+	for attempt := 1; ; attempt++ {
+		l, err := s.state(ctx, account, app)
+		if err != nil {
+			return outcome{}, err
+		}
+		a := l.account
+		out := outcome{app: app, old: a.Balance(), sum: a.Sum()}
+		out.d, err = decide(a, s.now())
+		if err != nil {
+			return outcome{}, err
+		}
+		if len(out.d.Events) == 0 {
+			out.balance = a.Balance()
+			if out.d.Replayed {
+				out.pos = l.last
+			}
+			return out, nil
+		}
+		res, err := s.store.Append(ctx, stream, l.version, commands.WithApp(commands.Wrap(ctx, out.d.Events...), app)...)
+		if errors.Is(err, event.ErrVersionConflict) && attempt < maxAttempts {
+			commands.Backoff(ctx, attempt) // l stays valid at its version: the next round reads what came after
+			continue
+		}
+		if err != nil {
+			s.cache.drop(account) // the append may have landed after all
+			if errors.Is(err, event.ErrVersionConflict) {
+				return outcome{}, fault.Conflictf("loyalty account %s changed concurrently; try again", account)
+			}
+			return outcome{}, fmt.Errorf("append %s: %w", stream, err)
+		}
+		for _, e := range out.d.Events {
+			a.Apply(e)
+		}
+		l.version, l.last = res.Version, res.Last
+		out.balance, out.pos = a.Balance(), res.Last
+		return out, nil
+	}
+}
+
+func (o outcome) result(account string) Result {
+	return Result{Account: account, App: o.app, Transaction: o.d.Transaction, Replayed: o.d.Replayed,
+		Balance: o.balance, Position: o.pos}
+}
+
+func (p Points) domain() loyalty.Points {
+	return loyalty.Points{Amount: p.Amount, Reason: p.Reason, Reference: p.Reference,
+		IdempotencyKey: p.IdempotencyKey, ExpiresAt: p.ExpiresAt}
+}
+
+// Earn credits points to an identified user's account (CMS users with
+// write on its app). The first transaction opens the account.
+func (s *Service) Earn(ctx context.Context, account string, p Points) (Result, error) {
+	out, err := s.run(ctx, account, who{perm: rights.Write}, func(a *loyalty.Account, now time.Time) (loyalty.Decision, error) {
+		return a.Earn(p.domain(), now, s.ids.NewID)
+	})
+	return out.result(account), err
+}
+
+// Redeem spends points (CMS users with write on the app, or the identified
+// user on their own account); more than the balance is a conflict.
+func (s *Service) Redeem(ctx context.Context, account string, p Points) (Result, error) {
+	out, err := s.run(ctx, account, who{perm: rights.Write, own: true}, func(a *loyalty.Account, now time.Time) (loyalty.Decision, error) {
+		return a.Redeem(p.domain(), now, s.ids.NewID)
+	})
+	return out.result(account), err
+}
+
+// Adjust corrects points by hand, up or down (CMS users with update on the
+// app).
+func (s *Service) Adjust(ctx context.Context, account string, p Points) (Result, error) {
+	out, err := s.run(ctx, account, who{perm: rights.Update}, func(a *loyalty.Account, now time.Time) (loyalty.Decision, error) {
+		return a.Adjust(p.domain(), now, s.ids.NewID)
+	})
+	return out.result(account), err
+}
+
+// Rebalance recomputes the balance from the whole history and records a
+// correction when the recorded one differs (CMS users with update on the
+// app).
+func (s *Service) Rebalance(ctx context.Context, account string) (Rebalanced, error) {
+	out, err := s.run(ctx, account, who{perm: rights.Update}, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
+		return a.Rebalance(), nil
+	})
+	if err != nil {
+		return Rebalanced{Account: account}, err
+	}
+	return Rebalanced{Account: account, App: out.app, Old: out.old, New: out.sum,
+		Corrected: len(out.d.Events) > 0, Position: out.pos}, nil
+}
+
+func applyCard(c loyalty.Card, ev any) loyalty.Card { return c.Apply(ev) }
+
+// AddStamps puts stamps on the account's card of a definition of its app
+// (CMS users with write on the app); full cards complete and the rest
+// goes on new cards.
+func (s *Service) AddStamps(ctx context.Context, account string, st Stamps) (StampsResult, error) {
+	var card loyalty.Card
+	out, err := s.run(ctx, account, who{perm: rights.Write}, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
+		return a.AddStamps(card, loyalty.Stamps{Count: st.Count, Reason: st.Reason, Reference: st.Reference,
+			IdempotencyKey: st.IdempotencyKey}, s.ids.NewID)
+	}, func(ctx context.Context) error {
+		if st.Card == "" {
+			return fault.Invalidf(msgCardRequired).With("field", "card")
+		}
+		c, _, err := commands.Load(ctx, s.store, loyalty.CardStream(st.Card), loyalty.Card{}, applyCard)
+		card = c
+		return err
+	})
+	return StampsResult{Result: out.result(account), UserCards: out.d.UserCards, Completed: out.d.Completed}, err
+}
+
+// RedeemCard gives a completed stamp card's reward (CMS users with write
+// on the app, or the identified user on their own account).
+func (s *Service) RedeemCard(ctx context.Context, account, userCard, idempotencyKey string) (Result, error) {
+	out, err := s.run(ctx, account, who{perm: rights.Write, own: true}, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
+		return a.RedeemCard(userCard, idempotencyKey, s.ids.NewID)
+	})
+	return out.result(account), err
+}
+
+// ExpireDue records the expiry of the account's lots due at now (system
+// work: admins and the system). It returns the number of lots expired.
+func (s *Service) ExpireDue(ctx context.Context, account string, now time.Time) (int, error) {
+	if err := access.RequireAdmin(access.From(ctx)); err != nil {
+		return 0, err
+	}
+	out, err := s.run(ctx, account, who{perm: rights.Update}, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
+		return a.ExpireDue(now, s.ids.NewID), nil
+	})
+	return out.d.Expired, err
+}
+
+// CardDefinition is what a stamp card is defined or changed with.
+type CardDefinition struct {
+	Name, Description, Reward string
+	StampsNeeded              int
+}
+
+func (d CardDefinition) spec() loyalty.CardSpec {
+	return loyalty.CardSpec{Name: d.Name, Description: d.Description, Reward: d.Reward, StampsNeeded: d.StampsNeeded}
+}
+
+// cmsUser refuses everyone but CMS users and the system.
+func cmsUser(a access.Actor) error {
+	switch a.Kind {
+	case access.Anonymous:
+		return access.ErrUnauthenticated
+	case access.User, access.System:
+		return nil
+	case access.App:
+		return fault.Forbiddenf(msgAppToken)
+	}
+	return fault.Forbiddenf(msgCMSOnly)
+}
+
+// DefineCard defines a stamp card of app (write on the app).
+func (s *Service) DefineCard(ctx context.Context, app string, d CardDefinition) (string, event.Position, error) {
+	a := access.From(ctx)
+	if err := cmsUser(a); err != nil {
+		return "", event.Position{}, err
+	}
+	if app == "" {
+		return "", event.Position{}, fault.Invalidf("the app is required").With("field", "app")
+	}
+	if err := s.authz.Authorize(ctx, a, rights.Write, rights.Resource{App: app}); err != nil {
+		return "", event.Position{}, err
+	}
+	known, _, err := commands.Load(ctx, s.store, identity.AppStream(app), identity.App{},
+		func(a identity.App, ev any) identity.App { return a.Apply(ev) })
+	if err != nil {
+		return "", event.Position{}, err
+	}
+	if !known.Exists() {
+		return "", event.Position{}, fault.Invalidf("app %s not found", app).With("field", "app")
+	}
+	id := s.ids.NewID()
+	evs, err := loyalty.DefineCard(loyalty.Card{}, id, app, d.spec())
+	if err != nil {
+		return "", event.Position{}, err
+	}
+	res, err := s.store.Append(ctx, loyalty.CardStream(id), event.NoStream, commands.WithApp(commands.Wrap(ctx, evs...), app)...)
+	if err != nil {
+		return "", event.Position{}, fmt.Errorf("append %s: %w", loyalty.CardStream(id), err)
+	}
+	s.wait.WaitFor(ctx, res.Last, Projections...)
+	return id, res.Last, nil
+}
+
+// changeCard authorizes perm on the card's app and records decide's
+// events; the position is zero when there was nothing to record.
+func (s *Service) changeCard(ctx context.Context, id string, perm rights.Permission, decide func(loyalty.Card) ([]any, error)) (event.Position, error) {
+	a := access.From(ctx)
+	if err := cmsUser(a); err != nil {
+		return event.Position{}, err
+	}
+	if id == "" {
+		return event.Position{}, loyalty.ErrCardNotFound
+	}
+	card, _, err := commands.Load(ctx, s.store, loyalty.CardStream(id), loyalty.Card{}, applyCard)
+	if err != nil {
+		return event.Position{}, err
+	}
+	if !card.Exists() {
+		return event.Position{}, loyalty.ErrCardNotFound
+	}
+	if err := s.authz.Authorize(ctx, a, perm, rights.Resource{App: card.App}); err != nil {
+		return event.Position{}, err
+	}
+	_, res, err := commands.Update(ctx, s.store, loyalty.CardStream(id), card.App, loyalty.Card{}, applyCard, decide)
+	if err != nil {
+		return event.Position{}, err
+	}
+	if !res.Last.IsZero() {
+		s.wait.WaitFor(ctx, res.Last, Projections...)
+	}
+	return res.Last, nil
+}
+
+// ChangeCard changes a stamp card definition (update on its app). Cards
+// already started keep what they need and promise.
+func (s *Service) ChangeCard(ctx context.Context, id string, d CardDefinition) (event.Position, error) {
+	return s.changeCard(ctx, id, rights.Update, func(c loyalty.Card) ([]any, error) { return c.Change(d.spec()) })
+}
+
+// RetireCard retires a stamp card definition (delete on its app): it takes
+// no more stamps; its completed cards can still be redeemed.
+func (s *Service) RetireCard(ctx context.Context, id string) (event.Position, error) {
+	return s.changeCard(ctx, id, rights.Delete, loyalty.Card.Retire)
+}

@@ -1,0 +1,621 @@
+package loyalty_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/adapters/ids"
+	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	cmdloyalty "github.com/halocms/halocms/commands/loyalty"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/appuser"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/identity"
+	"github.com/halocms/halocms/domain/loyalty"
+	"github.com/halocms/halocms/domain/rights"
+	"github.com/halocms/halocms/projections"
+	projloyalty "github.com/halocms/halocms/projections/loyalty"
+	projrights "github.com/halocms/halocms/projections/rights"
+	rmrights "github.com/halocms/halocms/readmodels/rights"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// env is the service over a real event store, with the rights projection
+// (the authorizer reads it) and the loyalty projection (read-your-writes)
+// running. Apps app1 and app2; identified users ann and bob of app1, cid of
+// app2; CMS users with one right each on app1 (reader, writer, updater,
+// deleter) and writer2 with write on app2.
+type env struct {
+	ctx   context.Context
+	pool  *pgxpool.Pool
+	store *postgres.EventStore
+	rt    *projections.Runtime
+	svc   *cmdloyalty.Service
+}
+
+var (
+	admin   = access.Actor{Kind: access.User, ID: "root", Admin: true}
+	reader  = access.Actor{Kind: access.User, ID: "reader"}
+	writer  = access.Actor{Kind: access.User, ID: "writer", ClientIP: "198.51.100.7"}
+	updater = access.Actor{Kind: access.User, ID: "updater"}
+	deleter = access.Actor{Kind: access.User, ID: "deleter"}
+	writer2 = access.Actor{Kind: access.User, ID: "writer2"}
+	appTok  = access.Actor{Kind: access.App, ID: "app1", App: "app1"}
+	ann     = access.Actor{Kind: access.Identified, ID: "ann", App: "app1"}
+	bob     = access.Actor{Kind: access.Identified, ID: "bob", App: "app1"}
+)
+
+func newEnv(t testing.TB, opts cmdloyalty.Options) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	pool := pgtest.Pool(t)
+	store := postgres.NewEventStore(pool, eventcodec.Default())
+	t.Cleanup(store.Close)
+	rt := projections.NewRuntime(pool, store, nil, quiet, projections.Options{WaitTimeout: 20 * time.Second},
+		projrights.Projector{}, projloyalty.Projector{})
+	rctx, stop := context.WithCancel(context.Background())
+	if err := rt.Start(rctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stop(); rt.Wait() })
+	e := &env{ctx: ctx, pool: pool, store: store, rt: rt}
+	e.svc = e.service(opts)
+	var last event.Position
+	add := func(stream string, data any) {
+		res, err := store.Append(ctx, stream, event.AnyVersion, event.Event{Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res.Last
+	}
+	for _, app := range []string{"app1", "app2"} {
+		add(identity.AppStream(app), identity.AppCreated{AppID: app, Name: app})
+	}
+	for id, app := range map[string]string{"ann": "app1", "bob": "app1", "cid": "app2"} {
+		add(appuser.IdentifiedStream(id), appuser.IdentifiedRegistered{IdentifiedID: id, App: app, Email: id + "@example.com", Network: "halo"})
+	}
+	for user, g := range map[string][2]string{"reader": {"app1", "read"}, "writer": {"app1", "write"},
+		"updater": {"app1", "update"}, "deleter": {"app1", "delete"}, "writer2": {"app2", "write"}} {
+		add(rights.Stream(user), rights.Granted{UserID: user, AppID: g[0], ScopeKind: "app", Permissions: []string{g[1]}, By: "system"})
+	}
+	if !rt.WaitFor(ctx, last, "rights") {
+		t.Fatal("the rights projection did not catch up")
+	}
+	return e
+}
+
+// service is another Service over the same store (as another process).
+func (e *env) service(opts cmdloyalty.Options) *cmdloyalty.Service {
+	return cmdloyalty.NewService(e.store, ids.Generator{}, rmrights.NewAuthorizer(e.pool), e.rt, opts)
+}
+
+func as(ctx context.Context, a access.Actor) context.Context { return access.WithActor(ctx, a) }
+
+func wantKind(t testing.TB, err error, kind fault.Kind) {
+	t.Helper()
+	if !fault.Is(err, kind) {
+		t.Fatalf("error %v (kind %v), want kind %v", err, fault.KindOf(err), kind)
+	}
+}
+
+// history reads an account's stream.
+func (e *env) history(t testing.TB, account string) []event.Recorded {
+	t.Helper()
+	recs, err := e.store.ReadStream(e.ctx, loyalty.AccountStream(account), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// fold folds an account's stream.
+func (e *env) fold(t testing.TB, account string) *loyalty.Account {
+	t.Helper()
+	a := loyalty.NewAccount(account, "")
+	for _, r := range e.history(t, account) {
+		a.Apply(r.Data)
+	}
+	return a
+}
+
+func count(recs []event.Recorded, typ string) int {
+	n := 0
+	for _, r := range recs {
+		if r.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRightsRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	p := cmdloyalty.Points{Amount: 10}
+	if _, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 100}); err != nil {
+		t.Fatal(err)
+	}
+	card, _, err := e.svc.DefineCard(as(e.ctx, writer), "app1", cmdloyalty.CardDefinition{Name: "Coffee", Reward: "Coffee", StampsNeeded: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.history(t, "ann"))
+
+	for _, c := range []struct {
+		name  string
+		actor access.Actor
+		do    func(ctx context.Context) error
+		kind  fault.Kind
+	}{
+		{"anonymous earns", access.Actor{}, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "ann", p); return err }, fault.Unauthenticated},
+		{"anonymous redeems", access.Actor{}, func(ctx context.Context) error { _, err := e.svc.Redeem(ctx, "ann", p); return err }, fault.Unauthenticated},
+		{"app token earns", appTok, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "ann", p); return err }, fault.Forbidden},
+		{"app token redeems", appTok, func(ctx context.Context) error { _, err := e.svc.Redeem(ctx, "ann", p); return err }, fault.Forbidden},
+		{"app token stamps", appTok, func(ctx context.Context) error {
+			_, err := e.svc.AddStamps(ctx, "ann", cmdloyalty.Stamps{Card: card, Count: 1})
+			return err
+		}, fault.Forbidden},
+		{"app token defines a card", appTok, func(ctx context.Context) error {
+			_, _, err := e.svc.DefineCard(ctx, "app1", cmdloyalty.CardDefinition{Name: "x", Reward: "y", StampsNeeded: 1})
+			return err
+		}, fault.Forbidden},
+		{"identified user redeems from another account", bob, func(ctx context.Context) error { _, err := e.svc.Redeem(ctx, "ann", p); return err }, fault.Forbidden},
+		{"identified user redeems another's card", bob, func(ctx context.Context) error { _, err := e.svc.RedeemCard(ctx, "ann", "x", ""); return err }, fault.Forbidden},
+		{"identified user earns on their own account", ann, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "ann", p); return err }, fault.Forbidden},
+		{"identified user adjusts their own account", ann, func(ctx context.Context) error { _, err := e.svc.Adjust(ctx, "ann", p); return err }, fault.Forbidden},
+		{"identified user of another app with the same id", access.Actor{Kind: access.Identified, ID: "ann", App: "app2"},
+			func(ctx context.Context) error { _, err := e.svc.Redeem(ctx, "ann", p); return err }, fault.Forbidden},
+		{"reader earns", reader, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "ann", p); return err }, fault.Forbidden},
+		{"reader redeems", reader, func(ctx context.Context) error { _, err := e.svc.Redeem(ctx, "ann", p); return err }, fault.Forbidden},
+		{"writer of another app earns", writer2, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "ann", p); return err }, fault.Forbidden},
+		{"writer adjusts", writer, func(ctx context.Context) error { _, err := e.svc.Adjust(ctx, "ann", p); return err }, fault.Forbidden},
+		{"writer rebalances", writer, func(ctx context.Context) error { _, err := e.svc.Rebalance(ctx, "ann"); return err }, fault.Forbidden},
+		{"updater earns", updater, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "ann", p); return err }, fault.Forbidden},
+		{"writer expires", writer, func(ctx context.Context) error { _, err := e.svc.ExpireDue(ctx, "ann", time.Now()); return err }, fault.Forbidden},
+		{"reader defines a card", reader, func(ctx context.Context) error {
+			_, _, err := e.svc.DefineCard(ctx, "app1", cmdloyalty.CardDefinition{Name: "x", Reward: "y", StampsNeeded: 1})
+			return err
+		}, fault.Forbidden},
+		{"writer changes a card", writer, func(ctx context.Context) error {
+			_, err := e.svc.ChangeCard(ctx, card, cmdloyalty.CardDefinition{Name: "x", Reward: "y", StampsNeeded: 1})
+			return err
+		}, fault.Forbidden},
+		{"updater retires a card", updater, func(ctx context.Context) error { _, err := e.svc.RetireCard(ctx, card); return err }, fault.Forbidden},
+		{"writer of another app stamps", writer2, func(ctx context.Context) error {
+			_, err := e.svc.AddStamps(ctx, "ann", cmdloyalty.Stamps{Card: card, Count: 1})
+			return err
+		}, fault.Forbidden},
+		{"unknown identified user", admin, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "nobody", p); return err }, fault.NotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := e.ctx
+			if c.actor.Kind != access.Anonymous {
+				ctx = as(ctx, c.actor)
+			}
+			wantKind(t, c.do(ctx), c.kind)
+		})
+	}
+	if after := len(e.history(t, "ann")); after != before {
+		t.Errorf("refused commands appended %d events", after-before)
+	}
+	if recs := e.history(t, "nobody"); len(recs) != 0 {
+		t.Errorf("an unknown user got a stream of %d events", len(recs))
+	}
+
+	// The rights that suffice.
+	if _, err := e.svc.Redeem(as(e.ctx, ann), "ann", p); err != nil {
+		t.Errorf("ann redeems from her own account: %v", err)
+	}
+	if _, err := e.svc.Redeem(as(e.ctx, writer), "ann", p); err != nil {
+		t.Errorf("writer redeems: %v", err)
+	}
+	if _, err := e.svc.Adjust(as(e.ctx, updater), "ann", cmdloyalty.Points{Amount: -5, Reason: "typo"}); err != nil {
+		t.Errorf("updater adjusts: %v", err)
+	}
+	if _, err := e.svc.Rebalance(as(e.ctx, updater), "ann"); err != nil {
+		t.Errorf("updater rebalances: %v", err)
+	}
+	if _, err := e.svc.ChangeCard(as(e.ctx, updater), card, cmdloyalty.CardDefinition{Name: "Tea", Reward: "Tea", StampsNeeded: 2}); err != nil {
+		t.Errorf("updater changes a card: %v", err)
+	}
+	if _, err := e.svc.RetireCard(as(e.ctx, deleter), card); err != nil {
+		t.Errorf("deleter retires a card: %v", err)
+	}
+	if a := e.fold(t, "ann"); a.Balance() != 75 {
+		t.Errorf("balance %d, want 100-10-10-5", a.Balance())
+	}
+}
+
+func TestFirstTransactionAndReadYourWrites(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	exp := time.Now().Add(time.Hour)
+	res, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 40, Reason: "welcome", Reference: "ref-1", ExpiresAt: &exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Account != "ann" || res.App != "app1" || res.Balance != 40 || res.Replayed || len(res.Transaction) != 24 || res.Position.IsZero() {
+		t.Fatalf("result %+v", res)
+	}
+	recs := e.history(t, "ann")
+	if len(recs) != 2 || recs[0].Type != "loyalty.account_opened" || recs[1].Type != "loyalty.points_earned" {
+		t.Fatalf("stream %v", recs)
+	}
+	if recs[0].Position.TxID != recs[1].Position.TxID {
+		t.Error("the opening and the first transaction were not appended together")
+	}
+	if m := recs[1].Meta; m.App != "app1" || m.Actor != "user:writer" || m.ClientIP != "198.51.100.7" {
+		t.Errorf("metadata %+v", m)
+	}
+	earned := recs[1].Data.(loyalty.PointsEarned)
+	if earned.Transaction != res.Transaction || earned.Reason != "welcome" || earned.Reference != "ref-1" ||
+		earned.ExpiresAt == nil || !earned.ExpiresAt.Equal(exp.Truncate(time.Millisecond)) {
+		t.Errorf("event %+v", earned)
+	}
+	// Read your writes: the loyalty projection has applied the append.
+	var tx, pos int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT tx_id::text::bigint, position FROM projection_checkpoints WHERE name = 'loyalty'`).Scan(&tx, &pos); err != nil {
+		t.Fatal(err)
+	}
+	if (event.Position{TxID: uint64(tx), Pos: pos}).Less(res.Position) {
+		t.Errorf("Earn returned before the loyalty projection reached %v (it is at %d/%d)", res.Position, tx, pos)
+	}
+	// Bad input changes nothing.
+	for _, p := range []cmdloyalty.Points{{Amount: 0}, {Amount: 5, ExpiresAt: new(time.Now().Add(-time.Minute))}, {Amount: 1, IdempotencyKey: string(make([]byte, 256))}} {
+		_, err := e.svc.Earn(as(e.ctx, writer), "ann", p)
+		wantKind(t, err, fault.Invalid)
+	}
+	if n := len(e.history(t, "ann")); n != 2 {
+		t.Errorf("invalid earns appended: %d events", n)
+	}
+	// Redeeming more than the balance: 409 with the figures.
+	_, err = e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 41})
+	wantKind(t, err, fault.Conflict)
+	if fe := err.(*fault.Error); fe.Message != loyalty.MsgInsufficient || fe.Extra["balance"] != int64(40) || fe.Extra["requested"] != int64(41) {
+		t.Errorf("insufficient: %q %v", fe.Message, fe.Extra)
+	}
+	// A rebalance of an account whose balances agree records nothing.
+	rb, err := e.svc.Rebalance(as(e.ctx, admin), "bob")
+	if err != nil || rb.Corrected || rb.Old != 0 || rb.New != 0 || rb.App != "app1" {
+		t.Errorf("rebalancing an unopened account: %+v %v", rb, err)
+	}
+	if n := len(e.history(t, "bob")); n != 0 {
+		t.Errorf("rebalance opened an account: %d events", n)
+	}
+}
+
+func TestIdempotentReplay(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	ctx := as(e.ctx, writer)
+	p := cmdloyalty.Points{Amount: 25, Reason: "order 17", IdempotencyKey: "order-17"}
+	first, err := e.svc.Earn(ctx, "ann", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another process (no shared cache) replays it too.
+	other := e.service(cmdloyalty.Options{})
+	for _, svc := range []*cmdloyalty.Service{e.svc, other} {
+		again, err := svc.Earn(ctx, "ann", p)
+		if err != nil || !again.Replayed || again.Transaction != first.Transaction || again.Balance != 25 {
+			t.Fatalf("replay: %+v %v", again, err)
+		}
+	}
+	p.Amount = 26
+	_, err = e.svc.Earn(ctx, "ann", p)
+	wantKind(t, err, fault.Conflict)
+	if fe := err.(*fault.Error); fe.Message != loyalty.MsgKeyReused || fe.Extra["transaction"] != first.Transaction || fe.Extra["idempotencyKey"] != "order-17" {
+		t.Errorf("reused key: %q %v", fe.Message, fe.Extra)
+	}
+	// The key is the account's: redeeming with it is another request.
+	_, err = e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 25, Reason: "order 17", IdempotencyKey: "order-17"})
+	wantKind(t, err, fault.Conflict)
+	// Another account may use the same key.
+	if r, err := e.svc.Earn(ctx, "bob", cmdloyalty.Points{Amount: 25, Reason: "order 17", IdempotencyKey: "order-17"}); err != nil || r.Replayed {
+		t.Errorf("same key on another account: %+v %v", r, err)
+	}
+	recs := e.history(t, "ann")
+	if n := count(recs, "loyalty.points_earned"); n != 1 {
+		t.Errorf("%d earns recorded, want 1", n)
+	}
+	// Without a key, two identical requests are two transactions.
+	for range 2 {
+		if _, err := e.svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(e.history(t, "ann"), "loyalty.points_earned"); n != 3 {
+		t.Errorf("%d earns recorded, want 3", n)
+	}
+}
+
+// redeemRace has 32 clients redeem 7 points each at once from an account
+// holding 100, spread over svcs, and checks that exactly 14 succeed, the
+// others are refused for insufficient points, the balance is 2 and the
+// stream holds exactly 14 redemptions, every recorded balance agreeing
+// with the amounts.
+func redeemRace(t *testing.T, e *env, account string, actor access.Actor, svcs ...*cmdloyalty.Service) {
+	t.Helper()
+	if a := e.fold(t, account); a.Balance() != 0 {
+		t.Fatalf("balance %d before the race", a.Balance())
+	}
+	if _, err := svcs[0].Earn(as(e.ctx, admin), account, cmdloyalty.Points{Amount: 100}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.history(t, account))
+	const clients, each, start = 32, 7, 100
+	errs := make([]error, clients)
+	results := make([]cmdloyalty.Result, clients)
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			results[i], errs[i] = svcs[i%len(svcs)].Redeem(as(e.ctx, actor), account, cmdloyalty.Points{Amount: each, Reason: "race"})
+		}()
+	}
+	close(gate)
+	wg.Wait()
+	ok := 0
+	seen := map[int64]bool{}
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+			if seen[results[i].Balance] || results[i].Balance < 0 {
+				t.Errorf("balance %d reported twice or negative", results[i].Balance)
+			}
+			seen[results[i].Balance] = true
+		case fault.Is(err, fault.Conflict) && err.Error() == loyalty.MsgInsufficient:
+		default:
+			t.Errorf("client %d: unexpected error %v", i, err)
+		}
+	}
+	if ok != start/each {
+		t.Errorf("%d redemptions succeeded, want %d", ok, start/each)
+	}
+	recs := e.history(t, account)
+	if n := count(recs[before:], "loyalty.points_redeemed"); n != ok {
+		t.Errorf("the stream holds %d redemptions, %d succeeded", n, ok)
+	}
+	a := loyalty.NewAccount(account, "")
+	for _, r := range recs {
+		a.Apply(r.Data)
+		if a.Balance() < 0 || a.Balance() != a.Sum() {
+			t.Fatalf("after version %d: recorded %d, sum %d", r.StreamVersion, a.Balance(), a.Sum())
+		}
+	}
+	if a.Balance() != start-each*int64(ok) {
+		t.Errorf("final balance %d, want %d", a.Balance(), start-each*int64(ok))
+	}
+}
+
+func TestConcurrentRedeemsNeverOverdraw(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	redeemRace(t, e, "ann", ann, e.svc)
+}
+
+func TestTwoProcessesNeverOverdraw(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	// Both have the account cached at an older version before the race.
+	other := e.service(cmdloyalty.Options{})
+	for _, svc := range []*cmdloyalty.Service{e.svc, other} {
+		if _, err := svc.Earn(as(e.ctx, writer), "bob", cmdloyalty.Points{Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Redeem(as(e.ctx, writer), "bob", cmdloyalty.Points{Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	redeemRace(t, e, "bob", writer, e.svc, other)
+	// Without a cache too.
+	uncached := e.service(cmdloyalty.Options{CacheEntries: -1})
+	redeemRace(t, e, "ann", ann, uncached, e.service(cmdloyalty.Options{CacheEntries: -1}), other)
+}
+
+func TestStampsAndCards(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	w := as(e.ctx, writer)
+	card, pos, err := e.svc.DefineCard(w, "app1", cmdloyalty.CardDefinition{Name: " Coffee ", Reward: "A coffee", StampsNeeded: 3})
+	if err != nil || pos.IsZero() {
+		t.Fatal(err)
+	}
+	_, _, err = e.svc.DefineCard(as(e.ctx, admin), "nope", cmdloyalty.CardDefinition{Name: "x", Reward: "y", StampsNeeded: 1})
+	wantKind(t, err, fault.Invalid)
+	_, _, err = e.svc.DefineCard(w, "app1", cmdloyalty.CardDefinition{Name: "x", Reward: "y", StampsNeeded: 0})
+	wantKind(t, err, fault.Invalid)
+	other, _, err := e.svc.DefineCard(as(e.ctx, admin), "app2", cmdloyalty.CardDefinition{Name: "x", Reward: "y", StampsNeeded: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	st, err := e.svc.AddStamps(w, "ann", cmdloyalty.Stamps{Card: card, Count: 7, IdempotencyKey: "visit-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.UserCards) != 3 || len(st.Completed) != 2 || st.App != "app1" || st.Transaction == "" {
+		t.Fatalf("stamps %+v", st)
+	}
+	replay, err := e.svc.AddStamps(w, "ann", cmdloyalty.Stamps{Card: card, Count: 7, IdempotencyKey: "visit-1"})
+	if err != nil || !replay.Replayed || replay.Transaction != st.Transaction || len(replay.UserCards) != 3 {
+		t.Errorf("replay %+v %v", replay, err)
+	}
+	_, err = e.svc.AddStamps(w, "ann", cmdloyalty.Stamps{Card: other, Count: 1})
+	wantKind(t, err, fault.NotFound)
+	_, err = e.svc.AddStamps(w, "ann", cmdloyalty.Stamps{Card: "", Count: 1})
+	wantKind(t, err, fault.Invalid)
+	_, err = e.svc.AddStamps(w, "ann", cmdloyalty.Stamps{Card: card, Count: 0})
+	wantKind(t, err, fault.Invalid)
+
+	// Ann redeems her first completed card; not twice; not the open one.
+	if _, err := e.svc.RedeemCard(as(e.ctx, ann), "ann", st.Completed[0], ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.RedeemCard(as(e.ctx, ann), "ann", st.Completed[0], "")
+	wantKind(t, err, fault.Conflict)
+	_, err = e.svc.RedeemCard(as(e.ctx, ann), "ann", st.UserCards[2], "")
+	wantKind(t, err, fault.Conflict)
+	_, err = e.svc.RedeemCard(as(e.ctx, ann), "ann", "unknown", "")
+	wantKind(t, err, fault.NotFound)
+
+	// Retired: no stamps; the other completed card still redeems.
+	if _, err := e.svc.RetireCard(as(e.ctx, admin), card); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.AddStamps(w, "ann", cmdloyalty.Stamps{Card: card, Count: 1})
+	wantKind(t, err, fault.Conflict)
+	_, err = e.svc.ChangeCard(as(e.ctx, admin), card, cmdloyalty.CardDefinition{Name: "x", Reward: "y", StampsNeeded: 1})
+	wantKind(t, err, fault.Conflict)
+	if _, err := e.svc.RedeemCard(w, "ann", st.Completed[1], "gift"); err != nil {
+		t.Errorf("redeeming a completed card of a retired definition: %v", err)
+	}
+	_, err = e.svc.RetireCard(as(e.ctx, admin), "unknown")
+	wantKind(t, err, fault.NotFound)
+
+	recs := e.history(t, "ann")
+	if count(recs, "loyalty.stamps_added") != 3 || count(recs, "loyalty.card_completed") != 2 || count(recs, "loyalty.card_redeemed") != 2 {
+		t.Errorf("stream %d events: stamps %d completed %d redeemed %d", len(recs), count(recs, "loyalty.stamps_added"),
+			count(recs, "loyalty.card_completed"), count(recs, "loyalty.card_redeemed"))
+	}
+}
+
+func TestRebalanceDamagedHistory(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	if _, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 50}); err != nil {
+		t.Fatal(err)
+	}
+	// An earlier version recorded a wrong running balance (appended behind
+	// the service's back, after it cached the account).
+	if _, err := e.store.Append(e.ctx, loyalty.AccountStream("ann"), 2, event.Event{Data: loyalty.PointsEarned{
+		Account: "ann", App: "app1", Transaction: "imported", Amount: 30, Balance: 100, IdempotencyKey: "imported"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 10})
+	if err != nil || res.Balance != 90 {
+		t.Fatalf("redeem continues the recorded balance: %+v %v", res, err)
+	}
+	rb, err := e.svc.Rebalance(as(e.ctx, updater), "ann")
+	if err != nil || !rb.Corrected || rb.Old != 90 || rb.New != 70 || rb.Position.IsZero() {
+		t.Fatalf("rebalance %+v %v", rb, err)
+	}
+	rb, err = e.svc.Rebalance(as(e.ctx, updater), "ann")
+	if err != nil || rb.Corrected || rb.Old != 70 || rb.New != 70 {
+		t.Errorf("second rebalance %+v %v", rb, err)
+	}
+	recs := e.history(t, "ann")
+	if n := count(recs, "loyalty.balance_corrected"); n != 1 {
+		t.Fatalf("%d corrections recorded", n)
+	}
+	last := recs[len(recs)-1]
+	if c := last.Data.(loyalty.BalanceCorrected); c.Old != 90 || c.New != 70 || last.Meta.Actor != "user:updater" {
+		t.Errorf("correction %+v by %s", c, last.Meta.Actor)
+	}
+	res, err = e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 5})
+	if err != nil || res.Balance != 75 {
+		t.Errorf("earn after the correction: %+v %v", res, err)
+	}
+}
+
+func TestRedeemExpiresDueLotsFirst(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	w := as(e.ctx, writer)
+	soon := time.Now().Add(300 * time.Millisecond)
+	if _, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 10, ExpiresAt: &soon}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 5}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(soon) + 50*time.Millisecond)
+	_, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 6})
+	wantKind(t, err, fault.Conflict)
+	if fe := err.(*fault.Error); fe.Extra["balance"] != int64(5) {
+		t.Errorf("balance after the expiry %v", fe.Extra["balance"])
+	}
+	res, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 5})
+	if err != nil || res.Balance != 0 {
+		t.Fatalf("redeem %+v %v", res, err)
+	}
+	recs := e.history(t, "ann")
+	n := len(recs)
+	if recs[n-2].Type != "loyalty.points_expired" || recs[n-1].Type != "loyalty.points_redeemed" || recs[n-2].Position.TxID != recs[n-1].Position.TxID {
+		t.Errorf("last events %s, %s: want the expiry and the redemption in one append", recs[n-2].Type, recs[n-1].Type)
+	}
+}
+
+// readCounter is the real event store, counting the account events that
+// commands read.
+type readCounter struct {
+	*postgres.EventStore
+	read atomic.Int64
+}
+
+func (c *readCounter) ReadStream(ctx context.Context, stream string, after int64) ([]event.Recorded, error) {
+	recs, err := c.EventStore.ReadStream(ctx, stream, after)
+	if strings.HasPrefix(stream, "loyalty-") {
+		c.read.Add(int64(len(recs)))
+	}
+	return recs, err
+}
+
+func TestCacheReadsOnlyNewerEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	for _, c := range []struct {
+		entries      int
+		account      string
+		wantLast     int64 // events the 11th command reads
+		wantAfterOne int64 // events read after another process appended one transaction
+	}{
+		{0, "ann", 0, 1},
+		{-1, "bob", 11, 13},
+	} {
+		rc := &readCounter{EventStore: e.store}
+		svc := cmdloyalty.NewService(rc, ids.Generator{}, rmrights.NewAuthorizer(e.pool), e.rt, cmdloyalty.Options{CacheEntries: c.entries})
+		ctx := as(e.ctx, writer)
+		for range 10 {
+			if _, err := svc.Earn(ctx, c.account, cmdloyalty.Points{Amount: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := rc.read.Load()
+		if _, err := svc.Earn(ctx, c.account, cmdloyalty.Points{Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if n := rc.read.Load() - before; n != c.wantLast {
+			t.Errorf("cache entries %d: the 11th transaction read %d events, want %d", c.entries, n, c.wantLast)
+		}
+		// Another process appends: the next command reads just that.
+		if _, err := e.service(cmdloyalty.Options{}).Earn(ctx, c.account, cmdloyalty.Points{Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+		before = rc.read.Load()
+		res, err := svc.Redeem(ctx, c.account, cmdloyalty.Points{Amount: 12})
+		if err != nil || res.Balance != 0 {
+			t.Fatalf("redeem all: %+v %v", res, err)
+		}
+		if n := rc.read.Load() - before; n != c.wantAfterOne {
+			t.Errorf("cache entries %d: after another process's append, read %d events, want %d", c.entries, n, c.wantAfterOne)
+		}
+	}
+}
