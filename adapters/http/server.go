@@ -94,6 +94,12 @@ type Deps struct {
 	// identified users, pockets, segments).
 	AppUsers     AppUserCommands
 	AppUsersRead AppUserQueries
+
+	// Loyalty, LoyaltyRead and LoyaltyAudit serve the loyalty API
+	// (points, stamps, stamp cards) and its audit.
+	Loyalty      LoyaltyCommands
+	LoyaltyRead  LoyaltyQueries
+	LoyaltyAudit LoyaltyAuditor
 }
 
 // Config is the HTTP-level configuration.
@@ -112,14 +118,16 @@ type Config struct {
 
 type server struct {
 	Deps
-	cfg   Config
-	cache *searchCache
+	cfg     Config
+	cache   *searchCache
+	numbers appNumbers
 }
 
 // NewRouter builds the whole HTTP API.
 func NewRouter(d Deps, cfg Config) http.Handler {
 	if d.Sessions == nil || d.Identity == nil || d.Users == nil || d.Rights == nil || d.Authorizer == nil ||
-		d.Audit == nil || d.Content == nil || d.ContentRead == nil || d.Push == nil || d.PushRead == nil || d.AppUsers == nil || d.AppUsersRead == nil || d.Ready == nil || d.Metrics == nil || d.Log == nil {
+		d.Audit == nil || d.Content == nil || d.ContentRead == nil || d.Push == nil || d.PushRead == nil || d.AppUsers == nil || d.AppUsersRead == nil ||
+		d.Loyalty == nil || d.LoyaltyRead == nil || d.LoyaltyAudit == nil || d.Ready == nil || d.Metrics == nil || d.Log == nil {
 		panic("httpapi.NewRouter: nil dependency")
 	}
 	if cfg.MaxBodyBytes == 0 {
@@ -219,6 +227,23 @@ func NewRouter(d Deps, cfg Config) http.Handler {
 		r.Put("/api/push/schedule/{id}", s.updatePush)
 		r.Delete("/api/push/schedule/{id}", s.deletePush)
 		r.Post("/api/push/schedule/{id}/cancel", s.cancelPush)
+
+		r.Post("/api/loyalty/user/search", s.searchLoyaltyUsers)
+		r.Post("/api/loyalty/user/rebalance", s.rebalanceLoyalty)
+		r.Get("/api/loyalty/user/self", s.getLoyaltyUser)
+		r.Get("/api/loyalty/user/{id}", s.getLoyaltyUser)
+		r.Get("/api/loyalty/user/{id}/transactions", s.loyaltyTransactions)
+		r.Post("/api/loyalty/user/{id}/earn", s.loyaltyPoints(earnPoints))
+		r.Post("/api/loyalty/user/{id}/redeem", s.loyaltyPoints(redeemPoints))
+		r.Post("/api/loyalty/user/{id}/adjust", s.loyaltyPoints(adjustPoints))
+		r.Post("/api/loyalty/user/{id}/stamps", s.addStamps)
+		r.Post("/api/loyalty/user/{id}/stampcards/{card}/redeem", s.redeemStampCard)
+		r.Get("/api/loyalty/stampcard", s.listStampCards)
+		r.Post("/api/loyalty/stampcard", s.defineStampCard)
+		r.Get("/api/loyalty/stampcard/{id}", s.getStampCard)
+		r.Put("/api/loyalty/stampcard/{id}", s.changeStampCard)
+		r.Delete("/api/loyalty/stampcard/{id}", s.retireStampCard)
+		r.Get("/api/audit/loyalty", s.auditLoyalty)
 	})
 	legacy(r)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

@@ -27,6 +27,7 @@ import (
 	cmdappuser "github.com/halocms/halocms/commands/appuser"
 	cmdcontent "github.com/halocms/halocms/commands/content"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
+	cmdloyalty "github.com/halocms/halocms/commands/loyalty"
 	cmdpush "github.com/halocms/halocms/commands/push"
 	cmdrights "github.com/halocms/halocms/commands/rights"
 	"github.com/halocms/halocms/commands/session"
@@ -37,12 +38,14 @@ import (
 	projappusers "github.com/halocms/halocms/projections/appusers"
 	projcontent "github.com/halocms/halocms/projections/content"
 	projidentity "github.com/halocms/halocms/projections/identity"
+	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	projpush "github.com/halocms/halocms/projections/push"
 	projrights "github.com/halocms/halocms/projections/rights"
 	rmappusers "github.com/halocms/halocms/readmodels/appusers"
 	"github.com/halocms/halocms/readmodels/audit"
 	rmcontent "github.com/halocms/halocms/readmodels/content"
 	rmidentity "github.com/halocms/halocms/readmodels/identity"
+	rmloyalty "github.com/halocms/halocms/readmodels/loyalty"
 	rmpush "github.com/halocms/halocms/readmodels/push"
 	rmrights "github.com/halocms/halocms/readmodels/rights"
 )
@@ -71,6 +74,10 @@ type app struct {
 	// App users, identified users and pockets (segmentation).
 	appUsers     *cmdappuser.Service
 	appUsersRead *rmappusers.Store
+
+	// Loyalty: points accounts, stamps, stamp card definitions.
+	loyalty     *cmdloyalty.Service
+	loyaltyRead *rmloyalty.Store
 }
 
 func newLogger(level string) *slog.Logger {
@@ -117,7 +124,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	go a.listener.Run(lctx)
 	a.runtime = projections.NewRuntime(pool, a.store, a.listener, log, projections.Options{WaitTimeout: cfg.ReadYourWrites},
 		projidentity.Projector{}, projrights.Projector{}, projcontent.Projector{}, projpush.Projector{},
-		projappusers.Projector{})
+		projappusers.Projector{}, projloyalty.Projector{})
 	if err := a.runtime.Setup(ctx); err != nil {
 		a.Close()
 		return nil, err
@@ -141,6 +148,8 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.appUsers = cmdappuser.NewService(a.store, ids.Generator{}, a.appUsersRead, hasher, postgres.NewLoginThrottle(pool), a.sessions, waiter)
 	a.pushes = rmpush.NewStore(pool)
 	a.push = cmdpush.NewService(a.store, a.authz, a.appUsersRead, a.pushes, ids.Generator{}, waiter)
+	a.loyaltyRead = rmloyalty.New(pool)
+	a.loyalty = cmdloyalty.NewService(a.store, ids.Generator{}, a.authz, waiter, cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries})
 	return a, nil
 }
 
@@ -191,12 +200,15 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	defer stopDispatcher()
+	stopExpirer := a.startExpirer(ctx)
+	defer stopExpirer()
 
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
 		Audit: a.auditor, Content: a.content, ContentRead: a.contents, Push: a.push, PushRead: a.pushes,
 		Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
 		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
+		Loyalty: a.loyalty, LoyaltyRead: a.loyaltyRead, LoyaltyAudit: a.auditor,
 	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: cacheEntries(a.cfg.SearchCache)})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
@@ -215,6 +227,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	err = srv.Shutdown(sctx)
 	stopDispatcher() // the chunks in flight are sent and recorded first
+	stopExpirer()
 	stopRuntime()
 	<-runtimeDone
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -330,6 +343,32 @@ func (a *app) startDispatcher(ctx context.Context) (stop func(), err error) {
 			locks.Close()
 		})
 	}, nil
+}
+
+// startExpirer runs the loyalty expirer, which records the expiry of
+// points lots when their date passes, without waiting for a request,
+// until the returned stop is called (stop waits for it to return).
+func (a *app) startExpirer(ctx context.Context) (stop func()) {
+	poll := a.cfg.Loyalty.ExpiryPoll
+	if poll <= 0 {
+		poll = time.Second
+	}
+	e := cmdloyalty.NewExpirer(a.loyalty, a.loyaltyRead, poll, a.log.With("component", "loyalty-expirer"))
+	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := e.Run(ectx); err != nil && ectx.Err() == nil {
+			a.log.Error("loyalty expirer stopped", "err", err)
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
 }
 
 // pushSender builds the providers the configuration names: one for

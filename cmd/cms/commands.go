@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -159,8 +161,133 @@ func auditCmd() *cobra.Command {
 	rc.Flags().StringVar(&app, "app", "", "only this app")
 	rc.Flags().StringVar(&at, "at", "", "as of this moment (RFC 3339; default now)")
 	rc.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.AddCommand(rc)
+	c.AddCommand(rc, auditLoyaltyCmd())
 	return c
+}
+
+// auditLoyaltyCmd is `cms audit loyalty`: a loyalty account's events
+// replayed from the log, each with the running balance, who, when and
+// from where; the last line is the final balance.
+func auditLoyaltyCmd() *cobra.Command {
+	var user, from, to string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "loyalty",
+		Short: "A loyalty account's transactions with the running balance, replayed from the event log",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if user == "" {
+				return fmt.Errorf("--user is required")
+			}
+			f, err := cliMoment(from, "--from")
+			if err != nil {
+				return err
+			}
+			t, err := cliMoment(to, "--to")
+			if err != nil {
+				return err
+			}
+			a, err := openOneShot(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ctx := access.WithActor(cmd.Context(), access.SystemActor)
+			rep, err := a.auditor.Loyalty(ctx, audit.LoyaltyQuery{User: user, From: f, To: t})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printLoyaltyReport(rep)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&user, "user", "", "identified user id (required)")
+	c.Flags().StringVar(&from, "from", "", "from this moment (RFC 3339 or epoch milliseconds; default the beginning)")
+	c.Flags().StringVar(&to, "to", "", "up to this moment (RFC 3339 or epoch milliseconds; default now)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+// cliMoment reads an RFC 3339 time or epoch milliseconds ("": none).
+func cliMoment(s, flag string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.UnixMilli(n), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return t, fmt.Errorf("%s: want an RFC 3339 time such as 2026-01-02T15:04:05Z or epoch milliseconds", flag)
+	}
+	return t, nil
+}
+
+func printLoyaltyReport(rep audit.LoyaltyReport) {
+	fmt.Printf("Loyalty history of user %s (app %s)", rep.User, rep.App)
+	if !rep.From.IsZero() {
+		fmt.Printf(" from %s", rep.From.UTC().Format(time.RFC3339))
+	}
+	if !rep.To.IsZero() {
+		fmt.Printf(" to %s", rep.To.UTC().Format(time.RFC3339))
+	}
+	fmt.Printf("\n\nOpening balance: %d\n\n", rep.Opening)
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "WHEN\tTYPE\tTRANSACTION\tAMOUNT\tBALANCE\tRECORDED\tBY\tFROM\tDETAIL\t")
+	for _, e := range rep.Entries {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t\n", e.RecordedAt.UTC().Format(time.RFC3339Nano), e.Type,
+			dash(e.Transaction), loyaltyAmount(e.Type, e.Amount), e.Balance, e.Recorded, e.By, dash(e.ClientIP), loyaltyDetail(e))
+	}
+	_ = w.Flush()
+	state := "consistent"
+	if !rep.Consistent {
+		state = "INCONSISTENT: a rebalance would record a correction"
+	}
+	fmt.Printf("\nFinal balance: %d (recorded %d, %s)\n", rep.Balance, rep.Recorded, state)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// loyaltyAmount signs debits, as the API shows them.
+func loyaltyAmount(kind string, n int64) int64 {
+	if (kind == "redeem" || kind == "expire") && n > 0 {
+		return -n
+	}
+	return n
+}
+
+// loyaltyDetail is what else an entry says: its reason and reference, the
+// lot it expired, the card and stamps.
+func loyaltyDetail(e audit.LoyaltyEntry) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+strconv.Quote(v))
+		}
+	}
+	add("reason", e.Reason)
+	add("reference", e.Reference)
+	add("key", e.IdempotencyKey)
+	add("lot", e.Lot)
+	add("card", e.Card)
+	add("userCard", e.UserCard)
+	if e.Stamps != 0 {
+		parts = append(parts, "stamps="+strconv.Itoa(e.Stamps))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }
 
 func scopeText(kind, id string) string {

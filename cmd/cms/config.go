@@ -27,6 +27,19 @@ type Config struct {
 	ShutdownTimeout time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
 	SearchCache     int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 turns the search answer cache off
 	Push            PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
+	Loyalty         LoyaltyConfig  // CMS_LOYALTY_*
+}
+
+// LoyaltyConfig tunes the loyalty context. Zero values take the defaults.
+type LoyaltyConfig struct {
+	// ExpiryPoll is how often the expirer of `cms serve` looks for lots
+	// whose expiry date passed (CMS_LOYALTY_EXPIRY_POLL, default 1s).
+	ExpiryPoll time.Duration
+	// CacheEntries bounds the accounts whose state the command side keeps
+	// folded in memory (CMS_LOYALTY_CACHE_ENTRIES, default 4096; 0 in the
+	// environment turns the cache off, which is -1 here: 0 here is the
+	// default).
+	CacheEntries int
 }
 
 // PushConfig chooses the push providers and tunes the dispatcher. The zero
@@ -121,6 +134,18 @@ func loadConfig() (Config, error) {
 	}
 	if c.Push, err = loadPushConfig(); err != nil {
 		return c, err
+	}
+	if c.Loyalty.ExpiryPoll, err = duration("CMS_LOYALTY_EXPIRY_POLL", time.Second); err != nil {
+		return c, err
+	}
+	if c.Loyalty.CacheEntries, err = integer("CMS_LOYALTY_CACHE_ENTRIES", 4096); err != nil {
+		return c, err
+	}
+	switch {
+	case c.Loyalty.CacheEntries < 0:
+		return c, fmt.Errorf("CMS_LOYALTY_CACHE_ENTRIES: %d, want 0 (no cache) or more", c.Loyalty.CacheEntries)
+	case c.Loyalty.CacheEntries == 0:
+		c.Loyalty.CacheEntries = -1 // off
 	}
 	for _, s := range strings.Split(os.Getenv("CMS_TRUSTED_PROXIES"), ",") {
 		if s = strings.TrimSpace(s); s == "" {

@@ -1,0 +1,581 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/go-chi/chi/v5"
+
+	cmdloyalty "github.com/halocms/halocms/commands/loyalty"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/rights"
+	rmaudit "github.com/halocms/halocms/readmodels/audit"
+	rmloyalty "github.com/halocms/halocms/readmodels/loyalty"
+)
+
+// LoyaltyCommands records points, stamps and card redemptions, rebalances
+// accounts and defines stamp cards. It checks the caller's rights.
+type LoyaltyCommands interface {
+	Earn(ctx context.Context, account string, p cmdloyalty.Points) (cmdloyalty.Result, error)
+	Redeem(ctx context.Context, account string, p cmdloyalty.Points) (cmdloyalty.Result, error)
+	Adjust(ctx context.Context, account string, p cmdloyalty.Points) (cmdloyalty.Result, error)
+	Rebalance(ctx context.Context, account string) (cmdloyalty.Rebalanced, error)
+	AddStamps(ctx context.Context, account string, st cmdloyalty.Stamps) (cmdloyalty.StampsResult, error)
+	RedeemCard(ctx context.Context, account, userCard, idempotencyKey string) (cmdloyalty.Result, error)
+	DefineCard(ctx context.Context, app string, d cmdloyalty.CardDefinition) (string, event.Position, error)
+	ChangeCard(ctx context.Context, id string, d cmdloyalty.CardDefinition) (event.Position, error)
+	RetireCard(ctx context.Context, id string) (event.Position, error)
+}
+
+// LoyaltyQueries reads accounts, transactions and stamp cards. It checks
+// nothing: the handlers below decide who may read what.
+type LoyaltyQueries interface {
+	Account(ctx context.Context, id string) (rmloyalty.AccountView, error)
+	Transactions(ctx context.Context, account string, page, limit int) (rmloyalty.TransactionPage, error)
+	Transaction(ctx context.Context, account, id string) (rmloyalty.Transaction, error)
+	Search(ctx context.Context, q rmloyalty.SearchQuery) (rmloyalty.AccountPage, error)
+	Cards(ctx context.Context, app string) ([]rmloyalty.Card, error)
+	Card(ctx context.Context, id string) (rmloyalty.Card, error)
+}
+
+// LoyaltyAuditor replays a loyalty account from the event log (it checks
+// the auditor's right).
+type LoyaltyAuditor interface {
+	Loyalty(ctx context.Context, q rmaudit.LoyaltyQuery) (rmaudit.LoyaltyReport, error)
+}
+
+// appNumbers remembers apps' numbers (HALO's integer appId), which never
+// change once given; the loyalty answers carry one each.
+type appNumbers struct{ m sync.Map }
+
+func (s *server) appNumber(ctx context.Context, app string) int {
+	if n, ok := s.numbers.m.Load(app); ok {
+		return n.(int)
+	}
+	n, err := s.AppUsersRead.AppNumber(ctx, app)
+	if err == nil && n > 0 {
+		s.numbers.m.Store(app, n)
+	}
+	return n
+}
+
+// pointsKind says which points command a path records.
+type pointsKind int
+
+const (
+	earnPoints pointsKind = iota
+	redeemPoints
+	adjustPoints
+)
+
+func (k pointsKind) String() string { return [...]string{"earn", "redeem", "adjust"}[k] }
+
+// loyaltyAccount resolves a path's {id}: "self" (or the /self path) is the
+// account of the identified user whose token calls; everyone else names
+// the user.
+func loyaltyAccount(r *http.Request) (string, error) {
+	id := chi.URLParam(r, "id")
+	if id != "" && id != "self" {
+		return id, nil
+	}
+	a := access.From(r.Context())
+	if a.Kind != access.Identified {
+		return "", fault.Forbiddenf("self is the account of the identified user signed in; CMS users name the user")
+	}
+	return a.ID, nil
+}
+
+// canReadAccount refuses callers that may not read a loyalty account
+// before it is loaded: app tokens (a device has no business with the
+// others' points) and identified users other than its owner.
+func canReadAccount(a access.Actor, id string) error {
+	switch a.Kind {
+	case access.Anonymous:
+		return access.ErrUnauthenticated
+	case access.App:
+		return fault.Forbiddenf("app tokens may not read loyalty accounts; sign the user in").With("permission", rights.Read.String())
+	case access.Identified:
+		if id != a.ID {
+			return fault.Forbiddenf("an identified user may read their own loyalty account only")
+		}
+	}
+	return nil
+}
+
+// readAccount loads an account for the caller: its owner, or a CMS user
+// holding read on its app.
+func (s *server) readAccount(ctx context.Context, id string) (rmloyalty.AccountView, error) {
+	a := access.From(ctx)
+	if err := canReadAccount(a, id); err != nil {
+		return rmloyalty.AccountView{}, err
+	}
+	v, err := s.LoyaltyRead.Account(ctx, id)
+	if err != nil {
+		return v, err
+	}
+	if a.Kind != access.Identified {
+		err = s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: v.App})
+	}
+	return v, err
+}
+
+// getLoyaltyUser serves GET /api/loyalty/user/{id} and /self: the
+// balance, figures, newest transactions and stamp cards.
+func (s *server) getLoyaltyUser(w http.ResponseWriter, r *http.Request) {
+	id, err := loyaltyAccount(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := s.readAccount(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, loyaltyUserDetailJSONOf(v, s.appNumber(r.Context(), v.App)))
+}
+
+// loyaltyTransactions serves GET /api/loyalty/user/{id|self}/transactions,
+// newest first.
+func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, err := loyaltyAccount(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page, limit, err := pageParams(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if _, err := s.readAccount(ctx, id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := s.LoyaltyRead.Transactions(ctx, id, page, limit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, transactionPageJSON{Pagination: pagination(page, limit, res.Total), Items: transactionsJSON(res.Items)})
+}
+
+// searchLoyaltyUsers serves POST /api/loyalty/user/search: an app's
+// loyalty users, for CMS users holding read on the app.
+func (s *server) searchLoyaltyUsers(w http.ResponseWriter, r *http.Request) {
+	var b loyaltySearchBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	q, err := b.query()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	appID, err := b.app()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if q.App, err = s.loyaltyApp(ctx, appID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := s.LoyaltyRead.Search(ctx, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n := s.appNumber(ctx, q.App)
+	out := loyaltyPageJSON{Pagination: pagination(q.Page, q.Limit, res.Total), Items: make([]loyaltyUserJSON, len(res.Items))}
+	for i, a := range res.Items {
+		out.Items[i] = loyaltyUserJSONOf(a, n)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// loyaltyApp resolves the app of a CMS listing (its number or id) and
+// checks that the caller, a CMS user, holds read on it.
+func (s *server) loyaltyApp(ctx context.Context, appID any) (string, error) {
+	a := access.From(ctx)
+	if a.ClientApp() != "" {
+		return "", fault.Forbiddenf("searching loyalty users is for CMS users").With("permission", rights.Read.String())
+	}
+	if appID == nil {
+		return "", fault.Invalidf("app is required").With("field", "app")
+	}
+	app, err := s.appOf(ctx, appID)
+	if err != nil {
+		return "", err
+	}
+	return app, s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: app})
+}
+
+// loyaltyPoints serves earn, redeem and adjust. A new transaction is a
+// 201; a replay of an idempotency key with the same request is a 200 with
+// Idempotent-Replayed: true and the original transaction.
+func (s *server) loyaltyPoints(kind pointsKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var b pointsBody
+		if err := decode(r, &b); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		p, err := b.points(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		account, err := loyaltyAccount(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		ctx := r.Context()
+		var res cmdloyalty.Result
+		switch kind {
+		case earnPoints:
+			res, err = s.Loyalty.Earn(ctx, account, p)
+		case redeemPoints:
+			res, err = s.Loyalty.Redeem(ctx, account, p)
+		case adjustPoints:
+			res, err = s.Loyalty.Adjust(ctx, account, p)
+		}
+		s.Metrics.Command("loyalty."+kind.String(), err)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		out := pointsResultJSON{User: res.Account, Balance: res.Balance, Transaction: s.transactionView(ctx, res, kind, p)}
+		writeJSON(w, replayStatus(w, res.Replayed), out)
+	}
+}
+
+// replayStatus marks a replayed answer and returns its status: 200 for a
+// replay, 201 for something new.
+func replayStatus(w http.ResponseWriter, replayed bool) int {
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+		return http.StatusOK
+	}
+	return http.StatusCreated
+}
+
+// transactionView reads a recorded transaction back (the command waited
+// for the projection); if the read model has not caught up within its
+// bound, the command's own result answers.
+func (s *server) transactionView(ctx context.Context, res cmdloyalty.Result, kind pointsKind, p cmdloyalty.Points) loyaltyTransactionJSON {
+	if t, err := s.LoyaltyRead.Transaction(ctx, res.Account, res.Transaction); err == nil {
+		return transactionJSONOf(t)
+	}
+	t := rmloyalty.Transaction{ID: res.Transaction, Account: res.Account, App: res.App, Kind: kind.String(),
+		Amount: p.Amount, Balance: res.Balance, Reason: p.Reason, Reference: p.Reference, IdempotencyKey: p.IdempotencyKey,
+		ExpiresAt: p.ExpiresAt, By: access.From(ctx).Label()}
+	if t.IdempotencyKey == "" {
+		t.IdempotencyKey = res.Transaction
+	}
+	return transactionJSONOf(t)
+}
+
+// userCards picks the account's cards with these ids, in their order.
+func (s *server) userCards(ctx context.Context, account string, ids []string) []userCardJSON {
+	out := make([]userCardJSON, 0, len(ids))
+	v, err := s.LoyaltyRead.Account(ctx, account)
+	if err != nil {
+		return out
+	}
+	for _, id := range ids {
+		if i := slices.IndexFunc(v.Cards, func(c rmloyalty.UserCard) bool { return c.ID == id }); i >= 0 {
+			out = append(out, userCardJSONOf(v.Cards[i]))
+		}
+	}
+	return out
+}
+
+// addStamps serves POST /api/loyalty/user/{id}/stamps.
+func (s *server) addStamps(w http.ResponseWriter, r *http.Request) {
+	var b stampsBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	st, err := b.stamps(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	account, err := loyaltyAccount(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	res, err := s.Loyalty.AddStamps(ctx, account, st)
+	s.Metrics.Command("loyalty.stamps", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	completed := res.Completed
+	if completed == nil {
+		completed = []string{}
+	}
+	writeJSON(w, replayStatus(w, res.Replayed), stampsResultJSON{User: res.Account,
+		StampCards: s.userCards(ctx, res.Account, res.UserCards), Completed: completed})
+}
+
+// redeemStampCard serves POST /api/loyalty/user/{id|self}/stampcards/{card}/redeem.
+func (s *server) redeemStampCard(w http.ResponseWriter, r *http.Request) {
+	var b cardRedeemBody
+	if err := decodeOptional(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	key, err := idempotencyKey(r, b.IdempotencyKey)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	account, err := loyaltyAccount(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	card := chi.URLParam(r, "card")
+	res, err := s.Loyalty.RedeemCard(ctx, account, card, key)
+	s.Metrics.Command("loyalty.redeem_card", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := cardRedeemedJSON{User: res.Account, StampCard: userCardJSON{ID: card, Redeemed: true}}
+	if cs := s.userCards(ctx, res.Account, []string{card}); len(cs) == 1 {
+		out.StampCard = cs[0]
+	}
+	writeJSON(w, replayStatus(w, res.Replayed), out)
+}
+
+// rebalanceLoyalty serves POST /api/loyalty/user/rebalance.
+func (s *server) rebalanceLoyalty(w http.ResponseWriter, r *http.Request) {
+	var b rebalanceBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if b.User == "" {
+		s.fail(w, r, fault.Invalidf("user is required").With("field", "user"))
+		return
+	}
+	res, err := s.Loyalty.Rebalance(r.Context(), b.User)
+	s.Metrics.Command("loyalty.rebalance", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rebalancedJSON{User: res.Account, PreviousBalance: res.Old, Balance: res.New, Corrected: res.Corrected})
+}
+
+// cardsApp resolves the app whose stamp cards a caller lists: an app's
+// token, or an identified user's, lists its own app's (the app shows
+// them); CMS users name the app and need read on it.
+func (s *server) cardsApp(ctx context.Context, appID string) (string, error) {
+	a := access.From(ctx)
+	if own := a.ClientApp(); own != "" {
+		if appID == "" {
+			return own, nil
+		}
+		app, err := s.appOf(ctx, appID)
+		if err != nil {
+			return "", err
+		}
+		if app != own {
+			return "", fault.Forbiddenf("an app's token lists its own app's stamp cards only")
+		}
+		return app, nil
+	}
+	if appID == "" {
+		return "", fault.Invalidf("app is required").With("field", "app")
+	}
+	app, err := s.appOf(ctx, appID)
+	if err != nil {
+		return "", err
+	}
+	return app, s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: app})
+}
+
+// listStampCards serves GET /api/loyalty/stampcard?app=: the app's stamp
+// cards that take stamps, by name.
+func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	appID := q.Get("app")
+	if appID == "" {
+		appID = q.Get("appId")
+	}
+	app, err := s.cardsApp(ctx, appID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	cards, err := s.LoyaltyRead.Cards(ctx, app)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n := s.appNumber(ctx, app)
+	out := make([]stampCardJSON, len(cards))
+	for i, c := range cards {
+		out[i] = stampCardJSONOf(c, n)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// readCard loads a stamp card definition for the caller: a CMS user with
+// read on its app, or its app's own tokens.
+func (s *server) readCard(ctx context.Context, id string) (stampCardJSON, error) {
+	c, err := s.LoyaltyRead.Card(ctx, id)
+	if err != nil {
+		return stampCardJSON{}, err
+	}
+	a := access.From(ctx)
+	if own := a.ClientApp(); own != "" {
+		if own != c.App {
+			return stampCardJSON{}, fault.NotFoundf("stamp card not found")
+		}
+	} else if err := s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: c.App}); err != nil {
+		return stampCardJSON{}, err
+	}
+	return stampCardJSONOf(c, s.appNumber(ctx, c.App)), nil
+}
+
+func (s *server) getStampCard(w http.ResponseWriter, r *http.Request) {
+	c, err := s.readCard(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+// defineStampCard serves POST /api/loyalty/stampcard.
+func (s *server) defineStampCard(w http.ResponseWriter, r *http.Request) {
+	var b stampCardBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := b.definition()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	appID, err := b.app()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if appID == nil {
+		s.fail(w, r, fault.Invalidf("app is required").With("field", "app"))
+		return
+	}
+	ctx := r.Context()
+	app, err := s.appOf(ctx, appID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id, _, err := s.Loyalty.DefineCard(ctx, app, d)
+	s.Metrics.Command("loyalty.define_card", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.cardView(ctx, id, stampCardJSON{ID: id, AppID: s.appNumber(ctx, app), Name: d.Name,
+		Description: d.Description, StampsNeeded: d.StampsNeeded, Reward: d.Reward}))
+}
+
+// cardView reads a card back after a write (the command waited for the
+// projection); the fallback answers when it has not caught up.
+func (s *server) cardView(ctx context.Context, id string, fallback stampCardJSON) stampCardJSON {
+	c, err := s.LoyaltyRead.Card(ctx, id)
+	if err != nil {
+		return fallback
+	}
+	return stampCardJSONOf(c, s.appNumber(ctx, c.App))
+}
+
+// changeStampCard serves PUT /api/loyalty/stampcard/{id}: the whole
+// definition; a card stays in its app (app and appId are ignored).
+func (s *server) changeStampCard(w http.ResponseWriter, r *http.Request) {
+	var b stampCardBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := b.definition()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx, id := r.Context(), chi.URLParam(r, "id")
+	_, err = s.Loyalty.ChangeCard(ctx, id, d)
+	s.Metrics.Command("loyalty.change_card", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.cardView(ctx, id, stampCardJSON{ID: id, Name: d.Name, Description: d.Description,
+		StampsNeeded: d.StampsNeeded, Reward: d.Reward}))
+}
+
+// retireStampCard serves DELETE /api/loyalty/stampcard/{id}: the card
+// takes no more stamps; completed cards can still be redeemed.
+func (s *server) retireStampCard(w http.ResponseWriter, r *http.Request) {
+	ctx, id := r.Context(), chi.URLParam(r, "id")
+	_, err := s.Loyalty.RetireCard(ctx, id)
+	s.Metrics.Command("loyalty.retire_card", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.cardView(ctx, id, stampCardJSON{ID: id, Retired: true}))
+}
+
+// auditLoyalty serves GET /api/audit/loyalty?user=&from=&to=: the
+// account's events replayed from the log with the running balance.
+func (s *server) auditLoyalty(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	from, err := parseMoment(q.Get("from"), "from")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	to, err := parseMoment(q.Get("to"), "to")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !from.IsZero() && !to.IsZero() && to.Before(from) {
+		s.fail(w, r, fault.Invalidf("to is before from").With("field", "to"))
+		return
+	}
+	user := q.Get("user")
+	if user == "" {
+		s.fail(w, r, fault.Invalidf("user is required").With("field", "user"))
+		return
+	}
+	rep, err := s.LoyaltyAudit.Loyalty(r.Context(), rmaudit.LoyaltyQuery{User: user, From: from, To: to})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, loyaltyAuditJSONOf(rep))
+}
