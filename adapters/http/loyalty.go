@@ -275,8 +275,12 @@ func (s *server) transactionView(ctx context.Context, res cmdloyalty.Result, kin
 	if t, err := s.LoyaltyRead.Transaction(ctx, res.Account, res.Transaction); err == nil {
 		return transactionJSONOf(t)
 	}
+	amount := p.Amount
+	if kind == redeemPoints {
+		amount = -amount // signed, as the read model keeps it
+	}
 	t := rmloyalty.Transaction{ID: res.Transaction, Account: res.Account, App: res.App, Kind: kind.String(),
-		Amount: p.Amount, Balance: res.Balance, Reason: p.Reason, Reference: p.Reference, IdempotencyKey: p.IdempotencyKey,
+		Amount: amount, Balance: res.Balance, Reason: p.Reason, Reference: p.Reference, IdempotencyKey: p.IdempotencyKey,
 		ExpiresAt: p.ExpiresAt, By: access.From(ctx).Label()}
 	if t.IdempotencyKey == "" {
 		t.IdempotencyKey = res.Transaction

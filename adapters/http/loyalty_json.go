@@ -141,20 +141,8 @@ func msPtr(t *time.Time) *int64 {
 	return &v
 }
 
-// signedAmount is a transaction's amount as the wire shows it: debits
-// (redemptions, expiries) negative, adjustments as signed as they are.
-func signedAmount(kind string, amount int64) int64 {
-	switch kind {
-	case "redeem", "expire":
-		if amount > 0 {
-			return -amount
-		}
-	}
-	return amount
-}
-
 func transactionJSONOf(t rmloyalty.Transaction) loyaltyTransactionJSON {
-	return loyaltyTransactionJSON{ID: t.ID, Type: t.Kind, Amount: signedAmount(t.Kind, t.Amount), Balance: t.Balance,
+	return loyaltyTransactionJSON{ID: t.ID, Type: t.Kind, Amount: t.Amount, Balance: t.Balance,
 		PreviousBalance: t.PreviousBalance, Reason: t.Reason, Reference: t.Reference, IdempotencyKey: t.IdempotencyKey,
 		ExpiresAt: msPtr(t.ExpiresAt), CreatedAt: ms(t.At), CreatedBy: t.By}
 }
@@ -527,7 +515,7 @@ func loyaltyAuditJSONOf(rep rmaudit.LoyaltyReport) loyaltyAuditJSON {
 		RecordedBalance: rep.Recorded, Consistent: rep.Consistent}
 	for i, e := range rep.Entries {
 		out.Entries[i] = loyaltyAuditEntryJSON{EventID: e.EventID, Position: e.Position.Pos, Type: e.Type,
-			Transaction: e.Transaction, Amount: signedAmount(e.Type, e.Amount), Balance: e.Balance, RecordedBalance: e.Recorded,
+			Transaction: e.Transaction, Amount: e.Amount, Balance: e.Balance, RecordedBalance: e.Recorded,
 			Reason: e.Reason, Reference: e.Reference, IdempotencyKey: e.IdempotencyKey, Lot: e.Lot, Card: e.Card,
 			UserCard: e.UserCard, Stamps: e.Stamps, CreatedAt: ms(e.RecordedAt), CreatedBy: e.By, ClientIP: e.ClientIP,
 			Correlation: e.Correlation}

@@ -241,7 +241,7 @@ func printLoyaltyReport(rep audit.LoyaltyReport) {
 	fmt.Fprintln(w, "WHEN\tTYPE\tTRANSACTION\tAMOUNT\tBALANCE\tRECORDED\tBY\tFROM\tDETAIL\t")
 	for _, e := range rep.Entries {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t\n", e.RecordedAt.UTC().Format(time.RFC3339Nano), e.Type,
-			dash(e.Transaction), loyaltyAmount(e.Type, e.Amount), e.Balance, e.Recorded, e.By, dash(e.ClientIP), loyaltyDetail(e))
+			dash(e.Transaction), e.Amount, e.Balance, e.Recorded, e.By, dash(e.ClientIP), loyaltyDetail(e))
 	}
 	_ = w.Flush()
 	state := "consistent"
@@ -256,14 +256,6 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// loyaltyAmount signs debits, as the API shows them.
-func loyaltyAmount(kind string, n int64) int64 {
-	if (kind == "redeem" || kind == "expire") && n > 0 {
-		return -n
-	}
-	return n
 }
 
 // loyaltyDetail is what else an entry says: its reason and reference, the

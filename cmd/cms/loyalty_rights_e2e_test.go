@@ -234,6 +234,7 @@ func TestLoyaltyBadInput(t *testing.T) {
 		{name: "search limit abc", path: loyaltySearchPath, body: map[string]any{"app": app.ID, "pagination": map[string]any{"limit": "abc"}}},
 		{name: "search points min above max", path: loyaltySearchPath, body: map[string]any{"app": app.ID, "points": map[string]any{"min": 5, "max": 1}}},
 		{name: "search points not whole", path: loyaltySearchPath, body: map[string]any{"app": app.ID, "points": map[string]any{"min": 1.5}}},
+		{name: "search name too long", path: loyaltySearchPath, body: map[string]any{"app": app.ID, "name": long(256)}},
 		{name: "search hasActiveStampCard string", path: loyaltySearchPath, body: map[string]any{"app": app.ID, "hasActiveStampCard": "yes"}},
 		{name: "search unknown field", path: loyaltySearchPath, body: map[string]any{"app": app.ID, "balance": 5}},
 		{name: "cards without app", method: "GET", path: stampCardPath},

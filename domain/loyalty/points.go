@@ -2,6 +2,7 @@ package loyalty
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -110,8 +111,9 @@ func (a *Account) begin(key string, r request, newID func() string) (d Decision,
 				return Decision{}, nil, "", true, fault.Conflictf(MsgKeyReused).
 					With("idempotencyKey", key).With("transaction", prev.transaction)
 			}
+			// Copies: the account keeps these, and callers own what they get.
 			return Decision{Transaction: prev.transaction, Replayed: true,
-				UserCards: prev.userCards, Completed: prev.completed}, nil, key, true, nil
+				UserCards: slices.Clone(prev.userCards), Completed: slices.Clone(prev.completed)}, nil, key, true, nil
 		}
 	}
 	d.Transaction = newID()

@@ -240,6 +240,9 @@ func (s *Store) owner(ctx context.Context, id string) (app string, number int32,
 	return app, number, count, nil
 }
 
+// MaxFilter bounds a search's text filters (bytes).
+const MaxFilter = 255
+
 // MaxLimit bounds a page.
 const MaxLimit = 1000
 
@@ -372,6 +375,11 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) (AccountPage, error) 
 	}
 	if q.MinPoints != nil && q.MaxPoints != nil && *q.MinPoints > *q.MaxPoints {
 		return res, fault.Invalidf("points.min must not exceed points.max").With("field", "points")
+	}
+	for _, f := range []struct{ field, v string }{{"name", q.Name}, {"email", q.Email}, {"alias", q.Alias}} {
+		if len(f.v) > MaxFilter {
+			return res, fault.Invalidf("%s must be at most %d bytes", f.field, MaxFilter).With("field", f.field)
+		}
 	}
 	var order []string
 	for _, k := range q.Sort {

@@ -499,6 +499,9 @@ func TestSearch(t *testing.T) {
 		"min above max":   {App: "a", MinPoints: ptr[int64](10), MaxPoints: ptr[int64](5)},
 		"limit too large": {App: "a", Limit: rmloyalty.MaxLimit + 1},
 		"negative page":   {App: "a", Page: -2},
+		"name too long":   {App: "a", Name: strings.Repeat("n", rmloyalty.MaxFilter+1)},
+		"email too long":  {App: "a", Email: strings.Repeat("e", rmloyalty.MaxFilter+1)},
+		"alias too long":  {App: "a", Alias: strings.Repeat("a", rmloyalty.MaxFilter+1)},
 	} {
 		if _, err := w.store.Search(w.ctx, q); !isKind(err, fault.Invalid) {
 			t.Errorf("%s: %v, want invalid", name, err)
