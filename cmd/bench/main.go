@@ -7,6 +7,7 @@
 //	go run ./cmd/bench -only content -content-sizes 10000 -content-duration 5s
 //	make bench BENCH_ARGS='-only read -events 200000'
 //	go run ./cmd/bench -only push -push-devices 100000
+//	go run ./cmd/bench -only loyalty -loyalty-transactions 20000
 //
 // It works in a database of its own, cms_bench_<random>, created on the
 // server of DATABASE_URL (or, when that is unset, the local server or
@@ -85,12 +86,25 @@
 //     push.dispatch_started to push.dispatched (target >= 5,000), each
 //     token received exactly once, and the server's peak RSS during the
 //     dispatch.
+//   - loyalty: -loyalty-transactions points transactions (default
+//     1,000,000) over -loyalty-accounts identified users (default 10,000)
+//     seeded straight into the event store of a `cms serve` (seeding rate,
+//     live projections' catch-up); -loyalty-earns earn commands over HTTP
+//     by 16 clients (commands/s, p50, p99); GET /api/loyalty/user/self by
+//     16 clients with 64 signed-in users' tokens for -loyalty-duration, and
+//     again while 16 other clients earn (p99, target <= 10 ms); `cms
+//     projections rebuild loyalty` with the built binary beside the server
+//     (events/s, target >= 30,000; peak RSS); 200 sampled accounts'
+//     balances equal the bench's own sums before and after the rebuild
+//     (loyalty.go).
 //
 // Each catch-up read and the rebuild stop after -phase-budget (default 2m)
 // and then report the rate of the part done, marked PARTIAL, so that a slow
-// store cannot make the run endless; -timeout (default 15m) bounds the whole
+// store cannot make the run endless; -timeout (default 45m) bounds the whole
 // run. The default run takes about 2 minutes on a 2-core machine, plus
-// about 2.5 minutes for the content phase.
+// about 2.5 minutes for the content phase and 5 to 12 for the loyalty
+// phase (most of it the server's live projections catching up with the
+// seeded million events).
 //
 // The server may be shared: the number of other active sessions is printed
 // before each timed phase, because they take CPU and fsyncs from the
@@ -153,6 +167,11 @@ type config struct {
 	contentClients  int
 	// push phase (push.go)
 	pushDevices int
+	// loyalty phase (loyalty.go)
+	loyaltyAccounts     int
+	loyaltyTransactions int
+	loyaltyEarns        int
+	loyaltyDuration     time.Duration
 }
 
 func main() {
@@ -163,9 +182,9 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 10, "append phase: alternate raw and store measurements in this many rounds (-duration each in total)")
 	flag.IntVar(&cfg.events, "events", 1_000_000, "events to load for the read and rebuild phases")
 	flag.IntVar(&cfg.batch, "batch", 10_000, "ReadAll batch size of the catch-up read")
-	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content or push (read and rebuild load -events first)")
+	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content, push or loyalty (read and rebuild load -events first)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the benchmark database instead of dropping it")
-	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "abort the whole run after this long")
+	flag.DurationVar(&cfg.timeout, "timeout", 45*time.Minute, "abort the whole run after this long")
 	flag.DurationVar(&cfg.phaseBudget, "phase-budget", 2*time.Minute, "stop each catch-up read and the rebuild after this long and report the partial rate")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a Go CPU profile per phase to PREFIX.<phase>.pprof")
 	flag.BoolVar(&cfg.strict, "strict", false, "exit with status 1 when a figure misses its target")
@@ -175,6 +194,10 @@ func main() {
 	flag.DurationVar(&cfg.contentDuration, "content-duration", 10*time.Second, "content phase: timed length of each search measurement (after a 2s warm-up)")
 	flag.IntVar(&cfg.contentClients, "content-clients", 16, "content phase: concurrent search clients (closed loop)")
 	flag.IntVar(&cfg.pushDevices, "push-devices", 100_000, "push phase: app users (one device each) in the pushed segment")
+	flag.IntVar(&cfg.loyaltyAccounts, "loyalty-accounts", 10_000, "loyalty phase: identified users with a loyalty account")
+	flag.IntVar(&cfg.loyaltyTransactions, "loyalty-transactions", 1_000_000, "loyalty phase: points transactions seeded over the accounts")
+	flag.IntVar(&cfg.loyaltyEarns, "loyalty-earns", 20_000, "loyalty phase: earn commands over HTTP (16 clients)")
+	flag.DurationVar(&cfg.loyaltyDuration, "loyalty-duration", 10*time.Second, "loyalty phase: timed length of each self measurement (after a 2s warm-up)")
 	flag.Parse()
 
 	if err := cfg.validate(); err != nil {
@@ -203,9 +226,12 @@ func main() {
 
 func (c *config) validate() error {
 	switch c.only {
-	case "", "append", "read", "rebuild", "content", "push":
+	case "", "append", "read", "rebuild", "content", "push", "loyalty":
 	default:
-		return fmt.Errorf("-only %q: want append, read, rebuild, content or push", c.only)
+		return fmt.Errorf("-only %q: want append, read, rebuild, content, push or loyalty", c.only)
+	}
+	if err := c.validateLoyalty(); err != nil {
+		return err
 	}
 	if c.pushDevices < 1 {
 		return fmt.Errorf("-push-devices %d: want at least 1", c.pushDevices)
@@ -319,6 +345,11 @@ func run(ctx context.Context, cfg config) (*results, error) {
 	if cfg.runs("push") {
 		if err := profiled(cfg, "push", func() error { return pushPhase(ctx, cfg, serverURL, res) }); err != nil {
 			return res, fmt.Errorf("push phase: %w", err)
+		}
+	}
+	if cfg.runs("loyalty") {
+		if err := profiled(cfg, "loyalty", func() error { return loyaltyPhase(ctx, cfg, serverURL, res) }); err != nil {
+			return res, fmt.Errorf("loyalty phase: %w", err)
 		}
 	}
 	return res, nil
