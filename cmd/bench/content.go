@@ -286,7 +286,7 @@ func contentPhase(ctx context.Context, cfg config, serverURL string, res *result
 func analyzeContent(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, err := pool.Query(ctx, `SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind IN ('r', 'p') AND c.relname IN ('content_items', 'content_keys', 'content_modules') ORDER BY 1`)
+		WHERE c.relkind IN ('r', 'p') AND c.relname IN ('content_items', 'content_keys', 'content_fields', 'content_modules') ORDER BY 1`)
 	if err != nil {
 		return err
 	}
@@ -548,12 +548,13 @@ func randomHex(n int) (string, error) {
 
 // dbSize is the size of the bench database and of the content tables.
 func dbSize(ctx context.Context, pool *pgxpool.Pool) (string, error) {
-	var db, items, keys string
+	var db, items, keys, fields string
 	err := pool.QueryRow(ctx, `SELECT pg_size_pretty(pg_database_size(current_database())),
 		coalesce((SELECT pg_size_pretty(sum(pg_total_relation_size(c.oid))) FROM pg_class c WHERE c.relname = 'content_items' AND c.relkind = 'r'), '?'),
-		coalesce((SELECT pg_size_pretty(sum(pg_total_relation_size(c.oid))) FROM pg_class c WHERE c.relname = 'content_keys' AND c.relkind = 'r'), '?')`).
-		Scan(&db, &items, &keys)
-	return fmt.Sprintf("%s (content_items with indexes %s, content_keys with indexes %s)", db, items, keys), err
+		coalesce((SELECT pg_size_pretty(sum(pg_total_relation_size(c.oid))) FROM pg_class c WHERE c.relname = 'content_keys' AND c.relkind = 'r'), '?'),
+		coalesce((SELECT pg_size_pretty(sum(pg_total_relation_size(c.oid))) FROM pg_class c WHERE c.relname = 'content_fields' AND c.relkind = 'r'), '?')`).
+		Scan(&db, &items, &keys, &fields)
+	return fmt.Sprintf("%s (content_items with indexes %s, content_keys with indexes %s, content_fields with indexes %s)", db, items, keys, fields), err
 }
 
 // ---- the HTTP client ----

@@ -247,7 +247,7 @@ type batch struct {
 	schema  string
 	rows    map[string]*itemRow
 	rekey   map[string]bool
-	modules map[string][]content.Field
+	modules map[string]moduleDef
 	touched []string // modules changed by module events
 }
 
@@ -264,9 +264,13 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 		if err != nil {
 			return err
 		}
-		sql = `INSERT INTO ` + mods + ` (id, app, name, single, tags, fields, module_type, created_at, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`
-		args = []any{e.ModuleID, e.App, e.Name, e.Single, tags, fields, e.ModuleType, at, e.By}
+		slots, err := json.Marshal(Slots(e.Fields))
+		if err != nil {
+			return err
+		}
+		sql = `INSERT INTO ` + mods + ` (id, app, name, single, tags, fields, slots, module_type, created_at, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`
+		args = []any{e.ModuleID, e.App, e.Name, e.Single, tags, fields, slots, e.ModuleType, at, e.By}
 	case content.ModuleRenamed:
 		sql, args = `UPDATE `+mods+` SET name = $2, updated_at = $3, updated_by = $4 WHERE id = $1`, []any{e.ModuleID, e.Name, at, e.By}
 	case content.ModuleConfigured:
@@ -278,7 +282,12 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 		if err != nil {
 			return err
 		}
-		sql, args = `UPDATE `+mods+` SET fields = $2, updated_at = $3, updated_by = $4 WHERE id = $1`, []any{e.ModuleID, fields, at, e.By}
+		slots, err := json.Marshal(Slots(e.Fields))
+		if err != nil {
+			return err
+		}
+		sql, args = `UPDATE `+mods+` SET fields = $2, slots = $3, updated_at = $4, updated_by = $5 WHERE id = $1`,
+			[]any{e.ModuleID, fields, slots, at, e.By}
 		p.rekey[e.ModuleID] = true
 		delete(p.modules, e.ModuleID)
 	case content.ModuleDeleted:
@@ -328,31 +337,40 @@ func (p *batch) load(ctx context.Context, ids []string) error {
 		` WHERE id = ANY($1)) x`, []any{ids}, func(r *itemRow) { p.rows[r.ID] = r })
 }
 
-func (p *batch) fields(ctx context.Context, module string) ([]content.Field, error) {
+// moduleDef is what the projector needs of a module: its fields and the
+// columns of content_fields they are kept in.
+type moduleDef struct {
+	fields []content.Field
+	slots  map[string]string
+}
+
+func (p *batch) fields(ctx context.Context, module string) (moduleDef, error) {
 	if p.modules == nil {
-		p.modules = map[string][]content.Field{}
+		p.modules = map[string]moduleDef{}
 	}
-	if f, ok := p.modules[module]; ok {
-		return f, nil
+	if m, ok := p.modules[module]; ok {
+		return m, nil
 	}
 	var b []byte
 	err := p.db.QueryRow(ctx, `SELECT fields FROM `+p.t("content_modules")+` WHERE id = $1`, module).Scan(&b)
 	if err != nil {
-		return nil, fmt.Errorf("module %s of an item: %w", module, err)
+		return moduleDef{}, fmt.Errorf("module %s of an item: %w", module, err)
 	}
 	var f []content.Field
 	d := json.NewDecoder(strings.NewReader(string(b)))
 	d.UseNumber()
 	if err := d.Decode(&f); err != nil {
-		return nil, err
+		return moduleDef{}, err
 	}
-	p.modules[module] = f
-	return f, nil
+	m := moduleDef{fields: f, slots: Slots(f)}
+	p.modules[module] = m
+	return m, nil
 }
 
 func (p *batch) write(ctx context.Context, order []string) error {
 	rows := make([]*itemRow, 0, len(order))
 	var keys []keyRow
+	var frows []fieldRow
 	for _, id := range order {
 		r := p.rows[id]
 		if r == nil {
@@ -363,11 +381,12 @@ func (p *batch) write(ctx context.Context, order []string) error {
 		if p.rekey[r.Module] {
 			continue
 		}
-		fields, err := p.fields(ctx, r.Module)
+		m, err := p.fields(ctx, r.Module)
 		if err != nil {
 			return err
 		}
-		keys = Keys(keys, r.ID, r.Module, fields, r.Vals, r.PubFrom, r.PubUntil)
+		keys = Keys(keys, r.ID, r.Module, m.fields, m.slots, r.Vals, r.PubFrom, r.PubUntil)
+		frows = append(frows, fieldsRow(r.ID, r.Module, m.fields, m.slots, r.Vals, r.PubFrom, r.PubUntil))
 	}
 	if len(rows) == 0 {
 		return nil
@@ -398,8 +417,80 @@ func (p *batch) write(ctx context.Context, order []string) error {
 	if err := p.insertKeys(ctx, keys); err != nil {
 		return err
 	}
+	if err := p.writeFields(ctx, frows); err != nil {
+		return err
+	}
 	return p.analyze(ctx, len(rows))
 }
+
+// writeFields inserts or replaces content_fields rows.
+func (p *batch) writeFields(ctx context.Context, rows []fieldRow) error {
+	const chunk = 5000
+	for len(rows) > 0 {
+		n := min(chunk, len(rows))
+		cols := make([][]any, 4+TextSlots+NumberSlots+2)
+		for _, r := range rows[:n] {
+			cols[0] = append(cols[0], r.ItemID)
+			cols[1] = append(cols[1], r.Module)
+			cols[2] = append(cols[2], r.PubFrom)
+			cols[3] = append(cols[3], r.PubUntil)
+			for i, s := range r.T {
+				cols[4+i] = append(cols[4+i], s)
+			}
+			for i, v := range r.N {
+				var x *string
+				if v != nil {
+					x = strPtr(v.String())
+				}
+				cols[4+TextSlots+i] = append(cols[4+TextSlots+i], x)
+			}
+			cols[len(cols)-2] = append(cols[len(cols)-2], r.tx())
+			eqs, err := json.Marshal(r.eqs())
+			if err != nil {
+				return err
+			}
+			cols[len(cols)-1] = append(cols[len(cols)-1], string(eqs))
+		}
+		args := make([]any, len(cols))
+		for i, c := range cols {
+			args[i] = c
+		}
+		if _, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_fields")+` (`+fieldsNames+`)
+			SELECT `+fieldsSelect+` FROM unnest(`+fieldsParams+`) AS x (`+fieldsNames+`)
+			ON CONFLICT (item_id) DO UPDATE SET `+fieldsSet, args...); err != nil {
+			return fmt.Errorf("content projection, write fields: %w", err)
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// The column list, unnest parameters, select list and upsert assignments
+// of content_fields.
+var fieldsNames, fieldsParams, fieldsSelect, fieldsSet = func() (string, string, string, string) {
+	names := append([]string{"item_id", "module", "pub_from", "pub_until"}, SlotColumns...)
+	names = append(names, "tx", "eqs")
+	var params, set []string
+	for i, c := range names {
+		typ := "text[]"
+		switch {
+		case c == "eqs":
+			// An array per row: unnest would take a text[][] apart element
+			// by element, so each row's array goes as JSON text.
+			typ = "text[]"
+		case c == "pub_from" || c == "pub_until":
+			typ = "bigint[]"
+		case slices.Contains(SlotColumns, c) && c[0] == 'n':
+			typ = "numeric[]"
+		}
+		params = append(params, "$"+strconv.Itoa(i+1)+"::"+typ)
+		if c != "item_id" {
+			set = append(set, c+" = excluded."+c)
+		}
+	}
+	sel := strings.Join(names[:len(names)-1], ", ") + ", ARRAY(SELECT jsonb_array_elements_text(eqs::jsonb))"
+	return strings.Join(names, ", "), strings.Join(params, ", "), sel, strings.Join(set, ", ")
+}()
 
 // Planner statistics. Searches need them (a sort that walks an index
 // instead of sorting every match is chosen from them), and autovacuum may
@@ -432,7 +523,7 @@ func (p *batch) analyze(ctx context.Context, written int) error {
 	if !due {
 		return nil
 	}
-	_, err := p.db.Exec(ctx, `ANALYZE `+p.t("content_items")+`, `+p.t("content_keys"))
+	_, err := p.db.Exec(ctx, `ANALYZE `+p.t("content_items")+`, `+p.t("content_keys")+`, `+p.t("content_fields"))
 	return err
 }
 
@@ -460,10 +551,10 @@ func (p *batch) insertKeys(ctx context.Context, keys []keyRow) error {
 	return nil
 }
 
-// rekeyModule recomputes the keys of every item of a module whose fields
-// changed.
+// rekeyModule recomputes the keys and the content_fields rows of every
+// item of a module whose fields changed.
 func (p *batch) rekeyModule(ctx context.Context, module string) error {
-	fields, err := p.fields(ctx, module)
+	m, err := p.fields(ctx, module)
 	if err != nil {
 		return err
 	}
@@ -475,6 +566,7 @@ func (p *batch) rekeyModule(ctx context.Context, module string) error {
 		return err
 	}
 	var keys []keyRow
+	var frows []fieldRow
 	for rows.Next() {
 		var id string
 		var vals []byte
@@ -491,23 +583,31 @@ func (p *batch) rekeyModule(ctx context.Context, module string) error {
 			rows.Close()
 			return err
 		}
-		keys = Keys(keys, id, module, fields, v, from, until)
+		keys = Keys(keys, id, module, m.fields, m.slots, v, from, until)
+		frows = append(frows, fieldsRow(id, module, m.fields, m.slots, v, from, until))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	return p.insertKeys(ctx, keys)
+	if err := p.insertKeys(ctx, keys); err != nil {
+		return err
+	}
+	return p.writeFields(ctx, frows)
 }
 
-// Keys appends an item's key rows (see Projector) to keys.
-func Keys(keys []keyRow, id, module string, fields []content.Field, vals map[string]any, from *int64, until int64) []keyRow {
+// Keys appends an item's key rows (see Projector) to keys: those of its
+// indexed fields that have no column in content_fields (slots).
+func Keys(keys []keyRow, id, module string, fields []content.Field, slots map[string]string, vals map[string]any, from *int64, until int64) []keyRow {
 	row := func(field, loc string, s *string, n *json.Number) keyRow {
 		return keyRow{ItemID: id, Module: module, Field: field, Loc: loc, S: s, N: n, PubFrom: from, PubUntil: until}
 	}
 	for _, f := range fields {
 		v := vals[f.Name]
 		kind := f.Kind()
+		if _, ok := slots[f.Name]; ok {
+			continue
+		}
 		switch {
 		case !f.Indexed():
 			continue

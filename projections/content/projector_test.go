@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"math/rand/v2"
 	"slices"
@@ -102,7 +103,19 @@ func strs(t *testing.T, ctx context.Context, db *pgxpool.Pool, sql string, args 
 	return out
 }
 
-type dump struct{ modules, types, items, keys []string }
+// allKeys is every key row, as content_keys holds them before fields got
+// typed columns: content_keys plus one row per content_fields column a
+// module's slot map names. The tests check the rows of both tables
+// against one set of rules through it.
+const allKeys = `(SELECT item_id, module, field, loc, s, n, pub_from, pub_until FROM content_keys
+	UNION ALL
+	SELECT f.item_id, f.module, e.key, '',
+		CASE e.value WHEN 't1' THEN f.t1 WHEN 't2' THEN f.t2 WHEN 't3' THEN f.t3 WHEN 't4' THEN f.t4 WHEN 't5' THEN f.t5 WHEN 't6' THEN f.t6 END,
+		CASE e.value WHEN 'n1' THEN f.n1 WHEN 'n2' THEN f.n2 WHEN 'n3' THEN f.n3 WHEN 'n4' THEN f.n4 END,
+		f.pub_from, f.pub_until
+	FROM content_fields f JOIN content_modules m ON m.id = f.module, jsonb_each_text(m.slots) e)`
+
+type dump struct{ modules, types, items, keys, fields []string }
 
 func dumpTables(t *testing.T, ctx context.Context, db *pgxpool.Pool) dump {
 	t.Helper()
@@ -112,6 +125,7 @@ func dumpTables(t *testing.T, ctx context.Context, db *pgxpool.Pool) dump {
 		items:   strs(t, ctx, db, `SELECT row_to_json(i)::text FROM content_items i ORDER BY id`),
 		keys: strs(t, ctx, db, `SELECT row_to_json(k)::text FROM content_keys k
 			ORDER BY item_id, module, field, loc, s, n, pub_from, pub_until`),
+		fields: strs(t, ctx, db, `SELECT row_to_json(f)::text FROM content_fields f ORDER BY item_id`),
 	}
 }
 
@@ -540,8 +554,9 @@ func TestOneBatchEqualsManySmallBatches(t *testing.T) {
 	ctx, one := setup(t)
 	apply(t, ctx, one, evs...)
 	want := dumpTables(t, ctx, one)
-	if len(want.items) != len(w.itemIDs) || len(want.keys) < len(w.itemIDs) || len(want.modules) != len(w.modIDs) {
-		t.Fatalf("one batch: %d items, %d keys, %d modules", len(want.items), len(want.keys), len(want.modules))
+	if len(want.items) != len(w.itemIDs) || len(want.keys) < len(w.itemIDs) || len(want.fields) != len(w.itemIDs) ||
+		len(want.modules) != len(w.modIDs) {
+		t.Fatalf("one batch: %d items, %d keys, %d fields rows, %d modules", len(want.items), len(want.keys), len(want.fields), len(want.modules))
 	}
 
 	_, single := setup(t)
@@ -553,6 +568,7 @@ func TestOneBatchEqualsManySmallBatches(t *testing.T) {
 	sameRows(t, "event by event: module types", got.types, want.types)
 	sameRows(t, "event by event: items", got.items, want.items)
 	sameRows(t, "event by event: keys", got.keys, want.keys)
+	sameRows(t, "event by event: fields", got.fields, want.fields)
 
 	_, small := setup(t)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -566,6 +582,7 @@ func TestOneBatchEqualsManySmallBatches(t *testing.T) {
 	sameRows(t, "small batches: module types", got.types, want.types)
 	sameRows(t, "small batches: items", got.items, want.items)
 	sameRows(t, "small batches: keys", got.keys, want.keys)
+	sameRows(t, "small batches: fields", got.fields, want.fields)
 
 	// And the result is the domain's own fold of the history.
 	checkAgainstFold(t, ctx, one, w)
@@ -620,7 +637,7 @@ func checkAgainstFold(t *testing.T, ctx context.Context, db *pgxpool.Pool, w *wo
 	if truncated == 0 || long == 0 {
 		t.Fatalf("the history holds %d truncated texts and %d long integers; want some of each", truncated, long)
 	}
-	rows, err := db.Query(ctx, `SELECT item_id, module, field, loc, s, n::text, pub_from, pub_until FROM content_keys`)
+	rows, err := db.Query(ctx, `SELECT item_id, module, field, loc, s, n::text, pub_from, pub_until FROM `+allKeys+` k`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -825,7 +842,7 @@ func TestContentKeys(t *testing.T) {
 
 	perField := func(item string) map[string]int {
 		out := map[string]int{}
-		for _, f := range strs(t, ctx, pool, `SELECT field FROM content_keys WHERE item_id = $1`, item) {
+		for _, f := range strs(t, ctx, pool, `SELECT field FROM `+allKeys+` k WHERE item_id = $1`, item) {
 			out[f]++
 		}
 		return out
@@ -841,9 +858,22 @@ func TestContentKeys(t *testing.T) {
 	consistent := func(stage string) {
 		t.Helper()
 		// Every key row carries its item's module and published interval.
-		if bad := strs(t, ctx, pool, `SELECT k.item_id || ' ' || k.field FROM content_keys k LEFT JOIN content_items i ON i.id = k.item_id
+		if bad := strs(t, ctx, pool, `SELECT k.item_id || ' ' || k.field FROM `+allKeys+` k LEFT JOIN content_items i ON i.id = k.item_id
 			WHERE i.id IS NULL OR k.module <> i.module OR k.pub_from IS DISTINCT FROM i.pub_from OR k.pub_until <> i.pub_until`); len(bad) > 0 {
 			t.Fatalf("%s: key rows out of step with their items: %v", stage, bad)
+		}
+		// Every item has its content_fields row, in step with it; tx is
+		// its texts joined; no field has both a column and key rows.
+		if bad := strs(t, ctx, pool, `SELECT i.id FROM content_items i LEFT JOIN content_fields f ON f.item_id = i.id
+			WHERE f.item_id IS NULL OR f.module <> i.module OR f.pub_from IS DISTINCT FROM i.pub_from OR f.pub_until <> i.pub_until
+			OR f.tx IS DISTINCT FROM nullif(concat_ws(E'\n', f.t1, f.t2, f.t3, f.t4, f.t5, f.t6), '')
+			OR f.eqs <> array_remove(ARRAY[f.module || E'\x1ft1=' || f.t1, f.module || E'\x1ft2=' || f.t2, f.module || E'\x1ft3=' || f.t3,
+				f.module || E'\x1ft4=' || f.t4, f.module || E'\x1ft5=' || f.t5, f.module || E'\x1ft6=' || f.t6], NULL)`); len(bad) > 0 {
+			t.Fatalf("%s: content_fields rows out of step with their items: %v", stage, bad)
+		}
+		if bad := strs(t, ctx, pool, `SELECT k.item_id || ' ' || k.field FROM content_keys k JOIN content_modules m ON m.id = k.module
+			WHERE m.slots ? k.field`); len(bad) > 0 {
+			t.Fatalf("%s: key rows of fields that have a column: %v", stage, bad)
 		}
 		// pub_from and pub_until follow the dates.
 		if bad := strs(t, ctx, pool, `SELECT id FROM content_items WHERE
@@ -852,7 +882,7 @@ func TestContentKeys(t *testing.T) {
 			t.Fatalf("%s: items with a wrong published interval: %v", stage, bad)
 		}
 		// The long integer is exact, whichever path computed the keys.
-		if got := one(`SELECT n::text FROM content_keys WHERE item_id = 'i1' AND field = 'num'`); got != "9007199254740993" {
+		if got := one(`SELECT n::text FROM ` + allKeys + ` k WHERE item_id = 'i1' AND field = 'num'`); got != "9007199254740993" {
 			t.Fatalf("%s: long integer stored as %s", stage, got)
 		}
 		if got := one(`SELECT (vals->'num')::text FROM content_items WHERE id = 'i1'`); got != "9007199254740993" {
@@ -875,29 +905,29 @@ func TestContentKeys(t *testing.T) {
 		if got := perField("i1"); !mapsEqual(got, want) {
 			t.Fatalf("%s: i1 key rows per field %v, want %v", stage, got, want)
 		}
-		if got := strs(t, ctx, pool, `SELECT loc || '=' || s FROM content_keys WHERE item_id = 'i1' AND field = 'intro' ORDER BY loc`); !slices.Equal(got, []string{"en-US=Hi", "nl=Hoi"}) {
+		if got := strs(t, ctx, pool, `SELECT loc || '=' || s FROM `+allKeys+` k WHERE item_id = 'i1' AND field = 'intro' ORDER BY loc`); !slices.Equal(got, []string{"en-US=Hi", "nl=Hoi"}) {
 			t.Fatalf("%s: intro keys %v", stage, got)
 		}
 		wantList := []string{"x/", "/2"}
 		if _, removed := want["list"]; !removed {
 			wantList = nil
 		}
-		if got := strs(t, ctx, pool, `SELECT coalesce(s, '') || '/' || coalesce(n::text, '') FROM content_keys WHERE item_id = 'i1' AND field = 'list' ORDER BY s, n`); !slices.Equal(got, wantList) {
+		if got := strs(t, ctx, pool, `SELECT coalesce(s, '') || '/' || coalesce(n::text, '') FROM `+allKeys+` k WHERE item_id = 'i1' AND field = 'list' ORDER BY s, n`); !slices.Equal(got, wantList) {
 			t.Fatalf("%s: list keys %v", stage, got)
 		}
-		if got := one(`SELECT s FROM content_keys WHERE item_id = 'i1' AND field = 'flag'`); got != "true" {
+		if got := one(`SELECT s FROM ` + allKeys + ` k WHERE item_id = 'i1' AND field = 'flag'`); got != "true" {
 			t.Fatalf("%s: boolean key %q", stage, got)
 		}
-		if got := one(`SELECT n::text FROM content_keys WHERE item_id = 'i1' AND field = 'when'`); got != "1700000000000" {
+		if got := one(`SELECT n::text FROM ` + allKeys + ` k WHERE item_id = 'i1' AND field = 'when'`); got != "1700000000000" {
 			t.Fatalf("%s: date key %q", stage, got)
 		}
-		if got := one(`SELECT char_length(s) || ' ' || (s = repeat('é', $1)) FROM content_keys WHERE item_id = 'i1' AND field = 'long'`, projcontent.MaxKeyText); got != fmt.Sprintf("%d true", projcontent.MaxKeyText) {
+		if got := one(`SELECT char_length(s) || ' ' || (s = repeat('é', $1)) FROM `+allKeys+` k WHERE item_id = 'i1' AND field = 'long'`, projcontent.MaxKeyText); got != fmt.Sprintf("%d true", projcontent.MaxKeyText) {
 			t.Fatalf("%s: long text key %q", stage, got)
 		}
 		if got := one(`SELECT char_length(vals->>'long')::text FROM content_items WHERE id = 'i1'`); got != "700" {
 			t.Fatalf("%s: the item's own value was truncated too: %s characters", stage, got)
 		}
-		if got := one(`SELECT count(*)::text FROM content_keys WHERE item_id = 'i1' AND field = 'obj'`); got != "0" {
+		if got := one(`SELECT count(*)::text FROM ` + allKeys + ` k WHERE item_id = 'i1' AND field = 'obj'`); got != "0" {
 			t.Fatalf("%s: object keys %s", stage, got)
 		}
 		if got := one(`SELECT pub_from || ' ' || pub_until FROM content_items WHERE id = 'i1'`); got != fmt.Sprintf("%d %d", ms(i1From), ms(at(10))) {
@@ -907,7 +937,7 @@ func TestContentKeys(t *testing.T) {
 	checkEmpty := func(stage string, fieldsOfM1 int) {
 		t.Helper()
 		// An item without values: one row of NULLs per non-object field.
-		got := strs(t, ctx, pool, `SELECT field || '|' || loc || '|' || (s IS NULL) || '|' || (n IS NULL) FROM content_keys WHERE item_id = 'i2' ORDER BY field`)
+		got := strs(t, ctx, pool, `SELECT field || '|' || loc || '|' || (s IS NULL) || '|' || (n IS NULL) FROM `+allKeys+` k WHERE item_id = 'i2' ORDER BY field`)
 		if len(got) != fieldsOfM1 {
 			t.Fatalf("%s: empty item has %d key rows %v, want %d", stage, len(got), got, fieldsOfM1)
 		}
@@ -920,9 +950,30 @@ func TestContentKeys(t *testing.T) {
 			t.Fatalf("%s: never published item interval %s", stage, got)
 		}
 	}
+	// The first six single-valued text-like fields and the first four
+	// numeric ones, in field order, have columns; long (the seventh text)
+	// keeps its key rows.
+	slotsOf := func(module string) map[string]string {
+		t.Helper()
+		var m map[string]string
+		if err := json.Unmarshal([]byte(one(`SELECT slots::text FROM content_modules WHERE id = $1`, module)), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if got, want := slotsOf("m1"), map[string]string{"title": "t1", "num": "n1", "flag": "t2", "when": "n2", "color": "t3", "site": "t4",
+		"rel": "t5", "pick": "t6"}; !maps.Equal(got, want) {
+		t.Fatalf("m1 slots %v, want %v", got, want)
+	}
+	if got := one(`SELECT count(*)::text FROM content_keys WHERE item_id = 'i1' AND field IN ('long', 'title')`); got != "1" {
+		t.Fatalf("i1 has %s content_keys rows for long and title, want 1 (long's)", got)
+	}
+	if got := one(`SELECT concat_ws('|', t1, n1, t2, n2, t5, t6, tx) FROM content_fields WHERE item_id = 'i1'`); got != "Hello|9007199254740993|true|1700000000000|r0|b|Hello\ntrue\n#abcdef\nhttps://example.com/\nr0\nb" {
+		t.Fatalf("i1 content_fields row %q", got)
+	}
 	checkFull("after the first batch", nil)
 	checkEmpty("after the first batch", 14)
-	if got := one(`SELECT n::text FROM content_keys WHERE item_id = 'i3' AND field = 'num'`); got != "2.5" {
+	if got := one(`SELECT n::text FROM ` + allKeys + ` k WHERE item_id = 'i3' AND field = 'num'`); got != "2.5" {
 		t.Fatalf("float key %s", got)
 	}
 
@@ -933,13 +984,13 @@ func TestContentKeys(t *testing.T) {
 	)
 	i1From = at(3)
 	checkFull("after a date change", nil)
-	if got := one(`SELECT pub_from::text FROM content_keys WHERE item_id = 'i1' AND field = 'num'`); got != strconv.FormatInt(ms(at(3)), 10) {
+	if got := one(`SELECT pub_from::text FROM ` + allKeys + ` k WHERE item_id = 'i1' AND field = 'num'`); got != strconv.FormatInt(ms(at(3)), 10) {
 		t.Fatalf("i1 keys pub_from %s", got)
 	}
-	if got := strs(t, ctx, pool, `SELECT DISTINCT coalesce(pub_from::text, 'NULL') || ' ' || pub_until FROM content_keys WHERE item_id = 'i3'`); !slices.Equal(got, []string{fmt.Sprintf("NULL %d", ms(at(30)))}) {
+	if got := strs(t, ctx, pool, `SELECT DISTINCT coalesce(pub_from::text, 'NULL') || ' ' || pub_until FROM `+allKeys+` k WHERE item_id = 'i3'`); !slices.Equal(got, []string{fmt.Sprintf("NULL %d", ms(at(30)))}) {
 		t.Fatalf("deleted item's keys: %v", got)
 	}
-	if got := one(`SELECT count(*)::text FROM content_keys WHERE item_id = 'i3'`); got != "14" {
+	if got := one(`SELECT count(*)::text FROM ` + allKeys + ` k WHERE item_id = 'i3'`); got != "14" {
 		t.Fatalf("deleted item keeps its keys: %s rows", got)
 	}
 
@@ -949,40 +1000,46 @@ func TestContentKeys(t *testing.T) {
 		rec.addAt(at(5), "instance-i1", content.ItemUnarchived{ItemID: "i1", App: "a", Module: "m1", By: "Bob"}),
 	)
 	consistent("after restore")
-	if got := one(`SELECT DISTINCT pub_from || ' ' || pub_until FROM content_keys WHERE item_id = 'i3'`); got != fmt.Sprintf("%d %d", ms(at(1)), ms(at(30))) {
+	if got := one(`SELECT DISTINCT pub_from || ' ' || pub_until FROM ` + allKeys + ` k WHERE item_id = 'i3'`); got != fmt.Sprintf("%d %d", ms(at(1)), ms(at(30))) {
 		t.Fatalf("restored item's keys: %s", got)
 	}
-	if got := one(`SELECT DISTINCT pub_until::text FROM content_keys WHERE item_id = 'i1'`); got != strconv.FormatInt(ms(at(20)), 10) {
+	if got := one(`SELECT DISTINCT pub_until::text FROM ` + allKeys + ` k WHERE item_id = 'i1'`); got != strconv.FormatInt(ms(at(20)), 10) {
 		t.Fatalf("unarchived item's keys pub_until %s", got)
 	}
 	// Unpublish: pub_from NULL, expiry kept.
 	apply(t, ctx, pool, rec.addAt(at(6), "instance-i3", content.ItemUnpublished{ItemID: "i3", App: "a", Module: "m1", By: "Bob"}))
 	consistent("after unpublish")
-	if got := one(`SELECT DISTINCT coalesce(pub_from::text, 'NULL') || ' ' || pub_until FROM content_keys WHERE item_id = 'i3'`); got != fmt.Sprintf("NULL %d", ms(at(30))) {
+	if got := one(`SELECT DISTINCT coalesce(pub_from::text, 'NULL') || ' ' || pub_until FROM ` + allKeys + ` k WHERE item_id = 'i3'`); got != fmt.Sprintf("NULL %d", ms(at(30))) {
 		t.Fatalf("unpublished item's keys: %s", got)
 	}
 	// Expiry removed: back to Never.
 	apply(t, ctx, pool, rec.addAt(at(6), "instance-i3", content.ItemExpirySet{ItemID: "i3", App: "a", Module: "m1", By: "Bob"}))
-	if got := one(`SELECT DISTINCT pub_until::text FROM content_keys WHERE item_id = 'i3'`); got != strconv.FormatInt(projcontent.Never, 10) {
+	if got := one(`SELECT DISTINCT pub_until::text FROM ` + allKeys + ` k WHERE item_id = 'i3'`); got != strconv.FormatInt(projcontent.Never, 10) {
 		t.Fatalf("no expiry: pub_until %s", got)
 	}
 	apply(t, ctx, pool, rec.addAt(at(6), "instance-i1", content.ItemArchived{ItemID: "i1", App: "a", Module: "m1", ArchivedAt: at(10), By: "Bob"}))
 
 	// Batch 4: the module's fields change: list removed, extra added, title
 	// made localized; every item of m1 gets its keys recomputed, m2's stay.
-	otherKeys := strs(t, ctx, pool, `SELECT row_to_json(k)::text FROM content_keys k WHERE module = 'm2' ORDER BY field`)
+	otherKeys := strs(t, ctx, pool, `SELECT row_to_json(k)::text FROM `+allKeys+` k WHERE module = 'm2' ORDER BY field`)
 	newFields := append(slices.Clone(fields[:13]), fields[14], content.Field{ID: "16", Name: "extra", Type: fid("Text")})
 	newFields[0].Localized = true
 	apply(t, ctx, pool, rec.addAt(at(7), "module-m1", content.ModuleFieldsChanged{ModuleID: "m1", App: "a", Fields: newFields, By: "Ann"}))
+	// title is localized now: every text column moves up one, long gets
+	// the sixth, extra has none.
+	if got, want := slotsOf("m1"), map[string]string{"num": "n1", "flag": "t1", "when": "n2", "color": "t2", "site": "t3",
+		"rel": "t4", "pick": "t5", "long": "t6"}; !maps.Equal(got, want) {
+		t.Fatalf("m1 slots after the change %v, want %v", got, want)
+	}
 	checkFull("after the fields changed", map[string]int{"list": 0, "extra": 1})
 	checkEmpty("after the fields changed", 14)
-	if got := one(`SELECT loc || '|' || (s IS NULL) FROM content_keys WHERE item_id = 'i1' AND field = 'title'`); got != "|true" {
+	if got := one(`SELECT loc || '|' || (s IS NULL) FROM ` + allKeys + ` k WHERE item_id = 'i1' AND field = 'title'`); got != "|true" {
 		t.Fatalf("a plain string in a now localized field: key %s", got)
 	}
-	if got := one(`SELECT count(*)::text FROM content_keys WHERE field = 'extra' AND s IS NULL AND n IS NULL`); got != "3" {
+	if got := one(`SELECT count(*)::text FROM ` + allKeys + ` k WHERE field = 'extra' AND s IS NULL AND n IS NULL`); got != "3" {
 		t.Fatalf("the new field's NULL rows: %s, want one per item of m1", got)
 	}
-	if got := strs(t, ctx, pool, `SELECT row_to_json(k)::text FROM content_keys k WHERE module = 'm2' ORDER BY field`); !slices.Equal(got, otherKeys) {
+	if got := strs(t, ctx, pool, `SELECT row_to_json(k)::text FROM `+allKeys+` k WHERE module = 'm2' ORDER BY field`); !slices.Equal(got, otherKeys) {
 		t.Fatalf("m2's keys changed:\n%v\n%v", got, otherKeys)
 	}
 
@@ -996,21 +1053,21 @@ func TestContentKeys(t *testing.T) {
 		rec.addAt(at(8), "instance-i4", created("i4", "m1", map[string]any{"later": []any{"q"}}, content.Dates{PublishedAt: at(8)})),
 	)
 	checkFull("after fields and items changed together", map[string]int{"list": 0, "extra": 1, "later": 1})
-	if got := strs(t, ctx, pool, `SELECT item_id || ':' || coalesce(s, 'NULL') FROM content_keys WHERE field = 'later' ORDER BY item_id, s`); !slices.Equal(got, []string{"i1:NULL", "i2:p", "i2:q", "i3:NULL", "i4:q"}) {
+	if got := strs(t, ctx, pool, `SELECT item_id || ':' || coalesce(s, 'NULL') FROM `+allKeys+` k WHERE field = 'later' ORDER BY item_id, s`); !slices.Equal(got, []string{"i1:NULL", "i2:p", "i2:q", "i3:NULL", "i4:q"}) {
 		t.Fatalf("later keys %v", got)
 	}
-	if got := one(`SELECT s FROM content_keys WHERE item_id = 'i2' AND field = 'extra'`); got != "E" {
+	if got := one(`SELECT s FROM ` + allKeys + ` k WHERE item_id = 'i2' AND field = 'extra'`); got != "E" {
 		t.Fatalf("extra key %q", got)
 	}
-	if got := one(`SELECT n::text FROM content_keys WHERE item_id = 'i2' AND field = 'num'`); got != "9007199254740993" {
+	if got := one(`SELECT n::text FROM ` + allKeys + ` k WHERE item_id = 'i2' AND field = 'num'`); got != "9007199254740993" {
 		t.Fatalf("i2 long integer %s", got)
 	}
 	// The same item keys once per (item, field) for single-valued fields, across every item.
-	if dup := strs(t, ctx, pool, `SELECT item_id || ' ' || field FROM content_keys WHERE field IN ('title', 'num', 'flag', 'when', 'color', 'site', 'rel', 'pick', 'long', 'extra')
+	if dup := strs(t, ctx, pool, `SELECT item_id || ' ' || field FROM `+allKeys+` k WHERE field IN ('title', 'num', 'flag', 'when', 'color', 'site', 'rel', 'pick', 'long', 'extra')
 		GROUP BY item_id, field HAVING count(*) <> 1`); len(dup) > 0 {
 		t.Fatalf("single-valued fields with other than one key row: %v", dup)
 	}
-	if got := one(`SELECT count(DISTINCT item_id)::text FROM content_keys WHERE module = 'm1' AND field = 'title'`); got != "4" {
+	if got := one(`SELECT count(DISTINCT item_id)::text FROM ` + allKeys + ` k WHERE module = 'm1' AND field = 'title'`); got != "4" {
 		t.Fatalf("title keys for %s items, want 4", got)
 	}
 }

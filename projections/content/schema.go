@@ -10,8 +10,8 @@ import (
 	"github.com/halocms/halocms/projections"
 )
 
-// Projector writes content_modules, content_module_types, content_items and
-// content_keys.
+// Projector writes content_modules, content_module_types, content_items,
+// content_fields and content_keys.
 //
 // content_items holds one row per item, with its values as jsonb and every
 // date as epoch milliseconds. content_keys holds the item's searchable
@@ -24,6 +24,10 @@ import (
 // index alone. Texts are indexed once, by lower(s) with s included: the
 // index serves case-insensitive sorts and, with an exact recheck on the
 // included s, equality.
+//
+// content_fields holds one row per item with the values of its module's
+// first single-valued fields in typed columns (see Slots); those fields
+// have no content_keys rows.
 type Projector struct{}
 
 var _ projections.Projector = Projector{}
@@ -33,7 +37,7 @@ func (Projector) Handles(eventType string) bool { return strings.HasPrefix(event
 
 func (Projector) Name() string { return "content" }
 func (Projector) Tables() []string {
-	return []string{"content_modules", "content_module_types", "content_items", "content_keys", "content_versions"}
+	return []string{"content_modules", "content_module_types", "content_items", "content_keys", "content_fields", "content_versions"}
 }
 
 // Never is the pub_until of an item with no expiry or archive date.
@@ -52,6 +56,7 @@ CREATE TABLE %[1]s.content_modules (
     single      boolean NOT NULL DEFAULT false,
     tags        jsonb   NOT NULL DEFAULT '[]',
     fields      jsonb   NOT NULL DEFAULT '[]',
+    slots       jsonb   NOT NULL DEFAULT '{}',
     module_type text    NOT NULL DEFAULT '',
     created_at  bigint  NOT NULL,
     updated_at  bigint,
@@ -119,10 +124,42 @@ CREATE INDEX ON %[1]s.content_keys (item_id, field);
 CREATE INDEX ON %[1]s.content_keys (module, field, n NULLS FIRST, item_id) INCLUDE (pub_from, pub_until);
 CREATE INDEX ON %[1]s.content_keys (module, field, lower(s) NULLS FIRST, item_id) INCLUDE (s, pub_from, pub_until);
 CREATE INDEX ON %[1]s.content_keys USING gin (s gin_trgm_ops);
+%[2]s
 -- How often a text occurs in a field: without it the planner multiplies the
 -- selectivities of module, field, lower(s) and s as if independent, thinks
 -- "category = X" matches a handful of rows and sorts every match instead
 -- of walking the sort index.
-CREATE STATISTICS %[1]s.content_keys_text (mcv) ON module, field, lower(s), s FROM %[1]s.content_keys;`, schema))
+CREATE STATISTICS %[1]s.content_keys_text (mcv) ON module, field, lower(s), s FROM %[1]s.content_keys;`, schema, fieldsTable(schema)))
 	return err
+}
+
+// fieldsTable is the DDL of content_fields: per text column an index on
+// (module, lower(t), item_id) INCLUDE (t, pub_from, pub_until) (ranges,
+// sorts walked in either direction, "published items whose t = X" counted
+// from the index alone);
+// per number column an index on (module, n, item_id); and one GIN index on
+// the trigrams of all texts (tx) and the equality tokens (eqs, see
+// EqToken), so that "category = X and title like Y" is one index scan
+// that intersects compressed posting lists.
+func fieldsTable(schema string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE %s.content_fields (\n    item_id   text   PRIMARY KEY,\n    module    text   NOT NULL,\n"+
+		"    pub_from  bigint,\n    pub_until bigint NOT NULL,\n", schema)
+	for _, c := range SlotColumns {
+		typ := "text"
+		if c[0] == 'n' {
+			typ = "numeric"
+		}
+		fmt.Fprintf(&b, "    %s %s,\n", c, typ)
+	}
+	b.WriteString("    tx        text,\n    eqs       text[] NOT NULL DEFAULT '{}'\n);\n")
+	for _, c := range SlotColumns {
+		if c[0] == 'n' {
+			fmt.Fprintf(&b, "CREATE INDEX ON %s.content_fields (module, %s NULLS FIRST, item_id);\n", schema, c)
+		} else {
+			fmt.Fprintf(&b, "CREATE INDEX ON %s.content_fields (module, lower(%[2]s) NULLS FIRST, item_id) INCLUDE (%[2]s, pub_from, pub_until);\n", schema, c)
+		}
+	}
+	fmt.Fprintf(&b, "CREATE INDEX ON %s.content_fields USING gin (tx gin_trgm_ops, eqs);", schema)
+	return b.String()
 }

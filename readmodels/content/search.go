@@ -3,6 +3,7 @@ package content
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/big"
 	"regexp"
@@ -86,37 +87,64 @@ const (
 	maxKeyText = 500
 )
 
-// Search runs q as one SQL statement over content_items (plus a count(*)
-// with the same WHERE, in the same snapshot, when q.Count is set).
+// Search runs q as one SQL statement over content_items, joined with
+// content_fields when it filters or sorts by typed columns (plus a
+// count(*) with the same WHERE when q.Count is set, unless one statement
+// gives both, see pageWithTotal), in one read-only snapshot that also
+// reads the searched modules' slot maps.
 //
 // Every user-supplied string (field names included) is a bind parameter;
-// the SQL text is assembled only from constants of this file.
+// the SQL text is assembled only from constants of this file (the typed
+// column names come from slotColumns).
 func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
-	st, err := compile(&q)
-	if err != nil {
-		return Result{}, err
-	}
 	var res Result
 	var db interface {
 		Query(context.Context, string, ...any) (pgx.Rows, error)
 		QueryRow(context.Context, string, ...any) pgx.Row
 	} = s.pool
-	if q.Count {
-		// The page and the total come from one snapshot.
+	var slots map[string]string
+	var multi map[string]map[string]string
+	{
+		// The page, the total and the modules' columns come from one
+		// snapshot.
 		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 		if err != nil {
 			return Result{}, err
 		}
 		defer tx.Rollback(ctx) //nolint:errcheck // read-only
 		db = tx
-		if err := tx.QueryRow(ctx, st.count, custom(st.countArgs)...).Scan(&res.Total); err != nil {
+		if len(q.ModuleIDs) == 1 {
+			if slots, err = moduleSlots(ctx, tx, q.ModuleIDs[0]); err != nil {
+				return Result{}, err
+			}
+		} else if multi, err = modulesSlots(ctx, tx, q.ModuleIDs); err != nil {
+			return Result{}, err
+		}
+	}
+	if q.Count {
+		if sql, args, ok := pageWithTotal(&q, slots); ok {
+			res, err := pageAndTotal(ctx, db, sql, args)
+			if err != nil || len(res.Items) > 0 {
+				localize(res.Items, q.Fields, q.Locale)
+				return res, err
+			}
+			// An empty page: the total (0, or the page is past the end)
+			// comes from the count.
+		}
+	}
+	st, err := compileFull(&q, true, slots, multi)
+	if err != nil {
+		return Result{}, err
+	}
+	if q.Count {
+		if err := db.QueryRow(ctx, st.count, custom(st.countArgs)...).Scan(&res.Total); err != nil {
 			return Result{}, err
 		}
 		if st.walk && res.Total < walkFactor*(q.Offset+q.Limit) {
 			// Few matches: a walk of the sort index would pass over most
 			// of the module to find them; filtering first and sorting the
 			// few is cheaper.
-			if st, err = compileWith(&q, false); err != nil {
+			if st, err = compileFull(&q, false, slots, multi); err != nil {
 				return Result{}, err
 			}
 		}
@@ -141,6 +169,118 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	return res, nil
 }
 
+// pageAndTotal runs a pageWithTotal statement.
+func pageAndTotal(ctx context.Context, db interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, sql string, args []any) (Result, error) {
+	rows, err := db.Query(ctx, sql, custom(args)...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rows.Close()
+	res := Result{Items: []Item{}}
+	for rows.Next() {
+		it, err := scanItem(rows, &res.Total)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Items = append(res.Items, it)
+	}
+	return res, rows.Err()
+}
+
+// slotColumns are the column names a module's slot map may name (see
+// projections/content.Slots): t1..t6 hold texts, n1..n4 numbers.
+var slotColumns = map[string]bool{"t1": true, "t2": true, "t3": true, "t4": true, "t5": true, "t6": true,
+	"n1": true, "n2": true, "n3": true, "n4": true}
+
+// modulesSlots reads the slot maps of the modules that have typed
+// columns, among ids (all modules when ids is nil).
+func modulesSlots(ctx context.Context, db interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, ids []string) (map[string]map[string]string, error) {
+	rows, err := db.Query(ctx, `SELECT id, slots FROM content_modules WHERE slots <> '{}' AND ($1::text[] IS NULL OR id = ANY($1))`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]map[string]string{}
+	for rows.Next() {
+		var id string
+		var raw []byte
+		if err := rows.Scan(&id, &raw); err != nil {
+			return nil, err
+		}
+		m := map[string]string{}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, err
+		}
+		for f, col := range m {
+			if !slotColumns[col] {
+				delete(m, f)
+			}
+		}
+		out[id] = m
+	}
+	return out, rows.Err()
+}
+
+// colModules is, for a search of several modules, one typed column that
+// holds a field in some of them: the column and the placeholder of those
+// modules' ids.
+type colModules struct{ col, mods string }
+
+// multiColumns lists, in column order, the typed columns that hold field
+// name (of kind kind) in the searched modules, when the search spans
+// several (see compileFull's multi).
+func (c *compiler) multiColumns(name string, kind content.Kind) []colModules {
+	if c.slots != nil || len(c.multi) == 0 || !kind.Scalar() {
+		return nil
+	}
+	byCol := map[string][]string{}
+	for m, slots := range c.multi {
+		if col, ok := slots[name]; ok {
+			byCol[col] = append(byCol[col], m)
+		}
+	}
+	var out []colModules
+	for _, col := range []string{"t1", "t2", "t3", "t4", "t5", "t6", "n1", "n2", "n3", "n4"} {
+		if mods := byCol[col]; len(mods) > 0 {
+			slices.Sort(mods)
+			out = append(out, colModules{col: col, mods: c.bind(mods)})
+		}
+	}
+	if len(out) > 0 {
+		c.useFields = true
+	}
+	return out
+}
+
+// moduleSlots reads which of a module's fields have a typed column in
+// content_fields: field name → column. An unknown module has none.
+func moduleSlots(ctx context.Context, db interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, module string) (map[string]string, error) {
+	var raw []byte
+	err := db.QueryRow(ctx, `SELECT slots FROM content_modules WHERE id = $1`, module).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	for f, col := range m {
+		if !slotColumns[col] {
+			delete(m, f) // never put into SQL a name that is not one of ours
+		}
+	}
+	return m, nil
+}
+
 // statement is a compiled search: the page's SQL and the count's, with
 // their arguments.
 type statement struct {
@@ -163,32 +303,74 @@ func custom(args []any) []any {
 	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 }
 
-// compile turns q into its statements.
-func compile(q *Query) (statement, error) { return compileWith(q, true) }
+// compile turns q into its statements (with the slot map of its module,
+// see moduleSlots; nil when it searches several modules or all).
+func compile(q *Query, slots map[string]string) (statement, error) {
+	return compileWith(q, true, slots)
+}
 
 // compileWith compiles q; walk allows a page that walks a sort index.
-func compileWith(q *Query, walk bool) (statement, error) {
+func compileWith(q *Query, walk bool, slots map[string]string) (statement, error) {
+	return compileFull(q, walk, slots, nil)
+}
+
+// compileFull compiles q with the slot map of its one module (slots) or,
+// when it searches several or all modules, those of the modules that have
+// typed columns (multi: module → slot map).
+func compileFull(q *Query, walk bool, slots map[string]string, multi map[string]map[string]string) (statement, error) {
 	if q.Offset < 0 || q.Limit < 0 {
 		return statement{}, fault.Invalidf("offset and limit must not be negative")
 	}
-	c := &compiler{q: q, noWalk: !walk}
+	c := &compiler{q: q, noWalk: !walk, slots: slots, multi: multi}
+	if len(q.ModuleIDs) != 1 {
+		c.slots = nil
+	} else {
+		c.multi = nil
+	}
 	where, err := c.where()
 	if err != nil {
 		return statement{}, err
 	}
-	st := statement{count: `SELECT count(*) FROM content_items i WHERE ` + where, countArgs: slices.Clip(c.args)}
-	if sql, args, ok := keyCount(q); ok {
+	// joinFields adds the item's typed columns: its content_fields row,
+	// found by the module (the leading column of their indexes) and, for
+	// published items, the interval, checked before the item is fetched.
+	from := "content_items i"
+	joinFields := func() {
+		from += " JOIN content_fields f ON f.item_id = i.id"
+		c.joined = true
+		if c.slots != nil {
+			c.mod = c.bind(q.ModuleIDs[0])
+			where += " AND f.module = " + c.mod
+		}
+		if c.now != "" {
+			where += " AND f.pub_from <= " + c.now + " AND f.pub_until > " + c.now
+		}
+	}
+	if c.useFields { // the filters read typed columns
+		joinFields()
+	}
+	// The count is complete before the sort binds its own arguments.
+	st := statement{count: `SELECT count(*) FROM ` + from + ` WHERE ` + where, countArgs: slices.Clip(c.args)}
+	if sql, args, ok := keyCount(q, slots); ok {
+		st.count, st.countArgs = sql, args
+	} else if sql, args, ok := fieldsCount(q, c.slots); ok {
 		st.count, st.countArgs = sql, args
 	}
 	o, err := c.order()
 	if err != nil {
 		return statement{}, err
 	}
+	if c.useFields && !c.joined { // only the sort reads typed columns
+		joinFields()
+	}
 	if o.walk {
 		where = strings.ReplaceAll(where, itemCorrelation, walkCorrelation)
 		st.walk = true
 	}
 	where = strings.Join(append([]string{where}, c.extra...), " AND ")
+	if c.useFields {
+		o.from = strings.Replace(o.from, "content_items i", from, 1)
+	}
 	st.page = `SELECT ` + itemColumns + ` FROM ` + o.from + ` WHERE ` + where + ` ORDER BY ` + o.list()
 	if q.Offset > 0 {
 		st.page += ` OFFSET ` + c.bind(int64(q.Offset))
@@ -200,6 +382,104 @@ func compileWith(q *Query, walk bool) (statement, error) {
 	return st, nil
 }
 
+// fieldsFilter compiles, when it can, the filters of q as conditions on
+// content_fields f alone: for a published-only search of one module whose
+// every filter is on typed columns. Such rows carry the item's published
+// interval, deleted items are never published, and items belong to their
+// module's app, so the app check is made once, on the module.
+func fieldsFilter(q *Query, slots map[string]string, eqBtree bool) (*compiler, string, bool) {
+	if !q.PublishedOnly || slots == nil || len(q.ModuleIDs) != 1 || q.SearchValues == nil ||
+		q.MetaSearch != nil || q.InstanceIDs != nil || len(q.RelatedTo) > 0 || len(q.SegmentTags) > 0 {
+		return nil, "", false
+	}
+	checkApp := !q.AllApps && !slices.Contains(q.VisibleModules, q.ModuleIDs[0])
+	if !q.AllApps && len(q.VisibleItems) > 0 || checkApp && len(q.Apps) == 0 {
+		return nil, "", false
+	}
+	c := &compiler{q: q, slots: slots, eqBtree: eqBtree}
+	c.mods, c.now = c.bind(q.ModuleIDs), c.bind(q.Now)
+	sv, err := c.tree(q.SearchValues, c.valueLeaf)
+	if err != nil || c.itemRefs || !c.useFields {
+		return nil, "", false
+	}
+	where := `f.module = ANY(` + c.mods + `) AND f.pub_from <= ` + c.now + ` AND f.pub_until > ` + c.now + ` AND ` + sv
+	if checkApp {
+		where += ` AND EXISTS (SELECT 1 FROM content_modules m WHERE m.id = ANY(` + c.mods + `) AND m.app = ANY(` + c.bind(q.Apps) + `))`
+	}
+	return c, where, true
+}
+
+// fieldsCount compiles, when it can, a count that reads content_fields
+// alone (see fieldsFilter). A text equality is compared through the
+// column's btree index, which holds the text and the published interval:
+// "category = X" is counted from the index alone.
+func fieldsCount(q *Query, slots map[string]string) (string, []any, bool) {
+	c, where, ok := fieldsFilter(q, slots, true)
+	if !ok {
+		return "", nil, false
+	}
+	return `SELECT count(*) FROM content_fields f WHERE ` + where, c.args, true
+}
+
+// singleEquality reports whether e is one "=" operation with a value. Its
+// matches are counted from an index alone (see fieldsCount and keyCount),
+// which costs less than reading them, and when they are many the page
+// walks the sort index: pageWithTotal, which reads every match, is for the
+// other filters.
+func singleEquality(e *Expr) bool {
+	return e != nil && e.Cond == "" && strings.TrimSpace(e.Op) == "=" && !isNull(e)
+}
+
+// pageWithTotal compiles, when it can, one statement for the page and the
+// total: a search that fieldsFilter compiles, paged, sorted by typed
+// columns only. It reads the matching content_fields rows once, counts
+// them (count(*) OVER ()), keeps the page's rows in order and fetches
+// their items: one pass over the matches instead of two (the count's and
+// the page's). Each row carries the total; an empty page carries none.
+func pageWithTotal(q *Query, slots map[string]string) (string, []any, bool) {
+	if q.Limit <= 0 || len(q.Sort) == 0 || singleEquality(q.SearchValues) {
+		return "", nil, false
+	}
+	c, where, ok := fieldsFilter(q, slots, false)
+	if !ok {
+		return "", nil, false
+	}
+	var inner, outer, cols []string
+	for n, k := range q.Sort {
+		name := strings.TrimPrefix(k.Field, "values.")
+		slot, ok := slots[name]
+		f, known := q.Fields[name]
+		if k.Field == "" || !ok || !known || !f.Kind().Scalar() {
+			return "", nil, false
+		}
+		expr := "f." + slot
+		if slot[0] == 't' {
+			expr = "lower(" + expr + ")"
+		}
+		dir := " ASC"
+		if k.Desc {
+			dir = " DESC"
+		}
+		dir += nullsOrder(k.Desc)
+		alias := "k" + strconv.Itoa(n)
+		cols = append(cols, expr+" AS "+alias)
+		inner = append(inner, alias+dir)
+		outer = append(outer, "p."+alias+dir)
+	}
+	tie := " ASC"
+	if q.Sort[len(q.Sort)-1].Desc {
+		tie = " DESC"
+	}
+	inner, outer = append(inner, "f.item_id"+tie), append(outer, "p.item_id"+tie)
+	sql := `SELECT ` + itemColumns + `, p.total FROM (SELECT f.item_id, ` + strings.Join(cols, ", ") +
+		`, count(*) OVER () AS total FROM content_fields f WHERE ` + where + ` ORDER BY ` + strings.Join(inner, ", ")
+	if q.Offset > 0 {
+		sql += ` OFFSET ` + c.bind(int64(q.Offset))
+	}
+	sql += ` LIMIT ` + c.bind(int64(q.Limit)) + `) p JOIN content_items i ON i.id = p.item_id ORDER BY ` + strings.Join(outer, ", ")
+	return sql, c.args, true
+}
+
 // keyCount compiles, when it can, a count that reads content_keys alone:
 // a published-only search of one module whose only filter is
 // "field = value" on a single-valued field. Such a field has exactly one
@@ -209,7 +489,7 @@ func compileWith(q *Query, walk bool) (statement, error) {
 // index-only scan; about 1 ms instead of 25 for 2,666 matches among
 // 60,000 items). Items belong to their module's app, so the app check is
 // made once, on the module.
-func keyCount(q *Query) (string, []any, bool) {
+func keyCount(q *Query, slots map[string]string) (string, []any, bool) {
 	e := q.SearchValues
 	if !q.PublishedOnly || len(q.ModuleIDs) != 1 || e == nil || e.Cond != "" || isNull(e) ||
 		q.MetaSearch != nil || q.InstanceIDs != nil || len(q.RelatedTo) > 0 || len(q.SegmentTags) > 0 {
@@ -232,6 +512,9 @@ func keyCount(q *Query) (string, []any, bool) {
 	if err != nil || !t.known || !t.kind.Scalar() {
 		return "", nil, false
 	}
+	if _, slotted := slots[t.name]; slotted || slots == nil {
+		return "", nil, false // its values are in content_fields (see fieldsCount)
+	}
 	v, err := c.arg(t, e.Value)
 	if err != nil {
 		return "", nil, false
@@ -239,7 +522,7 @@ func keyCount(q *Query) (string, []any, bool) {
 	mod, now := c.bind(q.ModuleIDs[0]), c.bind(q.Now)
 	cmp := t.col() + ` = ` + v
 	if !t.numeric {
-		cmp = eqText("k", v)
+		cmp = eqText("k.s", v)
 	}
 	sql := `SELECT count(*) FROM content_keys k WHERE k.module = ` + mod + ` AND k.field = ` + c.bind(t.name) +
 		` AND ` + cmp + ` AND k.pub_from <= ` + now + ` AND k.pub_until > ` + now
@@ -254,14 +537,21 @@ func keyCount(q *Query) (string, []any, bool) {
 type compiler struct {
 	q              *Query
 	args           []any
-	nodes          int               // nodes of the expression tree being compiled
-	mentionsDelete bool              // metaSearch names deletedAt
-	now            string            // the placeholder of q.Now, once bound
-	extra          []string          // conditions the sort adds to the page's WHERE
-	mods           string            // the placeholder of q.ModuleIDs, once bound
-	noWalk         bool              // never walk a sort index
-	fields         map[string]string // field name → its placeholder, bound once
-	single         map[string]bool   // placeholders of single-valued fields (one key row per item)
+	nodes          int                          // nodes of the expression tree being compiled
+	mentionsDelete bool                         // metaSearch names deletedAt
+	now            string                       // the placeholder of q.Now, once bound
+	extra          []string                     // conditions the sort adds to the page's WHERE
+	mods           string                       // the placeholder of q.ModuleIDs, once bound
+	noWalk         bool                         // never walk a sort index
+	fields         map[string]string            // field name → its placeholder, bound once
+	single         map[string]bool              // placeholders of single-valued fields (one key row per item)
+	slots          map[string]string            // the module's typed columns (see moduleSlots); nil: several modules
+	useFields      bool                         // the statement joins content_fields f
+	itemRefs       bool                         // searchValues needs more than content_fields
+	mod            string                       // the placeholder of the one module, when content_fields is joined
+	eqBtree        bool                         // text equality on a column through its btree (see fieldsCount)
+	multi          map[string]map[string]string // several modules: each module's slot map (see moduleSlots)
+	joined         bool                         // content_fields f is joined
 }
 
 // fieldParam binds a field name once per statement; single marks a field
@@ -278,17 +568,17 @@ func (c *compiler) fieldParam(name string, single bool) string {
 	return p
 }
 
-// eqText compares a key's text with one value through the index on
-// lower(s) (which also holds s, so the exact comparison needs no visit of
-// the table).
-func eqText(alias, v string) string {
-	return "lower(" + alias + ".s) = lower(" + v + ") AND " + alias + ".s = " + v
+// eqText compares a text column (k.s, f.t1...) with one value through its
+// index on lower(col) (for k.s, the index also holds s, so the exact
+// comparison needs no visit of the table).
+func eqText(col, v string) string {
+	return "lower(" + col + ") = lower(" + v + ") AND " + col + " = " + v
 }
 
-// anyText compares a key's text with a list of values (a text[]
-// placeholder) through the index on lower(s).
-func anyText(alias, arr string) string {
-	return "lower(" + alias + ".s) = ANY(ARRAY(SELECT lower(x) FROM unnest(" + arr + ") x)) AND " + alias + ".s = ANY(" + arr + ")"
+// anyText compares a text column with a list of values (a text[]
+// placeholder) through its index on lower(col).
+func anyText(col, arr string) string {
+	return "lower(" + col + ") = ANY(ARRAY(SELECT lower(x) FROM unnest(" + arr + ") x)) AND " + col + " = ANY(" + arr + ")"
 }
 
 // itemCorrelation ties a key subquery to the item; walkCorrelation ties
@@ -559,8 +849,12 @@ func (c *compiler) arg(t valueTarget, v any) (string, error) {
 	return c.bind(cut(s)), nil
 }
 
-// valueLeaf compiles an operation on a values field into EXISTS /
-// NOT EXISTS over the item's content_keys rows. An item matches a positive
+// valueLeaf compiles an operation on a values field. A field with a
+// typed column in the searched module (see moduleSlots) compiles to a
+// condition on the column, f.t<i> or f.n<i>; other fields to EXISTS /
+// NOT EXISTS over the item's content_keys rows. When the search spans
+// several modules, a field may have a column in some and key rows in
+// others: the condition is on either. An item matches a positive
 // operation (=, >, in, like...) when one of its values does; != and !in
 // are the negations, so items without a value match them too.
 func (c *compiler) valueLeaf(e *Expr) (string, error) {
@@ -573,21 +867,77 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		return "", err
 	}
 	if t.kind == content.KindObject {
+		c.itemRefs = true
 		return c.objectLeaf(e, op, t)
 	}
 	if !t.indexed {
+		c.itemRefs = true
 		return c.longTextLeaf(e, op, t)
 	}
-	name, kind, bad, col, numeric := t.name, t.kind, t.bad, t.col(), t.numeric
+	slot, slotted := c.slots[t.name]
+	if slotted {
+		t.numeric = slot[0] == 'n'
+	}
+	name, kind, bad, numeric := t.name, t.kind, t.bad, t.numeric
 	arg := func(v any) (string, error) { return c.arg(t, v) }
 
-	field := c.fieldParam(name, t.known && kind.Scalar())
-	keys := c.keyRows(field)
-	if kind == content.KindLocalized && c.q.Locale != "" {
-		keys += " AND k.loc = " + c.bind(c.q.Locale)
+	// A condition is built on a text column s and a number column n (see
+	// colCond); wrap makes it the item's condition: "the item has a value
+	// for which cond holds"; not negates an item's condition.
+	var wrap func(colCond) string
+	not := func(cond string) string { return "NOT (" + cond + ")" }
+	var like func(pat string) string
+	// eq is "the value is one of vals" (many: vals bound as an array, else
+	// the one value), when the column has a faster way than eqText/anyText.
+	var eq func(vals []string, many bool) string
+	switch {
+	case slotted:
+		c.useFields = true
+		col := "f." + slot
+		wrap = func(b colCond) string { return "(" + b(col, col) + ")" }
+		eq = func(vals []string, many bool) string {
+			if c.eqBtree && !many && len(vals) == 1 {
+				return "(" + eqText(col, c.bind(vals[0])) + ")"
+			}
+			return c.slotEq(slot, vals, many)
+		}
+		not = func(cond string) string { return "NOT coalesce(" + cond + ", false)" }
+		like = func(pat string) string { return "(f.tx ILIKE " + pat + " AND " + col + " ILIKE " + pat + ")" }
+	default:
+		c.itemRefs = true
+		field := c.fieldParam(name, t.known && kind.Scalar())
+		keys := c.keyRows(field)
+		if kind == content.KindLocalized && c.q.Locale != "" {
+			keys += " AND k.loc = " + c.bind(c.q.Locale)
+		}
+		wrap = func(b colCond) string { return keys + " AND " + b("k.s", "k.n") + ")" }
+		if cols := c.multiColumns(name, kind); len(cols) > 0 {
+			// Several modules, some of which keep the field in a column.
+			keysOnly := wrap
+			wrap = func(b colCond) string {
+				parts := []string{keysOnly(b)}
+				for _, cm := range cols {
+					parts = append(parts, "coalesce(f.module = ANY("+cm.mods+") AND "+b("f."+cm.col, "f."+cm.col)+", false)")
+				}
+				return "(" + strings.Join(parts, " OR ") + ")"
+			}
+		}
 	}
-	exists := func(cond string) string { return keys + " AND " + cond + ")" }
-	hasValue := exists("(k.s IS NOT NULL OR k.n IS NOT NULL)")
+	if like == nil {
+		like = func(pat string) string { return wrap(func(s, _ string) string { return s + " ILIKE " + pat }) }
+	}
+	hasValue := wrap(func(s, n string) string {
+		if s == n {
+			return s + " IS NOT NULL"
+		}
+		return "(" + s + " IS NOT NULL OR " + n + " IS NOT NULL)"
+	})
+	pick := func(s, n string) string {
+		if numeric {
+			return n
+		}
+		return s
+	}
 
 	switch op {
 	case "=", "!=":
@@ -596,18 +946,22 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 			if _, ok := list(e.Value); ok {
 				return "", bad("%s needs a single value (use in for a list)", op)
 			}
-			v, err := arg(e.Value)
-			if err != nil {
-				return "", err
-			}
-			if numeric {
-				cond = exists(col + " = " + v)
+			if s, ok := text(e.Value); ok && eq != nil && !numeric {
+				cond = eq([]string{cut(s)}, false)
 			} else {
-				cond = exists(eqText("k", v))
+				v, err := arg(e.Value)
+				if err != nil {
+					return "", err
+				}
+				if numeric {
+					cond = wrap(func(_, n string) string { return n + " = " + v })
+				} else {
+					cond = wrap(func(s, _ string) string { return eqText(s, v) })
+				}
 			}
 		}
 		if op == "!=" {
-			cond = "NOT (" + cond + ")"
+			cond = not(cond)
 		}
 		return cond, nil
 	case ">", ">=", "<", "<=":
@@ -618,7 +972,7 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return exists(col + " " + op + " " + v), nil
+		return wrap(func(s, n string) string { return pick(s, n) + " " + op + " " + v }), nil
 	case "in", "!in":
 		l, ok := list(e.Value)
 		if !ok {
@@ -648,32 +1002,58 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		if vals == nil {
 			vals = []string{}
 		}
-		arr := c.bind(vals) + "::text[]"
-		if numeric {
-			arr += "::numeric[]"
-		}
-		cond := exists(col + " = ANY(" + arr + ")")
-		if !numeric {
-			cond = exists(anyText("k", arr))
+		var cond string
+		switch {
+		case numeric:
+			arr := c.bind(vals) + "::text[]"
+			cond = wrap(func(_, n string) string { return n + " = ANY(" + arr + "::numeric[])" })
+		case eq != nil:
+			cond = eq(vals, true)
+		default:
+			arr := c.bind(vals) + "::text[]"
+			cond = wrap(func(s, _ string) string { return anyText(s, arr) })
 		}
 		if withNull {
 			cond = "(" + cond + " OR NOT " + hasValue + ")"
 		}
 		if op == "!in" {
-			cond = "NOT " + cond
+			cond = not(cond)
 		}
 		return cond, nil
 	default: // like
-		if t.known && kind.Numeric() {
+		if t.known && kind.Numeric() || slotted && numeric {
 			return "", bad("like applies to text values only")
 		}
 		pat, err := likePattern(e)
 		if err != nil {
 			return "", err
 		}
-		return exists("k.s ILIKE " + c.bind(pat)), nil
+		return like(c.bind(pat)), nil
 	}
 }
+
+// slotEq is "text column slot of the item holds one of vals" (each
+// already cut as the column holds it; many: bind them as an array even if
+// there is one): through the equality tokens of the GIN index on (tx, eqs)
+// (see projections/content.EqToken). A token names the module, the column
+// and the exact text, so no recheck on the column is needed (and none is
+// made: the planner would count its selectivity twice).
+func (c *compiler) slotEq(slot string, vals []string, many bool) string {
+	if !many && len(vals) == 1 {
+		return "f.eqs @> ARRAY[" + c.bind(eqToken(c.q.ModuleIDs[0], slot, vals[0])) + "::text]"
+	}
+	toks := make([]string, len(vals))
+	for i, v := range vals {
+		toks[i] = eqToken(c.q.ModuleIDs[0], slot, v)
+	}
+	return "f.eqs && " + c.bind(toks) + "::text[]"
+}
+
+// eqToken mirrors projections/content.EqToken.
+func eqToken(module, col, v string) string { return module + "\x1f" + col + "=" + v }
+
+// colCond builds a condition on a text column s and a number column n.
+type colCond func(s, n string) string
 
 // objectLeaf compiles an operation on an Object field, which has no key
 // rows: only "is (not) null" and like on its JSON text.
@@ -898,17 +1278,42 @@ func (c *compiler) relation(r Relation) (string, error) {
 	if r.Field == "" {
 		return "", fault.Invalidf("relatedTo needs a fieldName").With("field", "relatedTo")
 	}
-	keys := c.keyRows(c.bind(strings.TrimPrefix(r.Field, "values."))) + " AND "
-	for _, id := range r.IDs {
-		if id == "*" {
-			return keys + "k.s IS NOT NULL)", nil
+	name := strings.TrimPrefix(r.Field, "values.")
+	if slot, ok := c.slots[name]; ok {
+		if slot[0] == 'n' {
+			return "false", nil // a number field relates to nothing
+		}
+		c.useFields = true
+		if !slices.Contains(r.IDs, "*") {
+			ids := []string{}
+			for _, id := range r.IDs {
+				ids = append(ids, cut(id))
+			}
+			return c.slotEq(slot, ids, true), nil
+		}
+		return "f." + slot + " IS NOT NULL", nil
+	}
+	var cond colCond = func(s, _ string) string { return s + " IS NOT NULL" }
+	if !slices.Contains(r.IDs, "*") {
+		ids := r.IDs
+		if ids == nil {
+			ids = []string{}
+		}
+		arr := c.bind(ids) + "::text[]"
+		cond = func(s, _ string) string { return anyText(s, arr) }
+	}
+	field := c.bind(name)
+	keys := c.keyRows(field) + " AND " + cond("k.s", "") + ")"
+	if c.slots != nil {
+		return keys, nil
+	}
+	parts := []string{keys}
+	for _, cm := range c.multiColumns(name, content.KindText) {
+		if cm.col[0] == 't' {
+			parts = append(parts, "coalesce(f.module = ANY("+cm.mods+") AND "+cond("f."+cm.col, "")+", false)")
 		}
 	}
-	ids := r.IDs
-	if ids == nil {
-		ids = []string{}
-	}
-	return keys + anyText("k", c.bind(ids)+"::text[]") + ")", nil
+	return "(" + strings.Join(parts, " OR ") + ")", nil
 }
 
 // segment compiles the segmentation tags against content_items.tag_keys
@@ -1047,6 +1452,20 @@ func (c *compiler) order() (ordering, error) {
 			col = ".n"
 		}
 		dir += nullsOrder(k.Desc)
+		if slot, ok := c.slots[name]; ok && kind.Scalar() {
+			// A typed column: PostgreSQL walks its index (module, col,
+			// item_id) when that is cheaper than sorting the matches.
+			c.useFields = true
+			expr := "f." + slot
+			if slot[0] == 't' {
+				expr = "lower(" + expr + ")"
+			}
+			o.keys = append(o.keys, orderKey{expr, dir})
+			if n == 0 {
+				tie = "f.item_id"
+			}
+			continue
+		}
 		if n == 0 && kind.Scalar() && q.Limit > 0 && len(q.ModuleIDs) == 1 && !c.noWalk {
 			o.from, o.walk = "content_keys sk JOIN content_items i ON i.id = sk.item_id", true
 			c.extra = append(c.extra, "sk.module = "+c.bind(q.ModuleIDs[0]), "sk.field = "+c.bind(name))
@@ -1066,6 +1485,19 @@ func (c *compiler) order() (ordering, error) {
 			join += " AND " + alias + ".loc = " + c.bind(q.Locale)
 		}
 		o.from += join
+		if cols := c.multiColumns(name, kind); len(cols) > 0 {
+			// Several modules, some of which keep the field in a column.
+			v := "CASE"
+			for _, cm := range cols {
+				v += " WHEN f.module = ANY(" + cm.mods + ") THEN f." + cm.col
+			}
+			v = "coalesce(" + alias + col + ", " + v + " END)"
+			if col == ".s" {
+				v = "lower(" + v + ")"
+			}
+			o.keys = append(o.keys, orderKey{v, dir})
+			continue
+		}
 		o.keys = append(o.keys, orderKey{sortExpr(alias, col), dir})
 	}
 	tieDir := " ASC"

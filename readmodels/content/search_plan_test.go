@@ -84,7 +84,7 @@ func TestSortByFieldWalksTheIndex(t *testing.T) {
 
 	asc := base
 	asc.Sort = []SortKey{{Field: "price"}}
-	st, err := compile(&asc)
+	st, err := compile(&asc, map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestSortByFieldWalksTheIndex(t *testing.T) {
 
 	desc := base
 	desc.Sort = []SortKey{{Field: "price", Desc: true}}
-	if st, err = compile(&desc); err != nil {
+	if st, err = compile(&desc, map[string]string{}); err != nil {
 		t.Fatal(err)
 	}
 	plan = explain(t, pool, st.page, st.pageArgs)
@@ -138,7 +138,7 @@ func TestSortByFieldWalksTheIndex(t *testing.T) {
 	cnt := base
 	cnt.Count, cnt.AllApps, cnt.Apps = true, false, []string{"a1"}
 	cnt.SearchValues = &Expr{Op: "=", Property: "category", Value: "cat3"}
-	st, err = compile(&cnt)
+	st, err = compile(&cnt, map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +185,110 @@ func ids(items []Item) []string {
 		out = append(out, it.ID)
 	}
 	return out
+}
+
+// TestTypedColumnPlans checks the plans of the searches on typed columns
+// (content_fields) of one module, at planItems items: "category = X and
+// title like Y and a date range" is one scan of the GIN index on (tx, eqs)
+// and one statement for the page and the total; "category = X" is counted
+// from the category column's btree alone and paged by walking the price
+// column's index backwards. Both answer what the general plan (two
+// modules, restricted to m1 by metaSearch) answers.
+func TestTypedColumnPlans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bulk data")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	if err := (pc.Projector{}).Create(ctx, pool, "public"); err != nil {
+		t.Fatal(err)
+	}
+	words := `(ARRAY['amber','birch','cedar','delta','ember','fjord','garnet','heron','indigo','jasper'])`
+	for _, sql := range []string{`
+INSERT INTO content_modules (id, app, name, created_at, slots) VALUES
+	('m1', 'a1', 'm1', 0, '{"title": "t1", "category": "t2", "price": "n1", "releaseDate": "n2"}'), ('m2', 'a1', 'm2', 0, '{}')`, `
+INSERT INTO content_items (id, app, module, name, created_at, state_changed_at, published_at, pub_from, pub_until)
+SELECT lpad(g::text, 24, '0'), 'a1', 'm1', 'item ' || g, 1000000 + g, 1000000 + g,
+       CASE WHEN g % 3 = 0 THEN NULL ELSE 1000 END, CASE WHEN g % 3 = 0 THEN NULL ELSE 1000 END, 9223372036854775807
+FROM generate_series(1, ` + strconv.Itoa(planItems) + `) g`, `
+INSERT INTO content_fields (item_id, module, pub_from, pub_until, t1, t2, n1, n2)
+SELECT id, module, pub_from, pub_until,
+       'Product ' || created_at || ' ' || ` + words + `[created_at % 10 + 1] || ' ' || ` + words + `[created_at / 10 % 10 + 1],
+       'cat' || (created_at % 20), (created_at * 7919) % 100000, 1000 + (created_at * 31) % 365
+FROM content_items`,
+		`UPDATE content_fields SET tx = t1 || E'\n' || t2, eqs = ARRAY[module || E'\x1ft1=' || t1, module || E'\x1ft2=' || t2]`,
+		`VACUUM ANALYZE content_items`, `VACUUM ANALYZE content_fields`, `VACUUM ANALYZE content_modules`} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fields := map[string]content.Field{
+		"title":       {Name: "title", Type: "000000000000000000000001"},
+		"category":    {Name: "category", Type: "000000000000000000000001"},
+		"price":       {Name: "price", Type: "000000000000000000000002"},
+		"releaseDate": {Name: "releaseDate", Type: "000000000000000000000006"},
+	}
+	slots, err := moduleSlots(ctx, pool, "m1")
+	if err != nil || len(slots) != 4 {
+		t.Fatalf("slots %v, %v", slots, err)
+	}
+	s := NewStore(pool)
+	cat := &Expr{Op: "=", Property: "category", Value: "cat3"}
+	b := Query{AllApps: false, Apps: []string{"a1"}, ModuleIDs: []string{"m1"}, PublishedOnly: true, Now: 2000, Fields: fields,
+		Limit: 20, Count: true, Sort: []SortKey{{Field: "price", Desc: true}},
+		SearchValues: &Expr{Cond: "and", Operands: []*Expr{cat, {Op: "like", Property: "title", Value: "mbe"},
+			{Op: ">=", Property: "releaseDate", Value: 1100}, {Op: "<=", Property: "releaseDate", Value: 1300}}}}
+	a := b
+	a.SearchValues = cat
+
+	sql, args, ok := pageWithTotal(&b, slots)
+	if !ok {
+		t.Fatal("(b) is not compiled as one statement for the page and the total")
+	}
+	plan := explain(t, pool, sql, args)
+	if !strings.Contains(plan, "Bitmap Index Scan on content_fields_tx_eqs_idx") || strings.Contains(plan, "content_keys") {
+		t.Errorf("(b) should find its matches in the GIN index on (tx, eqs):\n%s", plan)
+	}
+	if _, _, ok := pageWithTotal(&a, slots); ok {
+		t.Error("(a), one equality, should be counted and paged apart")
+	}
+	st, err := compile(&a, slots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan := explain(t, pool, st.count, st.countArgs); !strings.Contains(plan, "Index Only Scan using content_fields_module_lower_item_id_t2") {
+		t.Errorf("(a)'s count should read the category column's index only:\n%s", plan)
+	}
+	if plan := explain(t, pool, st.page, st.pageArgs); strings.Contains(plan, "Sort") ||
+		!strings.Contains(plan, "Index Scan Backward using content_fields_module_n1_item_id_idx") {
+		t.Errorf("(a)'s page should walk the price column's index backwards:\n%s", plan)
+	}
+
+	general := func(q Query) Query {
+		q.ModuleIDs = []string{"m1", "m2"}
+		q.MetaSearch = &Expr{Op: "=", Property: "module", Value: "m1"}
+		return q
+	}
+	for name, q := range map[string]Query{"(a)": a, "(b)": b} {
+		for _, off := range []int{0, 20, 1000} {
+			q.Offset = off
+			start := time.Now()
+			fast, err := s.Search(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := time.Since(start)
+			start = time.Now()
+			slow, err := s.Search(ctx, general(q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s offset %d: typed columns %v, general %v; total %d", name, off, d.Round(time.Microsecond),
+				time.Since(start).Round(time.Microsecond), fast.Total)
+			if fast.Total != slow.Total || fast.Total == 0 || !slices.Equal(ids(fast.Items), ids(slow.Items)) {
+				t.Errorf("%s offset %d: typed columns %d %v, general %d %v", name, off, fast.Total, ids(fast.Items), slow.Total, ids(slow.Items))
+			}
+		}
+	}
 }

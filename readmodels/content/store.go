@@ -75,15 +75,16 @@ type Item struct {
 	Revision    int64
 }
 
-// itemColumns is the select list scanItem reads, for content_items aliased i.
+// itemColumns is the select list scanItem reads, for content_items aliased i
+// (then the columns of extra, if any).
 const itemColumns = `i.id, i.app, i.module, i.name, i.vals, i.tags, i.external_id, i.published_at, i.removed_at,
 	i.archived_at, i.deleted_at, i.created_at, i.updated_at, i.created_by, i.updated_by, i.deleted_by, i.revision`
 
-func scanItem(row pgx.Row) (Item, error) {
+func scanItem(row pgx.Row, extra ...any) (Item, error) {
 	var it Item
 	var vals, tags []byte
-	err := row.Scan(&it.ID, &it.App, &it.Module, &it.Name, &vals, &tags, &it.ExternalID, &it.PublishedAt, &it.RemovedAt,
-		&it.ArchivedAt, &it.DeletedAt, &it.CreatedAt, &it.UpdatedAt, &it.CreatedBy, &it.UpdatedBy, &it.DeletedBy, &it.Revision)
+	err := row.Scan(append([]any{&it.ID, &it.App, &it.Module, &it.Name, &vals, &tags, &it.ExternalID, &it.PublishedAt, &it.RemovedAt,
+		&it.ArchivedAt, &it.DeletedAt, &it.CreatedAt, &it.UpdatedAt, &it.CreatedBy, &it.UpdatedBy, &it.DeletedBy, &it.Revision}, extra...)...)
 	if err != nil {
 		return it, err
 	}
