@@ -580,14 +580,6 @@ func (r *runner) handle(msg *message.Message) error {
 	ctx, cancel := context.WithTimeout(r.stopCtx, timeout)
 	defer cancel()
 	last := r.buf[len(r.buf)-1].Position
-	// A projection's batch commits without waiting for its WAL flush: the
-	// events it applies are durable already, and a crash that loses the
-	// commit loses the tables' writes and the checkpoint together, so the
-	// batch is applied again from the log. Read-your-writes waits then
-	// cost one fsync per command (the append's), not one per projection.
-	if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-		return err
-	}
 	if err := r.p.Apply(ctx, tx, SchemaName(r.name, version), r.buf); err != nil {
 		return fmt.Errorf("apply %d events up to %s to v%d: %w", len(r.buf), last, version, err)
 	}
