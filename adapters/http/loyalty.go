@@ -117,10 +117,16 @@ func (s *server) readAccount(ctx context.Context, id string) (rmloyalty.AccountV
 	if err != nil {
 		return v, err
 	}
-	if a.Kind != access.Identified {
-		err = s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: v.App})
+	return v, s.mayReadAccountOf(ctx, a, v.App)
+}
+
+// mayReadAccountOf finishes canReadAccount once the account's app is
+// known: its owner may read it, a CMS user needs read on the app.
+func (s *server) mayReadAccountOf(ctx context.Context, a access.Actor, app string) error {
+	if a.Kind == access.Identified {
+		return nil // canReadAccount checked it is theirs
 	}
-	return v, err
+	return s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: app})
 }
 
 // getLoyaltyUser serves GET /api/loyalty/user/{id} and /self: the
@@ -153,11 +159,15 @@ func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if _, err := s.readAccount(ctx, id); err != nil {
+	a := access.From(ctx)
+	if err := canReadAccount(a, id); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	res, err := s.LoyaltyRead.Transactions(ctx, id, page, limit)
+	if err == nil {
+		err = s.mayReadAccountOf(ctx, a, res.App)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -266,9 +266,10 @@ func pageBounds(page, limit int) (int, int, error) {
 	return page, limit, nil
 }
 
-// TransactionPage is a page of transactions, newest first, and how many
-// the account has.
+// TransactionPage is a page of transactions, newest first, how many the
+// account has, and the account's app (whose rights a reader needs).
 type TransactionPage struct {
+	App   string
 	Total int
 	Items []Transaction
 }
@@ -286,7 +287,7 @@ func (s *Store) Transactions(ctx context.Context, account string, page, limit in
 	if err != nil {
 		return res, err
 	}
-	res.Total = count
+	res.App, res.Total = app, count
 	offset := (page - 1) * limit
 	if number == 0 || offset >= count {
 		return res, nil

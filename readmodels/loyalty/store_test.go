@@ -273,8 +273,8 @@ func TestTransactions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Total != len(all) {
-			t.Fatalf("total %d, want %d", p.Total, len(all))
+		if p.Total != len(all) || p.App != appOf(busiest) {
+			t.Fatalf("total %d, app %q; want %d, %q", p.Total, p.App, len(all), appOf(busiest))
 		}
 		if len(p.Items) == 0 {
 			break
@@ -292,7 +292,7 @@ func TestTransactions(t *testing.T) {
 	if p, err := w.store.Transactions(w.ctx, busiest, 0, 0); err != nil || len(p.Items) != rmloyalty.DefaultLimit {
 		t.Errorf("defaults: %d items, %v", len(p.Items), err)
 	}
-	if p, err := w.store.Transactions(w.ctx, "user035", 1, 10); err != nil || p.Total != 0 || len(p.Items) != 0 {
+	if p, err := w.store.Transactions(w.ctx, "user035", 1, 10); err != nil || p.Total != 0 || len(p.Items) != 0 || p.App != appOf("user035") {
 		t.Errorf("a user without loyalty events: %+v, %v", p, err)
 	}
 	if _, err := w.store.Transactions(w.ctx, "nobody", 1, 10); !isKind(err, fault.NotFound) {
