@@ -138,23 +138,9 @@ func auditCmd() *cobra.Command {
 					return fmt.Errorf("--at: want an RFC 3339 time such as 2026-01-02T15:04:05Z: %w", err)
 				}
 			}
-			a, err := openOneShot(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			ctx := access.WithActor(cmd.Context(), access.SystemActor)
-			rep, err := a.auditor.Rights(ctx, audit.RightsQuery{User: user, App: app, At: t})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
-			}
-			printRightsReport(rep)
-			return nil
+			return runAudit(cmd.Context(), asJSON, func(ctx context.Context, a *audit.Auditor) (audit.RightsReport, error) {
+				return a.Rights(ctx, audit.RightsQuery{User: user, App: app, At: t})
+			}, printRightsReport)
 		},
 	}
 	rc.Flags().StringVar(&user, "user", "", "user id (required)")
@@ -163,6 +149,27 @@ func auditCmd() *cobra.Command {
 	rc.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.AddCommand(rc, auditLoyaltyCmd())
 	return c
+}
+
+// runAudit opens the database, runs one audit as the system and prints
+// its report as indented JSON or with print.
+func runAudit[R any](ctx context.Context, asJSON bool, run func(context.Context, *audit.Auditor) (R, error), print func(R)) error {
+	a, err := openOneShot(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	rep, err := run(access.WithActor(ctx, access.SystemActor), a.auditor)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	print(rep)
+	return nil
 }
 
 // auditLoyaltyCmd is `cms audit loyalty`: a loyalty account's events
@@ -187,23 +194,9 @@ func auditLoyaltyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := openOneShot(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			ctx := access.WithActor(cmd.Context(), access.SystemActor)
-			rep, err := a.auditor.Loyalty(ctx, audit.LoyaltyQuery{User: user, From: f, To: t})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
-			}
-			printLoyaltyReport(rep)
-			return nil
+			return runAudit(cmd.Context(), asJSON, func(ctx context.Context, a *audit.Auditor) (audit.LoyaltyReport, error) {
+				return a.Loyalty(ctx, audit.LoyaltyQuery{User: user, From: f, To: t})
+			}, printLoyaltyReport)
 		},
 	}
 	c.Flags().StringVar(&user, "user", "", "identified user id (required)")
