@@ -204,20 +204,9 @@ func contentPhase(ctx context.Context, cfg config, serverURL string, res *result
 
 	a := newCMSAPI(srv.base, cfg.contentClients)
 	defer a.hc.CloseIdleConnections()
-	admin, err := a.token(ctx, url.Values{"grant_type": {"password"}, "username": {"admin"}, "password": {password}})
+	admin, app, err := a.adminApp(ctx, password, "bench")
 	if err != nil {
-		return fmt.Errorf("admin sign-in: %w", err)
-	}
-	var app struct {
-		ID           string `json:"id"`
-		ClientID     string `json:"clientId"`
-		ClientSecret string `json:"clientSecret"`
-	}
-	if err := a.call(ctx, http.MethodPost, "/core-api/app", admin, map[string]any{"name": "bench"}, 0, &app); err != nil {
-		return fmt.Errorf("create app: %w", err)
-	}
-	if app.ID == "" || app.ClientID == "" || app.ClientSecret == "" {
-		return fmt.Errorf("create app: answer without id, clientId or clientSecret: %+v", app)
+		return err
 	}
 	appToken, err := a.token(ctx, url.Values{"grant_type": {"client_credentials"}, "client_id": {app.ClientID}, "client_secret": {app.ClientSecret}})
 	if err != nil {
@@ -681,6 +670,30 @@ func (a *cmsAPI) token(ctx context.Context, form url.Values) (string, error) {
 		}
 		wait = min(2*wait, 2*time.Second)
 	}
+}
+
+// benchApp is an app as POST /core-api/app answers it.
+type benchApp struct {
+	ID           string `json:"id"`
+	ClientID     string `json:"clientId"`
+	ClientSecret string `json:"clientSecret"`
+}
+
+// adminApp signs in as the bench's admin and creates an app named name;
+// it returns the admin's token and the app.
+func (a *cmsAPI) adminApp(ctx context.Context, password, name string) (string, benchApp, error) {
+	var app benchApp
+	admin, err := a.token(ctx, url.Values{"grant_type": {"password"}, "username": {"admin"}, "password": {password}})
+	if err != nil {
+		return "", app, fmt.Errorf("admin sign-in: %w", err)
+	}
+	if err := a.call(ctx, http.MethodPost, "/core-api/app", admin, map[string]any{"name": name}, 0, &app); err != nil {
+		return "", app, fmt.Errorf("create app: %w", err)
+	}
+	if app.ID == "" || app.ClientID == "" || app.ClientSecret == "" {
+		return "", app, fmt.Errorf("create app: answer without id, clientId or clientSecret: %+v", app)
+	}
+	return admin, app, nil
 }
 
 // total asks for the number of the module's items the token sees.

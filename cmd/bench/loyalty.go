@@ -190,20 +190,9 @@ func loyaltyPhase(ctx context.Context, cfg config, serverURL string, res *result
 
 	a := newCMSAPI(srv.base, 2*loyaltyClients)
 	defer a.hc.CloseIdleConnections()
-	admin, err := a.token(ctx, url.Values{"grant_type": {"password"}, "username": {"admin"}, "password": {adminPassword}})
+	admin, app, err := a.adminApp(ctx, adminPassword, "loyalty bench")
 	if err != nil {
-		return fmt.Errorf("admin sign-in: %w", err)
-	}
-	var app struct {
-		ID           string `json:"id"`
-		ClientID     string `json:"clientId"`
-		ClientSecret string `json:"clientSecret"`
-	}
-	if err := a.call(ctx, http.MethodPost, "/core-api/app", admin, map[string]any{"name": "loyalty bench"}, 0, &app); err != nil {
-		return fmt.Errorf("create app: %w", err)
-	}
-	if app.ID == "" || app.ClientID == "" || app.ClientSecret == "" {
-		return fmt.Errorf("create app: answer without id, clientId or clientSecret: %+v", app)
+		return err
 	}
 	run, err := randomHex(4)
 	if err != nil {

@@ -36,7 +36,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -195,15 +194,9 @@ func pushPhase(ctx context.Context, cfg config, serverURL string, res *results) 
 
 	a := newCMSAPI(srv.base, 4)
 	defer a.hc.CloseIdleConnections()
-	admin, err := a.token(ctx, url.Values{"grant_type": {"password"}, "username": {"admin"}, "password": {password}})
+	admin, app, err := a.adminApp(ctx, password, "push bench")
 	if err != nil {
-		return fmt.Errorf("admin sign-in: %w", err)
-	}
-	var app struct {
-		ID string `json:"id"`
-	}
-	if err := a.call(ctx, http.MethodPost, "/core-api/app", admin, map[string]any{"name": "push bench"}, 0, &app); err != nil {
-		return fmt.Errorf("create app: %w", err)
+		return err
 	}
 
 	// Seed the segment straight into the event store.
