@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
@@ -60,19 +59,6 @@ func apply(t *testing.T, ctx context.Context, pool *pgxpool.Pool, evs ...event.R
 	}
 }
 
-func strs(t *testing.T, ctx context.Context, db *pgxpool.Pool, sql string, args ...any) []string {
-	t.Helper()
-	rows, err := db.Query(ctx, sql, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return out
-}
-
 var dumps = []string{
 	`SELECT row_to_json(x)::text FROM appuser_apps x ORDER BY app`,
 	`SELECT row_to_json(x)::text FROM appusers x ORDER BY id`,
@@ -86,7 +72,7 @@ func dump(t *testing.T, ctx context.Context, db *pgxpool.Pool) [][]string {
 	t.Helper()
 	out := make([][]string, len(dumps))
 	for i, q := range dumps {
-		out[i] = strs(t, ctx, db, q)
+		out[i] = pgtest.Strings(t, db, q)
 	}
 	return out
 }
@@ -227,16 +213,16 @@ func TestTablesFollowTheAppUsers(t *testing.T) {
 	r.add(appuser.Stream("u2"), appuser.Deleted{AppUserID: "u2", App: "a"})
 	apply(t, ctx, pool, r.evs...)
 
-	if got := strs(t, ctx, pool, `SELECT app || '=' || number FROM appuser_apps ORDER BY number`); !slices.Equal(got, []string{"a=1", "b=2", "c=3"}) {
+	if got := pgtest.Strings(t, pool, `SELECT app || '=' || number FROM appuser_apps ORDER BY number`); !slices.Equal(got, []string{"a=1", "b=2", "c=3"}) {
 		t.Errorf("app numbers %v, want a=1 b=2 c=3 in creation order", got)
 	}
-	if got := strs(t, ctx, pool, `SELECT app_user_id || ':' || token || ':' || alias || ':' || platform FROM appuser_devices ORDER BY 1`); !slices.Equal(got, []string{"u1:t2:anonymous-1:android"}) {
+	if got := pgtest.Strings(t, pool, `SELECT app_user_id || ':' || token || ':' || alias || ':' || platform FROM appuser_devices ORDER BY 1`); !slices.Equal(got, []string{"u1:t2:anonymous-1:android"}) {
 		t.Errorf("devices %v: the removed token and the deleted app user's token must be gone", got)
 	}
-	if got := strs(t, ctx, pool, `SELECT app_user_id || ':' || name || '=' || value FROM appuser_tags ORDER BY 1`); !slices.Equal(got, []string{"u1:Color=red"}) {
+	if got := pgtest.Strings(t, pool, `SELECT app_user_id || ':' || name || '=' || value FROM appuser_tags ORDER BY 1`); !slices.Equal(got, []string{"u1:Color=red"}) {
 		t.Errorf("tags %v", got)
 	}
-	if got := strs(t, ctx, pool, `SELECT id || ':' || identified || ':' || (deleted_at IS NOT NULL) || ':' || devices::text FROM appusers ORDER BY id`); !slices.Equal(got,
+	if got := pgtest.Strings(t, pool, `SELECT id || ':' || identified || ':' || (deleted_at IS NOT NULL) || ':' || devices::text FROM appusers ORDER BY id`); !slices.Equal(got,
 		[]string{`u1:identified-9:false:[{"token": "t2", "platform": "android"}]`, `u2::true:[{"token": "t3", "platform": "ios"}]`}) {
 		t.Errorf("app users %v", got)
 	}

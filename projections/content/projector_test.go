@@ -15,7 +15,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
@@ -90,19 +89,6 @@ func apply(t *testing.T, ctx context.Context, pool *pgxpool.Pool, evs ...event.R
 	}
 }
 
-func strs(t *testing.T, ctx context.Context, db *pgxpool.Pool, sql string, args ...any) []string {
-	t.Helper()
-	rows, err := db.Query(ctx, sql, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return out
-}
-
 // allKeys is every key row, as content_keys holds them before fields got
 // typed columns: content_keys plus one row per content_fields column a
 // module's slot map names. The tests check the rows of both tables
@@ -120,12 +106,12 @@ type dump struct{ modules, types, items, keys, fields []string }
 func dumpTables(t *testing.T, ctx context.Context, db *pgxpool.Pool) dump {
 	t.Helper()
 	return dump{
-		modules: strs(t, ctx, db, `SELECT row_to_json(m)::text FROM content_modules m ORDER BY id`),
-		types:   strs(t, ctx, db, `SELECT row_to_json(m)::text FROM content_module_types m ORDER BY id`),
-		items:   strs(t, ctx, db, `SELECT row_to_json(i)::text FROM content_items i ORDER BY id`),
-		keys: strs(t, ctx, db, `SELECT row_to_json(k)::text FROM content_keys k
+		modules: pgtest.Strings(t, db, `SELECT row_to_json(m)::text FROM content_modules m ORDER BY id`),
+		types:   pgtest.Strings(t, db, `SELECT row_to_json(m)::text FROM content_module_types m ORDER BY id`),
+		items:   pgtest.Strings(t, db, `SELECT row_to_json(i)::text FROM content_items i ORDER BY id`),
+		keys: pgtest.Strings(t, db, `SELECT row_to_json(k)::text FROM content_keys k
 			ORDER BY item_id, module, field, loc, s, n, pub_from, pub_until`),
-		fields: strs(t, ctx, db, `SELECT row_to_json(f)::text FROM content_fields f ORDER BY item_id`),
+		fields: pgtest.Strings(t, db, `SELECT row_to_json(f)::text FROM content_fields f ORDER BY item_id`),
 	}
 }
 
@@ -842,14 +828,14 @@ func TestContentKeys(t *testing.T) {
 
 	perField := func(item string) map[string]int {
 		out := map[string]int{}
-		for _, f := range strs(t, ctx, pool, `SELECT field FROM `+allKeys+` k WHERE item_id = $1`, item) {
+		for _, f := range pgtest.Strings(t, pool, `SELECT field FROM `+allKeys+` k WHERE item_id = $1`, item) {
 			out[f]++
 		}
 		return out
 	}
 	one := func(sql string, args ...any) string {
 		t.Helper()
-		got := strs(t, ctx, pool, sql, args...)
+		got := pgtest.Strings(t, pool, sql, args...)
 		if len(got) != 1 {
 			t.Fatalf("%s %v: %d rows %v, want 1", sql, args, len(got), got)
 		}
@@ -858,25 +844,25 @@ func TestContentKeys(t *testing.T) {
 	consistent := func(stage string) {
 		t.Helper()
 		// Every key row carries its item's module and published interval.
-		if bad := strs(t, ctx, pool, `SELECT k.item_id || ' ' || k.field FROM `+allKeys+` k LEFT JOIN content_items i ON i.id = k.item_id
+		if bad := pgtest.Strings(t, pool, `SELECT k.item_id || ' ' || k.field FROM `+allKeys+` k LEFT JOIN content_items i ON i.id = k.item_id
 			WHERE i.id IS NULL OR k.module <> i.module OR k.pub_from IS DISTINCT FROM i.pub_from OR k.pub_until <> i.pub_until`); len(bad) > 0 {
 			t.Fatalf("%s: key rows out of step with their items: %v", stage, bad)
 		}
 		// Every item has its content_fields row, in step with it; tx is
 		// its texts joined; no field has both a column and key rows.
-		if bad := strs(t, ctx, pool, `SELECT i.id FROM content_items i LEFT JOIN content_fields f ON f.item_id = i.id
+		if bad := pgtest.Strings(t, pool, `SELECT i.id FROM content_items i LEFT JOIN content_fields f ON f.item_id = i.id
 			WHERE f.item_id IS NULL OR f.module <> i.module OR f.pub_from IS DISTINCT FROM i.pub_from OR f.pub_until <> i.pub_until
 			OR f.tx IS DISTINCT FROM nullif(concat_ws(E'\n', f.t1, f.t2, f.t3, f.t4, f.t5, f.t6), '')
 			OR f.eqs <> array_remove(ARRAY[f.module || E'\x1ft1=' || f.t1, f.module || E'\x1ft2=' || f.t2, f.module || E'\x1ft3=' || f.t3,
 				f.module || E'\x1ft4=' || f.t4, f.module || E'\x1ft5=' || f.t5, f.module || E'\x1ft6=' || f.t6], NULL)`); len(bad) > 0 {
 			t.Fatalf("%s: content_fields rows out of step with their items: %v", stage, bad)
 		}
-		if bad := strs(t, ctx, pool, `SELECT k.item_id || ' ' || k.field FROM content_keys k JOIN content_modules m ON m.id = k.module
+		if bad := pgtest.Strings(t, pool, `SELECT k.item_id || ' ' || k.field FROM content_keys k JOIN content_modules m ON m.id = k.module
 			WHERE m.slots ? k.field`); len(bad) > 0 {
 			t.Fatalf("%s: key rows of fields that have a column: %v", stage, bad)
 		}
 		// pub_from and pub_until follow the dates.
-		if bad := strs(t, ctx, pool, `SELECT id FROM content_items WHERE
+		if bad := pgtest.Strings(t, pool, `SELECT id FROM content_items WHERE
 			pub_from IS DISTINCT FROM (CASE WHEN deleted_at IS NULL THEN published_at END)
 			OR pub_until <> coalesce(least(removed_at, archived_at), $1)`, projcontent.Never); len(bad) > 0 {
 			t.Fatalf("%s: items with a wrong published interval: %v", stage, bad)
@@ -905,14 +891,14 @@ func TestContentKeys(t *testing.T) {
 		if got := perField("i1"); !mapsEqual(got, want) {
 			t.Fatalf("%s: i1 key rows per field %v, want %v", stage, got, want)
 		}
-		if got := strs(t, ctx, pool, `SELECT loc || '=' || s FROM `+allKeys+` k WHERE item_id = 'i1' AND field = 'intro' ORDER BY loc`); !slices.Equal(got, []string{"en-US=Hi", "nl=Hoi"}) {
+		if got := pgtest.Strings(t, pool, `SELECT loc || '=' || s FROM `+allKeys+` k WHERE item_id = 'i1' AND field = 'intro' ORDER BY loc`); !slices.Equal(got, []string{"en-US=Hi", "nl=Hoi"}) {
 			t.Fatalf("%s: intro keys %v", stage, got)
 		}
 		wantList := []string{"x/", "/2"}
 		if _, removed := want["list"]; !removed {
 			wantList = nil
 		}
-		if got := strs(t, ctx, pool, `SELECT coalesce(s, '') || '/' || coalesce(n::text, '') FROM `+allKeys+` k WHERE item_id = 'i1' AND field = 'list' ORDER BY s, n`); !slices.Equal(got, wantList) {
+		if got := pgtest.Strings(t, pool, `SELECT coalesce(s, '') || '/' || coalesce(n::text, '') FROM `+allKeys+` k WHERE item_id = 'i1' AND field = 'list' ORDER BY s, n`); !slices.Equal(got, wantList) {
 			t.Fatalf("%s: list keys %v", stage, got)
 		}
 		if got := one(`SELECT s FROM ` + allKeys + ` k WHERE item_id = 'i1' AND field = 'flag'`); got != "true" {
@@ -937,7 +923,7 @@ func TestContentKeys(t *testing.T) {
 	checkEmpty := func(stage string, fieldsOfM1 int) {
 		t.Helper()
 		// An item without values: one row of NULLs per non-object field.
-		got := strs(t, ctx, pool, `SELECT field || '|' || loc || '|' || (s IS NULL) || '|' || (n IS NULL) FROM `+allKeys+` k WHERE item_id = 'i2' ORDER BY field`)
+		got := pgtest.Strings(t, pool, `SELECT field || '|' || loc || '|' || (s IS NULL) || '|' || (n IS NULL) FROM `+allKeys+` k WHERE item_id = 'i2' ORDER BY field`)
 		if len(got) != fieldsOfM1 {
 			t.Fatalf("%s: empty item has %d key rows %v, want %d", stage, len(got), got, fieldsOfM1)
 		}
@@ -987,7 +973,7 @@ func TestContentKeys(t *testing.T) {
 	if got := one(`SELECT pub_from::text FROM ` + allKeys + ` k WHERE item_id = 'i1' AND field = 'num'`); got != strconv.FormatInt(ms(at(3)), 10) {
 		t.Fatalf("i1 keys pub_from %s", got)
 	}
-	if got := strs(t, ctx, pool, `SELECT DISTINCT coalesce(pub_from::text, 'NULL') || ' ' || pub_until FROM `+allKeys+` k WHERE item_id = 'i3'`); !slices.Equal(got, []string{fmt.Sprintf("NULL %d", ms(at(30)))}) {
+	if got := pgtest.Strings(t, pool, `SELECT DISTINCT coalesce(pub_from::text, 'NULL') || ' ' || pub_until FROM `+allKeys+` k WHERE item_id = 'i3'`); !slices.Equal(got, []string{fmt.Sprintf("NULL %d", ms(at(30)))}) {
 		t.Fatalf("deleted item's keys: %v", got)
 	}
 	if got := one(`SELECT count(*)::text FROM ` + allKeys + ` k WHERE item_id = 'i3'`); got != "14" {
@@ -1021,7 +1007,7 @@ func TestContentKeys(t *testing.T) {
 
 	// Batch 4: the module's fields change: list removed, extra added, title
 	// made localized; every item of m1 gets its keys recomputed, m2's stay.
-	otherKeys := strs(t, ctx, pool, `SELECT row_to_json(k)::text FROM `+allKeys+` k WHERE module = 'm2' ORDER BY field`)
+	otherKeys := pgtest.Strings(t, pool, `SELECT row_to_json(k)::text FROM `+allKeys+` k WHERE module = 'm2' ORDER BY field`)
 	newFields := append(slices.Clone(fields[:13]), fields[14], content.Field{ID: "16", Name: "extra", Type: fid("Text")})
 	newFields[0].Localized = true
 	apply(t, ctx, pool, rec.addAt(at(7), "module-m1", content.ModuleFieldsChanged{ModuleID: "m1", App: "a", Fields: newFields, By: "Ann"}))
@@ -1039,7 +1025,7 @@ func TestContentKeys(t *testing.T) {
 	if got := one(`SELECT count(*)::text FROM ` + allKeys + ` k WHERE field = 'extra' AND s IS NULL AND n IS NULL`); got != "3" {
 		t.Fatalf("the new field's NULL rows: %s, want one per item of m1", got)
 	}
-	if got := strs(t, ctx, pool, `SELECT row_to_json(k)::text FROM `+allKeys+` k WHERE module = 'm2' ORDER BY field`); !slices.Equal(got, otherKeys) {
+	if got := pgtest.Strings(t, pool, `SELECT row_to_json(k)::text FROM `+allKeys+` k WHERE module = 'm2' ORDER BY field`); !slices.Equal(got, otherKeys) {
 		t.Fatalf("m2's keys changed:\n%v\n%v", got, otherKeys)
 	}
 
@@ -1053,7 +1039,7 @@ func TestContentKeys(t *testing.T) {
 		rec.addAt(at(8), "instance-i4", created("i4", "m1", map[string]any{"later": []any{"q"}}, content.Dates{PublishedAt: at(8)})),
 	)
 	checkFull("after fields and items changed together", map[string]int{"list": 0, "extra": 1, "later": 1})
-	if got := strs(t, ctx, pool, `SELECT item_id || ':' || coalesce(s, 'NULL') FROM `+allKeys+` k WHERE field = 'later' ORDER BY item_id, s`); !slices.Equal(got, []string{"i1:NULL", "i2:p", "i2:q", "i3:NULL", "i4:q"}) {
+	if got := pgtest.Strings(t, pool, `SELECT item_id || ':' || coalesce(s, 'NULL') FROM `+allKeys+` k WHERE field = 'later' ORDER BY item_id, s`); !slices.Equal(got, []string{"i1:NULL", "i2:p", "i2:q", "i3:NULL", "i4:q"}) {
 		t.Fatalf("later keys %v", got)
 	}
 	if got := one(`SELECT s FROM ` + allKeys + ` k WHERE item_id = 'i2' AND field = 'extra'`); got != "E" {
@@ -1063,7 +1049,7 @@ func TestContentKeys(t *testing.T) {
 		t.Fatalf("i2 long integer %s", got)
 	}
 	// The same item keys once per (item, field) for single-valued fields, across every item.
-	if dup := strs(t, ctx, pool, `SELECT item_id || ' ' || field FROM `+allKeys+` k WHERE field IN ('title', 'num', 'flag', 'when', 'color', 'site', 'rel', 'pick', 'long', 'extra')
+	if dup := pgtest.Strings(t, pool, `SELECT item_id || ' ' || field FROM `+allKeys+` k WHERE field IN ('title', 'num', 'flag', 'when', 'color', 'site', 'rel', 'pick', 'long', 'extra')
 		GROUP BY item_id, field HAVING count(*) <> 1`); len(dup) > 0 {
 		t.Fatalf("single-valued fields with other than one key row: %v", dup)
 	}
@@ -1204,7 +1190,7 @@ func TestItemBookkeeping(t *testing.T) {
 	if a.stateChangedAt != ms(at(100)) { // the restore, step 10
 		t.Fatalf("final state_changed_at %d", a.stateChangedAt)
 	}
-	rows := strs(t, ctx, pool, `SELECT row_to_json(x)::text FROM (SELECT name, vals, tags, tag_keys, external_id, published_at, removed_at,
+	rows := pgtest.Strings(t, pool, `SELECT row_to_json(x)::text FROM (SELECT name, vals, tags, tag_keys, external_id, published_at, removed_at,
 		archived_at, deleted_at, created_at, updated_at, created_by, updated_by, deleted_by, revision, state_changed_at, pub_from, pub_until
 		FROM content_items ORDER BY id) x`)
 	if len(rows) != 2 || rows[0] != rows[1] {

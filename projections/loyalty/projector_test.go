@@ -44,21 +44,6 @@ func apply(t *testing.T, ctx context.Context, pool *pgxpool.Pool, evs ...event.R
 	}
 }
 
-func strs(t *testing.T, ctx context.Context, db interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, sql string, args ...any) []string {
-	t.Helper()
-	rows, err := db.Query(ctx, sql, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return out
-}
-
 var dumps = []string{
 	`SELECT row_to_json(x)::text FROM loyalty_accounts x ORDER BY id`,
 	`SELECT row_to_json(x)::text FROM loyalty_transactions x ORDER BY account, version`,
@@ -71,7 +56,7 @@ func dump(t *testing.T, ctx context.Context, db *pgxpool.Pool) [][]string {
 	t.Helper()
 	out := make([][]string, len(dumps))
 	for i, q := range dumps {
-		out[i] = strs(t, ctx, db, q)
+		out[i] = pgtest.Strings(t, db, q)
 	}
 	return out
 }
@@ -149,29 +134,29 @@ func check(t *testing.T, ctx context.Context, db *pgxpool.Pool, s *loyaltytest.S
 		ms = `'-'`
 	}
 	accounts, lots, cards, defs := want(s, withTimes)
-	got := strs(t, ctx, db, `SELECT concat_ws('|', id, app, balance, earned, redeemed, expired, adjusted, transactions, active_cards, `+ms+`)
+	got := pgtest.Strings(t, db, `SELECT concat_ws('|', id, app, balance, earned, redeemed, expired, adjusted, transactions, active_cards, `+ms+`)
 		FROM loyalty_accounts ORDER BY 1`)
 	if !slices.Equal(got, accounts) {
 		t.Errorf("%s: accounts\n got %v\nwant %v", when, got, accounts)
 	}
-	got = strs(t, ctx, db, `SELECT concat_ws('|', a.id, l.lot, l.remaining, (extract(epoch FROM l.expires_at) * 1000)::bigint)
+	got = pgtest.Strings(t, db, `SELECT concat_ws('|', a.id, l.lot, l.remaining, (extract(epoch FROM l.expires_at) * 1000)::bigint)
 		FROM loyalty_lots l JOIN loyalty_accounts a ON a.number = l.account ORDER BY 1`)
 	if !slices.Equal(got, lots) {
 		t.Errorf("%s: lots\n got %v\nwant %v", when, got, lots)
 	}
-	got = strs(t, ctx, db, `SELECT concat_ws('|', id, account, card, reward, stamps || '/' || needed, (completed_at IS NOT NULL)::text, (redeemed_at IS NOT NULL)::text)
+	got = pgtest.Strings(t, db, `SELECT concat_ws('|', id, account, card, reward, stamps || '/' || needed, (completed_at IS NOT NULL)::text, (redeemed_at IS NOT NULL)::text)
 		FROM loyalty_user_cards ORDER BY 1`)
 	if !slices.Equal(got, cards) {
 		t.Errorf("%s: user cards\n got %v\nwant %v", when, got, cards)
 	}
-	got = strs(t, ctx, db, `SELECT concat_ws('|', id, app, name, description, stamps_needed, reward, retired::text) FROM loyalty_cards ORDER BY 1`)
+	got = pgtest.Strings(t, db, `SELECT concat_ws('|', id, app, name, description, stamps_needed, reward, retired::text) FROM loyalty_cards ORDER BY 1`)
 	if !slices.Equal(got, defs) {
 		t.Errorf("%s: card definitions\n got %v\nwant %v", when, got, defs)
 	}
 	// Every account's transactions: as many as counted, the newest one's
 	// balance is the account's, and the amounts add up to the sum of the
 	// history (corrections have amount 0).
-	got = strs(t, ctx, db, `SELECT concat_ws('|', a.id, count(t.*), sum(t.amount),
+	got = pgtest.Strings(t, db, `SELECT concat_ws('|', a.id, count(t.*), sum(t.amount),
 			(SELECT balance FROM loyalty_transactions l WHERE l.account = a.number ORDER BY version DESC LIMIT 1))
 		FROM loyalty_accounts a JOIN loyalty_transactions t ON t.account = a.number GROUP BY a.id, a.number ORDER BY 1`)
 	var txs []string
@@ -200,12 +185,12 @@ func TestTablesFollowTheHistory(t *testing.T) {
 
 	// The kinds and signs of the transactions, and a correction's
 	// previous balance.
-	got := strs(t, ctx, pool, `SELECT DISTINCT kind || ':' || sign(amount) || ':' || (previous_balance IS NOT NULL) FROM loyalty_transactions ORDER BY 1`)
+	got := pgtest.Strings(t, pool, `SELECT DISTINCT kind || ':' || sign(amount) || ':' || (previous_balance IS NOT NULL) FROM loyalty_transactions ORDER BY 1`)
 	wantKinds := []string{"adjust:-1:false", "adjust:1:false", "correction:0:true", "earn:1:false", "expire:-1:false", "redeem:-1:false"}
 	if !slices.Equal(got, wantKinds) {
 		t.Errorf("transaction kinds %v, want %v", got, wantKinds)
 	}
-	got = strs(t, ctx, pool, `SELECT DISTINCT created_by FROM loyalty_transactions`)
+	got = pgtest.Strings(t, pool, `SELECT DISTINCT created_by FROM loyalty_transactions`)
 	if !slices.Equal(got, []string{"user:cms"}) {
 		t.Errorf("created_by %v, want the actor of the events' metadata", got)
 	}

@@ -176,6 +176,23 @@ func Pool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// Strings runs a query whose rows are one text column each (a table dump
+// such as row_to_json(x)::text) and returns them, failing t on an error.
+func Strings(t testing.TB, db interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := db.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
+
 // WithParam returns the database URL raw with one more parameter.
 func WithParam(raw, key, value string) string {
 	u, err := url.Parse(raw)
