@@ -143,22 +143,20 @@ func (s *Service) attempt(ctx context.Context, keys []string) error {
 
 func (s *Service) register(ctx context.Context, app string, in Registration) (appuser.Identified, error) {
 	emailStream := appuser.IdentifiedEmailStream(app, in.Email)
-	claim, _, err := commands.Load(ctx, s.store, emailStream, appuser.EmailClaim{}, applyClaim)
-	if err != nil {
-		return appuser.Identified{}, err
-	}
-	if _, err := appuser.Register(appuser.Identified{}, claim, "", app, in.Email, "", in.Profile); err != nil {
-		return appuser.Identified{}, err // before the costly hash
-	}
-	hash, err := s.passwords.Hash(in.Password)
-	if err != nil {
-		return appuser.Identified{}, err
-	}
 	id := randomName(appuser.IdentifiedPrefix)
+	var hash string
 	for attempt := 1; ; attempt++ {
 		claim, cv, err := commands.Load(ctx, s.store, emailStream, appuser.EmailClaim{}, applyClaim)
 		if err != nil {
 			return appuser.Identified{}, err
+		}
+		if hash == "" { // hashing is costly: only once the sign-up is otherwise acceptable
+			if _, err := appuser.Register(appuser.Identified{}, claim, id, app, in.Email, "", in.Profile); err != nil {
+				return appuser.Identified{}, err
+			}
+			if hash, err = s.passwords.Hash(in.Password); err != nil {
+				return appuser.Identified{}, err
+			}
 		}
 		evs, err := appuser.Register(appuser.Identified{}, claim, id, app, in.Email, hash, in.Profile)
 		if err != nil {
