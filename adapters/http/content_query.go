@@ -210,6 +210,9 @@ func (s *server) searchModules(ctx context.Context, sc readScope, q *rmcontent.Q
 		for _, m := range mods {
 			q.ModuleIDs = append(q.ModuleIDs, m.ID)
 		}
+		if len(mods) == 1 {
+			q.Slots = mods[0].Slots
+		}
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"regexp"
@@ -65,8 +67,12 @@ type Query struct {
 	Count          bool      // also compute the total number of matches
 	Locale         string
 	Fields         map[string]content.Field // field definitions by name for the modules searched
-	Now            int64                    // ms; the instant published/expired are judged at
-	IncludeDeleted bool                     // when false, deleted items never match unless MetaSearch mentions deletedAt
+	// Slots is the slot map of the one module searched as the caller read
+	// it with the module (Module.Slots), or nil. With it, a search that
+	// pageWithTotal compiles takes one round trip (see pageInOneTrip).
+	Slots          map[string]string
+	Now            int64 // ms; the instant published/expired are judged at
+	IncludeDeleted bool  // when false, deleted items never match unless MetaSearch mentions deletedAt
 }
 
 // Result is a page of items, and the number of matches when asked for.
@@ -97,39 +103,39 @@ const (
 // the SQL text is assembled only from constants of this file (the typed
 // column names come from slotColumns).
 func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
-	var res Result
-	var db interface {
-		Query(context.Context, string, ...any) (pgx.Rows, error)
-		QueryRow(context.Context, string, ...any) pgx.Row
-	} = s.pool
-	var slots map[string]string
-	var multi map[string]map[string]string
-	{
-		// The page, the total and the modules' columns come from one
-		// snapshot.
-		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-		if err != nil {
-			return Result{}, err
-		}
-		defer tx.Rollback(ctx) //nolint:errcheck // read-only
-		db = tx
-		if len(q.ModuleIDs) == 1 {
-			if slots, err = moduleSlots(ctx, tx, q.ModuleIDs[0]); err != nil {
-				return Result{}, err
-			}
-		} else if multi, err = modulesSlots(ctx, tx, q.ModuleIDs); err != nil {
-			return Result{}, err
-		}
-	}
-	if q.Count {
-		if sql, args, ok := pageWithTotal(&q, slots); ok {
-			res, err := pageAndTotal(ctx, db, sql, args)
-			if err != nil || len(res.Items) > 0 {
+	if q.Count && q.Slots != nil && len(q.ModuleIDs) == 1 {
+		if sql, args, ok := pageWithTotal(&q, q.Slots); ok {
+			res, done, err := s.pageInOneTrip(ctx, &q, sql, args)
+			if err != nil || done {
 				localize(res.Items, q.Fields, q.Locale)
 				return res, err
 			}
-			// An empty page: the total (0, or the page is past the end)
-			// comes from the count.
+		}
+	}
+	var res Result
+	var slots map[string]string
+	var multi map[string]map[string]string
+	// The page, the total and the modules' columns come from one snapshot.
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return Result{}, err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only
+	if len(q.ModuleIDs) == 1 {
+		if slots, err = moduleSlots(ctx, tx, q.ModuleIDs[0]); err != nil {
+			return Result{}, err
+		}
+	} else if multi, err = modulesSlots(ctx, tx, q.ModuleIDs); err != nil {
+		return Result{}, err
+	}
+	if q.Count {
+		if sql, args, ok := pageWithTotal(&q, slots); ok {
+			res, err := pageAndTotal(ctx, tx, sql, custom(args))
+			if err != nil || len(res.Items) > 0 || q.Offset == 0 {
+				localize(res.Items, q.Fields, q.Locale)
+				return res, err
+			}
+			// An empty page past the first: the total comes from the count.
 		}
 	}
 	st, err := compileFull(&q, true, slots, multi)
@@ -137,7 +143,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 		return Result{}, err
 	}
 	if q.Count {
-		if err := db.QueryRow(ctx, st.count, custom(st.countArgs)...).Scan(&res.Total); err != nil {
+		if err := tx.QueryRow(ctx, st.count, custom(st.countArgs)...).Scan(&res.Total); err != nil {
 			return Result{}, err
 		}
 		if st.walk && res.Total < walkFactor*(q.Offset+q.Limit) {
@@ -149,7 +155,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 			}
 		}
 	}
-	rows, err := db.Query(ctx, st.page, custom(st.pageArgs)...)
+	rows, err := tx.Query(ctx, st.page, custom(st.pageArgs)...)
 	if err != nil {
 		return Result{}, err
 	}
@@ -169,14 +175,77 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	return res, nil
 }
 
+// pageInOneTrip runs a pageWithTotal statement compiled with the slot map
+// the caller read with the module (q.Slots) in one round trip: in one
+// read-only snapshot it reads the module's slot map again and the page.
+// done is false when the map changed in between (the statement may have
+// read the wrong columns; the caller searches again the careful way) or
+// when the page is empty past the first (its total needs the count).
+//
+// Unlike the other search statements, this one runs from a generic plan,
+// made once per connection and statement shape: it always reads every
+// match through the indexes of its conditions and sorts them (it never
+// walks a sort index, where a generic plan goes wrong), and planning it
+// for its values cost more than running it.
+func (s *Store) pageInOneTrip(ctx context.Context, q *Query, sql string, args []any) (res Result, done bool, err error) {
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
+	b.Queue(`SELECT slots FROM content_modules WHERE id = $1`, q.ModuleIDs[0])
+	b.Queue(sql, args...)
+	b.Queue(`COMMIT`)
+	br := s.pool.SendBatch(ctx, b)
+	defer func() {
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			return Result{}, false, err
+		}
+	}
+	var raw []byte
+	if err := br.QueryRow().Scan(&raw); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return Result{}, false, err
+	}
+	now := map[string]string{}
+	if raw != nil {
+		if now, err = decodeSlots(raw); err != nil {
+			return Result{}, false, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return Result{}, false, err
+	}
+	if res, err = readPage(rows); err != nil {
+		return Result{}, false, err
+	}
+	if _, err := br.Exec(); err != nil {
+		return Result{}, false, err
+	}
+	if !maps.Equal(now, q.Slots) || len(res.Items) == 0 && q.Offset > 0 {
+		return Result{}, false, nil
+	}
+	return res, true, nil
+}
+
 // pageAndTotal runs a pageWithTotal statement.
 func pageAndTotal(ctx context.Context, db interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }, sql string, args []any) (Result, error) {
-	rows, err := db.Query(ctx, sql, custom(args)...)
+	rows, err := db.Query(ctx, sql, args...)
 	if err != nil {
 		return Result{}, err
 	}
+	return readPage(rows)
+}
+
+// readPage reads the rows of a pageWithTotal statement: items, each
+// carrying the total (an empty page carries none: its total is 0 unless
+// the page is past the end).
+func readPage(rows pgx.Rows) (Result, error) {
 	defer rows.Close()
 	res := Result{Items: []Item{}}
 	for rows.Next() {
@@ -211,14 +280,9 @@ func modulesSlots(ctx context.Context, db interface {
 		if err := rows.Scan(&id, &raw); err != nil {
 			return nil, err
 		}
-		m := map[string]string{}
-		if err := json.Unmarshal(raw, &m); err != nil {
+		m, err := decodeSlots(raw)
+		if err != nil {
 			return nil, err
-		}
-		for f, col := range m {
-			if !slotColumns[col] {
-				delete(m, f)
-			}
 		}
 		out[id] = m
 	}
@@ -269,13 +333,20 @@ func moduleSlots(ctx context.Context, db interface {
 	if err != nil {
 		return nil, err
 	}
+	return decodeSlots(raw)
+}
+
+// decodeSlots decodes a content_modules.slots map, keeping only the
+// entries that name one of our columns: the map's columns go into SQL
+// text.
+func decodeSlots(raw []byte) (map[string]string, error) {
 	m := map[string]string{}
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("module slots: %w", err)
 	}
 	for f, col := range m {
 		if !slotColumns[col] {
-			delete(m, f) // never put into SQL a name that is not one of ours
+			delete(m, f)
 		}
 	}
 	return m, nil

@@ -265,6 +265,44 @@ FROM content_items`,
 		t.Errorf("(a)'s page should walk the price column's index backwards:\n%s", plan)
 	}
 
+	// The one-round-trip page, given the slot map read with the module,
+	// answers as the careful path does; given a map that is no longer
+	// the module's (its fields changed in between), it gives up, and the
+	// search still answers right.
+	for name, m := range map[string]map[string]string{
+		"current": slots,
+		"stale":   {"title": "t2", "category": "t1", "price": "n2", "releaseDate": "n1"},
+	} {
+		for _, off := range []int{0, 20} {
+			q := b
+			q.Offset = off
+			want, err := s.Search(ctx, q)
+			q.Slots = m
+			if err != nil {
+				t.Fatal(err)
+			}
+			sql, args, _ := pageWithTotal(&q, q.Slots)
+			res, done, err := s.pageInOneTrip(ctx, &q, sql, args)
+			if err != nil || done != (name == "current") {
+				t.Errorf("%s slots, offset %d: done %v, %v", name, off, done, err)
+			}
+			if done && (res.Total != want.Total || !slices.Equal(ids(res.Items), ids(want.Items))) {
+				t.Errorf("%s slots, offset %d: one trip %d %v, careful %d %v", name, off, res.Total, ids(res.Items), want.Total, ids(want.Items))
+			}
+			got, err := s.Search(ctx, q)
+			if err != nil || got.Total != want.Total || want.Total == 0 || !slices.Equal(ids(got.Items), ids(want.Items)) {
+				t.Errorf("%s slots, offset %d: search %d %v (%v), want %d %v", name, off, got.Total, ids(got.Items), err, want.Total, ids(want.Items))
+			}
+		}
+	}
+	// An empty first page is answered in one trip with a total of 0.
+	none := b
+	none.Slots, none.SearchValues = slots, &Expr{Cond: "and", Operands: []*Expr{cat, {Op: "like", Property: "title", Value: "zzzz"}}}
+	sql, args, _ = pageWithTotal(&none, slots)
+	if res, done, err := s.pageInOneTrip(ctx, &none, sql, args); err != nil || !done || res.Total != 0 || len(res.Items) != 0 {
+		t.Errorf("no match: %+v, done %v, %v", res, done, err)
+	}
+
 	general := func(q Query) Query {
 		q.ModuleIDs = []string{"m1", "m2"}
 		q.MetaSearch = &Expr{Op: "=", Property: "module", Value: "m1"}

@@ -800,3 +800,50 @@ func TestSearchTypedColumns(t *testing.T) {
 		t.Errorf("sort over two modules: %v", got)
 	}
 }
+
+// The store keeps decoded modules by row version: every change to a
+// module is read back, by Module and by Modules alike.
+func TestModuleReadsFollowChanges(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.module(t0, "m1", "a1", field("title", "01"))
+	read := func() (rc.Module, rc.Module) {
+		t.Helper()
+		one, err := f.store.Module(f.ctx, "m1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := f.store.Modules(f.ctx, rc.ModuleQuery{AllApps: true, IDs: []string{"m1"}})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("modules %v, %v", list, err)
+		}
+		return one, list[0]
+	}
+	names := func(m rc.Module) string {
+		var out []string
+		for _, fd := range m.Fields {
+			out = append(out, fd.Name+":"+m.Slots[fd.Name])
+		}
+		return m.Name + " " + strings.Join(out, ",")
+	}
+	for i, step := range []struct {
+		ev   interface{ EventType() string }
+		want string
+	}{
+		{nil, "m1 title:t1"},
+		{content.ModuleFieldsChanged{ModuleID: "m1", App: "a1", Fields: []content.Field{field("price", "02"), field("title", "01"), field("name", "01")}},
+			"m1 price:n1,title:t1,name:t2"},
+		{content.ModuleRenamed{ModuleID: "m1", App: "a1", Name: "Products"}, "Products price:n1,title:t1,name:t2"},
+		{content.ModuleFieldsChanged{ModuleID: "m1", App: "a1", Fields: []content.Field{field("name", "01")}}, "Products name:t1"},
+	} {
+		if step.ev != nil {
+			f.apply(t0+int64(i), step.ev)
+		}
+		for n := range 2 { // the second read comes from the decoded versions
+			one, listed := read()
+			if names(one) != step.want || names(listed) != step.want {
+				t.Errorf("step %d, read %d: Module %q, Modules %q, want %q", i, n, names(one), names(listed), step.want)
+			}
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strings"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -19,14 +20,36 @@ import (
 )
 
 // Store reads the content tables.
-type Store struct{ pool *pgxpool.Pool }
+type Store struct {
+	pool *pgxpool.Pool
+	// modules keeps the decoded lists of recently read modules (see
+	// scanModule): every search reads its modules, and decoding their
+	// field lists cost more than reading them.
+	modules *lru.Cache[string, decodedModule]
+}
+
+// decodedModule is a module's lists as read (tags, fields and slots
+// JSON) and as decoded.
+type decodedModule struct {
+	raw   []byte
+	tags  []Tag
+	flds  []content.Field
+	slots map[string]string
+}
+
+// decodedModules bounds the modules a Store keeps decoded.
+const decodedModules = 1024
 
 // NewStore returns a store over pool.
 func NewStore(pool *pgxpool.Pool) *Store {
 	if pool == nil {
 		panic("content.NewStore: nil pool")
 	}
-	return &Store{pool: pool}
+	modules, err := lru.New[string, decodedModule](decodedModules)
+	if err != nil {
+		panic(err) // only for a size < 1
+	}
+	return &Store{pool: pool, modules: modules}
 }
 
 // Tag is a segmentation tag as stored (and sent).
@@ -52,6 +75,9 @@ type Module struct {
 	CreatedBy  string
 	UpdatedBy  *string
 	DeletedBy  *string
+	// Slots maps the fields kept in typed columns of content_fields to
+	// their columns (see projections/content.Slots).
+	Slots map[string]string
 }
 
 // Item is a content item as read; dates are epoch milliseconds.
@@ -109,23 +135,44 @@ func decodeValues(b []byte) (map[string]any, error) {
 	return m, nil
 }
 
-const moduleColumns = `m.id, m.app, m.name, m.single, m.tags, m.fields, m.module_type, m.created_at, m.updated_at,
-	m.deleted_at, m.created_by, m.updated_by, m.deleted_by`
+// moduleColumns is the select list scanModule reads.
+const moduleColumns = `m.id, m.app, m.name, m.single, m.module_type, m.created_at, m.updated_at,
+	m.deleted_at, m.created_by, m.updated_by, m.deleted_by, jsonb_build_array(m.tags, m.fields, m.slots)`
 
-func scanModule(row pgx.Row) (Module, error) {
+// scanModule reads a module row. Its lists are decoded only when they
+// differ from those last read for the module; the Module returned then
+// shares its slices and maps with other readers: callers must not modify
+// them.
+func (s *Store) scanModule(row pgx.Row) (Module, error) {
 	var m Module
-	var tags, fields []byte
-	err := row.Scan(&m.ID, &m.App, &m.Name, &m.Single, &tags, &fields, &m.ModuleType, &m.CreatedAt, &m.UpdatedAt,
-		&m.DeletedAt, &m.CreatedBy, &m.UpdatedBy, &m.DeletedBy)
+	var raw []byte
+	err := row.Scan(&m.ID, &m.App, &m.Name, &m.Single, &m.ModuleType, &m.CreatedAt, &m.UpdatedAt,
+		&m.DeletedAt, &m.CreatedBy, &m.UpdatedBy, &m.DeletedBy, &raw)
 	if err != nil {
 		return m, err
 	}
-	if err := json.Unmarshal(tags, &m.Tags); err != nil {
-		return m, err
+	d, ok := s.modules.Get(m.ID)
+	if !ok || !bytes.Equal(d.raw, raw) {
+		var lists [3]json.RawMessage
+		if err := json.Unmarshal(raw, &lists); err != nil {
+			return m, fmt.Errorf("module %s: %w", m.ID, err)
+		}
+		d = decodedModule{raw: raw}
+		if err := json.Unmarshal(lists[0], &d.tags); err != nil {
+			return m, err
+		}
+		dec := json.NewDecoder(bytes.NewReader(lists[1]))
+		dec.UseNumber()
+		if err := dec.Decode(&d.flds); err != nil {
+			return m, err
+		}
+		if d.slots, err = decodeSlots(lists[2]); err != nil {
+			return m, err
+		}
+		s.modules.Add(m.ID, d)
 	}
-	d := json.NewDecoder(bytes.NewReader(fields))
-	d.UseNumber()
-	return m, d.Decode(&m.Fields)
+	m.Tags, m.Fields, m.Slots = d.tags, d.flds, d.slots
+	return m, nil
 }
 
 // Item returns one item (deleted ones too), or a NotFound fault.
@@ -157,7 +204,7 @@ func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
 
 // Module returns one module (deleted ones too), or a NotFound fault.
 func (s *Store) Module(ctx context.Context, id string) (Module, error) {
-	m, err := scanModule(s.pool.QueryRow(ctx, `SELECT `+moduleColumns+` FROM content_modules m WHERE m.id = $1`, id))
+	m, err := s.scanModule(s.pool.QueryRow(ctx, `SELECT `+moduleColumns+` FROM content_modules m WHERE m.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return m, fault.NotFoundf("module %s not found", id).With("id", id)
 	}
@@ -187,7 +234,7 @@ func (s *Store) Modules(ctx context.Context, q ModuleQuery) ([]Module, error) {
 	defer rows.Close()
 	out := []Module{}
 	for rows.Next() {
-		m, err := scanModule(rows)
+		m, err := s.scanModule(rows)
 		if err != nil {
 			return nil, err
 		}
