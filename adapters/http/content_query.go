@@ -294,6 +294,13 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.searches != nil { // after the cache: a hit never waits
+		if err := s.searches.Acquire(ctx, 1); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer s.searches.Release(1)
+	}
 	q := rmcontent.Query{InstanceIDs: b.InstanceIDs, Locale: b.Locale, Now: now, Count: true}
 	sc.apply(&q)
 	names := b.ModuleNames

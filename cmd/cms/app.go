@@ -209,7 +209,8 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
 		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
 		Loyalty: a.loyalty, LoyaltyRead: a.loyaltyRead, LoyaltyAudit: a.auditor,
-	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: cacheEntries(a.cfg.SearchCache)})
+	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: cacheEntries(a.cfg.SearchCache),
+		SearchConcurrency: a.cfg.SearchConcurrency})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("serving", "addr", ln.Addr().String())

@@ -5,6 +5,7 @@ import (
 	"github.com/halocms/halocms/domain/identity"
 	"net/netip"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -13,21 +14,22 @@ import (
 // Config is read from the environment; every variable has a documented
 // default (README, "Configuration").
 type Config struct {
-	DatabaseURL     string         // DATABASE_URL; empty: local server or private cluster
-	HTTPAddr        string         // CMS_HTTP_ADDR, default ":8080"
-	AdminUsername   string         // CMS_ADMIN_USERNAME, default "admin"
-	AdminPassword   string         // CMS_ADMIN_PASSWORD, default: generated and printed once
-	DataDir         string         // CMS_DATA_DIR, default "./.data"
-	TrustedProxies  []netip.Prefix // CMS_TRUSTED_PROXIES, comma-separated CIDRs, default none
-	AccessTokenTTL  time.Duration  // CMS_ACCESS_TOKEN_TTL, default 24h
-	RefreshTokenTTL time.Duration  // CMS_REFRESH_TOKEN_TTL, default 720h
-	BcryptCost      int            // CMS_BCRYPT_COST, default 12
-	ReadYourWrites  time.Duration  // CMS_READ_YOUR_WRITES_TIMEOUT, default 2s
-	LogLevel        string         // CMS_LOG_LEVEL: debug, info, warn, error (default info)
-	ShutdownTimeout time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
-	SearchCache     int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 turns the search answer cache off
-	Push            PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
-	Loyalty         LoyaltyConfig  // CMS_LOYALTY_*
+	DatabaseURL       string         // DATABASE_URL; empty: local server or private cluster
+	HTTPAddr          string         // CMS_HTTP_ADDR, default ":8080"
+	AdminUsername     string         // CMS_ADMIN_USERNAME, default "admin"
+	AdminPassword     string         // CMS_ADMIN_PASSWORD, default: generated and printed once
+	DataDir           string         // CMS_DATA_DIR, default "./.data"
+	TrustedProxies    []netip.Prefix // CMS_TRUSTED_PROXIES, comma-separated CIDRs, default none
+	AccessTokenTTL    time.Duration  // CMS_ACCESS_TOKEN_TTL, default 24h
+	RefreshTokenTTL   time.Duration  // CMS_REFRESH_TOKEN_TTL, default 720h
+	BcryptCost        int            // CMS_BCRYPT_COST, default 12
+	ReadYourWrites    time.Duration  // CMS_READ_YOUR_WRITES_TIMEOUT, default 2s
+	LogLevel          string         // CMS_LOG_LEVEL: debug, info, warn, error (default info)
+	ShutdownTimeout   time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
+	SearchCache       int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 turns the search answer cache off
+	SearchConcurrency int            // CMS_SEARCH_CONCURRENCY, default 2 × GOMAXPROCS; 0: no bound
+	Push              PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
+	Loyalty           LoyaltyConfig  // CMS_LOYALTY_*
 }
 
 // LoyaltyConfig tunes the loyalty context. Zero values take the defaults.
@@ -131,6 +133,12 @@ func loadConfig() (Config, error) {
 	}
 	if c.SearchCache, err = integer("CMS_SEARCH_CACHE_ENTRIES", 1024); err != nil {
 		return c, err
+	}
+	if c.SearchConcurrency, err = integer("CMS_SEARCH_CONCURRENCY", 2*runtime.GOMAXPROCS(0)); err != nil {
+		return c, err
+	}
+	if c.SearchConcurrency < 0 {
+		return c, fmt.Errorf("CMS_SEARCH_CONCURRENCY: %d is negative", c.SearchConcurrency)
 	}
 	if c.Push, err = loadPushConfig(); err != nil {
 		return c, err

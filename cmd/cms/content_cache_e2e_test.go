@@ -1,6 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 )
@@ -95,4 +100,68 @@ func TestContentSearchCache(t *testing.T) {
 			t.Fatalf("after its expiry: %v", got)
 		}
 	})
+}
+
+// With CMS_SEARCH_CONCURRENCY 1 the searches run one at a time: many at
+// once all wait their turn and all get the right answer, by app tokens
+// (cache bypassed) and CMS users alike.
+func TestContentSearchesWaitInLine(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, withConfig(func(c *Config) { c.ReadYourWrites, c.SearchConcurrency = 20*time.Second, 1 }))
+	app := ts.createApp("InLine")
+	appTok := ts.appToken(app)
+	mod := ts.createModule(ts.admin, moduleBody(app.ID, "News", fld("title", ftText)))
+	past := nowMS() - 60_000
+	var want []string
+	for _, title := range []string{"apple pie", "apple tart", "banana"} {
+		want = append(want, ts.createItem(ts.admin, itemBody(mod.ID, title, map[string]any{"title": title}, "publishedAt", past)).ID)
+	}
+	body, _ := json.Marshal(map[string]any{"moduleIds": []string{mod.ID}, "searchValues": map[string]any{
+		"condition": "and", "operands": []any{
+			map[string]any{"operation": "like", "property": "title", "value": "apple", "type": "string"},
+			map[string]any{"operation": "!=", "property": "title", "value": "x", "type": "string"}}},
+		"sort": "values.title asc", "pagination": map[string]any{"page": 1, "limit": 10}})
+	const n = 24
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tok := appTok
+			if i%2 == 1 {
+				tok = ts.admin
+			}
+			req, _ := http.NewRequest(http.MethodPost, ts.base+searchPath, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+tok)
+			req.Header.Set("Cache-Control", "no-cache")
+			resp, err := ts.client.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			var page struct {
+				Pagination struct{ TotalItems int } `json:"pagination"`
+				Items      []struct{ ID string }    `json:"items"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
+				errs <- fmt.Errorf("search %d: status %d, %v", i, resp.StatusCode, err)
+				return
+			}
+			var got []string
+			for _, it := range page.Items {
+				got = append(got, it.ID)
+			}
+			if page.Pagination.TotalItems != 2 || !sameSet(got, []string{want[0], want[1]}) {
+				errs <- fmt.Errorf("search %d: total %d, items %v, want %v", i, page.Pagination.TotalItems, got, want[:2])
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
