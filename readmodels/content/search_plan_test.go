@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
@@ -249,6 +250,26 @@ FROM content_items`,
 	plan := explain(t, pool, sql, args)
 	if !strings.Contains(plan, "Bitmap Index Scan on content_fields_tx_eqs_idx") || strings.Contains(plan, "content_keys") {
 		t.Errorf("(b) should find its matches in the GIN index on (tx, eqs):\n%s", plan)
+	}
+	// pageInOneTrip runs it from a generic plan: the same index.
+	var generic []string
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN "+sql, args...)
+		if err != nil {
+			return err
+		}
+		generic, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan := strings.Join(generic, "\n"); !strings.Contains(plan, "Bitmap Index Scan on content_fields_tx_eqs_idx") ||
+		strings.Contains(plan, "BitmapAnd") {
+		t.Errorf("(b)'s generic plan should find its matches in the GIN index on (tx, eqs) alone:\n%s", plan)
 	}
 	if _, _, ok := pageWithTotal(&a, slots); ok {
 		t.Error("(a), one equality, should be counted and paged apart")
