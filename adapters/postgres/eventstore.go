@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/eventcodec"
@@ -132,11 +133,106 @@ type storedMeta struct {
 
 // DecodeMetadata reads the stored metadata JSON of an event.
 func DecodeMetadata(raw []byte) (event.Metadata, error) {
+	if m, ok := decodeFlatMeta(raw); ok {
+		return m, nil
+	}
 	var m storedMeta
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return event.Metadata{}, fmt.Errorf("event metadata: %w", err)
 	}
 	return event.Metadata(m), nil
+}
+
+// decodeFlatMeta reads metadata the way the store writes it and the
+// database prints it back: one flat object of plain strings with the
+// exact key names. Every projection runner decodes the metadata of every
+// event it reads, so this is a hot path where encoding/json's reflection
+// showed in profiles. Anything else (escapes, other keys or value types,
+// bytes that would need checking) returns ok false, and json.Unmarshal,
+// with its case-insensitive keys and UTF-8 repair, has the last word.
+func decodeFlatMeta(b []byte) (m event.Metadata, ok bool) {
+	raw := string(b) // one copy: the values are slices of it
+	i := 0
+	space := func() {
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+			i++
+		}
+	}
+	// str reads a string without escapes, control or non-ASCII bytes.
+	str := func() (string, bool) {
+		if i >= len(raw) || raw[i] != '"' {
+			return "", false
+		}
+		start := i + 1
+		for j := start; j < len(raw); j++ {
+			switch c := raw[j]; {
+			case c == '"':
+				i = j + 1
+				return raw[start:j], true
+			case c == '\\' || c < 0x20 || c >= 0x80:
+				return "", false
+			}
+		}
+		return "", false
+	}
+	space()
+	if i >= len(raw) || raw[i] != '{' {
+		return m, false
+	}
+	i++
+	space()
+	if i < len(raw) && raw[i] == '}' {
+		i++
+		space()
+		return m, i == len(raw)
+	}
+	for {
+		space()
+		key, ok := str()
+		if !ok {
+			return m, false
+		}
+		space()
+		if i >= len(raw) || raw[i] != ':' {
+			return m, false
+		}
+		i++
+		space()
+		val, ok := str()
+		if !ok {
+			return m, false
+		}
+		switch key {
+		case "eventId":
+			m.EventID = val
+		case "actor":
+			m.Actor = val
+		case "app":
+			m.App = val
+		case "correlationId":
+			m.CorrelationID = val
+		case "causationId":
+			m.CausationID = val
+		case "clientIp":
+			m.ClientIP = val
+		default:
+			return m, false
+		}
+		space()
+		if i >= len(raw) {
+			return m, false
+		}
+		switch raw[i] {
+		case ',':
+			i++
+		case '}':
+			i++
+			space()
+			return m, i == len(raw)
+		default:
+			return m, false
+		}
+	}
 }
 
 // AppendTx is Append inside the caller's transaction (or on any querier). It
@@ -220,45 +316,62 @@ type preparedAppend struct {
 	ids  []uuid.UUID
 }
 
+// encodedEvents are events in the column arrays the append statements
+// take (FlatArray: pgx encodes it without reflection).
+type encodedEvents struct {
+	ids      pgtype.FlatArray[uuid.UUID]
+	types    []string
+	versions []int32
+	datas    pgtype.FlatArray[[]byte]
+	metas    pgtype.FlatArray[[]byte]
+}
+
+// encode appends events to enc: an event id (a new UUIDv7 if the event has
+// none), the registered type, schema version and data, and the metadata.
+func (s *EventStore) encode(enc *encodedEvents, events []event.Event) error {
+	for _, ev := range events {
+		var u uuid.UUID
+		var err error
+		if ev.Meta.EventID == "" {
+			u, err = uuid.NewV7()
+		} else if u, err = uuid.Parse(ev.Meta.EventID); err != nil {
+			err = fmt.Errorf("append: event id %q: %w", ev.Meta.EventID, err)
+		}
+		if err != nil {
+			return err
+		}
+		name, version, data, err := s.codec.Encode(ev.Data)
+		if err != nil {
+			return err
+		}
+		if ev.Type != "" && ev.Type != name {
+			return fmt.Errorf("append: event type %q does not match registered %q", ev.Type, name)
+		}
+		m := ev.Meta
+		meta, err := json.Marshal(storedMeta{EventID: u.String(), Actor: m.Actor, App: m.App,
+			CorrelationID: m.CorrelationID, CausationID: m.CausationID, ClientIP: m.ClientIP})
+		if err != nil {
+			return err
+		}
+		enc.ids = append(enc.ids, u)
+		enc.types = append(enc.types, name)
+		enc.versions = append(enc.versions, int32(version))
+		enc.datas = append(enc.datas, data)
+		enc.metas = append(enc.metas, meta)
+	}
+	return nil
+}
+
 // prepare encodes events and picks the statement for the expected version.
 func (s *EventStore) prepare(stream string, expectedVersion int64, events []event.Event) (preparedAppend, error) {
 	n := len(events)
-	ids := make([]uuid.UUID, n)
-	types := make([]string, n)
-	versions := make([]int32, n)
-	datas := make([][]byte, n)
-	metas := make([][]byte, n)
-	for i, ev := range events {
-		id := ev.Meta.EventID
-		if id == "" {
-			u, err := uuid.NewV7()
-			if err != nil {
-				return preparedAppend{}, err
-			}
-			id = u.String()
-		}
-		u, err := uuid.Parse(id)
-		if err != nil {
-			return preparedAppend{}, fmt.Errorf("append: event id %q: %w", id, err)
-		}
-		ids[i] = u
-		name, version, data, err := s.codec.Encode(ev.Data)
-		if err != nil {
-			return preparedAppend{}, err
-		}
-		if ev.Type != "" && ev.Type != name {
-			return preparedAppend{}, fmt.Errorf("append: event type %q does not match registered %q", ev.Type, name)
-		}
-		types[i], versions[i], datas[i] = name, int32(version), data
-		m := ev.Meta
-		metas[i], err = json.Marshal(storedMeta{EventID: u.String(), Actor: m.Actor, App: m.App,
-			CorrelationID: m.CorrelationID, CausationID: m.CausationID, ClientIP: m.ClientIP})
-		if err != nil {
-			return preparedAppend{}, err
-		}
+	enc := encodedEvents{ids: make([]uuid.UUID, 0, n), types: make([]string, 0, n), versions: make([]int32, 0, n),
+		datas: make([][]byte, 0, n), metas: make([][]byte, 0, n)}
+	if err := s.encode(&enc, events); err != nil {
+		return preparedAppend{}, err
 	}
 	var sql string
-	args := []any{stream, int64(n), ids, types, versions, datas, metas}
+	args := []any{stream, int64(n), enc.ids, enc.types, enc.versions, enc.datas, enc.metas}
 	switch {
 	case expectedVersion == event.NoStream:
 		sql = appendNew
@@ -270,7 +383,7 @@ func (s *EventStore) prepare(stream string, expectedVersion int64, events []even
 	default:
 		return preparedAppend{}, fmt.Errorf("append: invalid expected version %d", expectedVersion)
 	}
-	return preparedAppend{sql: sql, args: args, ids: ids}, nil
+	return preparedAppend{sql: sql, args: args, ids: enc.ids}, nil
 }
 
 func (s *EventStore) duplicate(ctx context.Context, q Querier, stream string, ids []uuid.UUID) (event.AppendResult, bool, error) {

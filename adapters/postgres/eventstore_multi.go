@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/halocms/halocms/domain/event"
@@ -14,7 +15,11 @@ import (
 // position written).
 func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamAppend) (event.AppendResult, error) {
 	if len(appends) > 1 {
-		if res, ok, err := s.appendPipelined(ctx, appends); err != nil || ok {
+		appendOne := s.appendPipelined
+		if oneStatement(appends) {
+			appendOne = s.appendSet
+		}
+		if res, ok, err := appendOne(ctx, appends); err != nil || ok {
 			if err == nil {
 				s.appended(appends)
 			}
@@ -107,6 +112,110 @@ func (s *EventStore) appendPipelined(ctx context.Context, appends []event.Stream
 		}
 	}
 	if err := br.Close(); err != nil {
+		return event.AppendResult{}, false, nil
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return event.AppendResult{}, false, fmt.Errorf("append: %w", err)
+	}
+	return res, true, nil
+}
+
+// oneStatement reports whether appendSet can write appends: distinct
+// streams, each new (NoStream) or at an exact version, with events.
+func oneStatement(appends []event.StreamAppend) bool {
+	seen := make(map[string]struct{}, len(appends))
+	for _, a := range appends {
+		if len(a.Events) == 0 || a.Stream == "" || a.ExpectedVersion < event.NoStream {
+			return false
+		}
+		if _, dup := seen[a.Stream]; dup {
+			return false
+		}
+		seen[a.Stream] = struct{}{}
+	}
+	return true
+}
+
+// appendSetSQL creates the new streams and advances the others from their
+// expected version, then inserts the events of the streams it could claim,
+// in the order given (stream by stream, as appendPipelined writes them).
+// A stream that exists already, or moved on, claims nothing: its events
+// are left out and the caller sees fewer rows than it sent.
+const appendSetSQL = `
+WITH a AS (
+	SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS a (stream_id, expected, n)
+), created AS (
+	INSERT INTO streams (stream_id, version)
+	SELECT stream_id, n FROM a WHERE expected = 0
+	ON CONFLICT (stream_id) DO NOTHING
+	RETURNING stream_id
+), advanced AS (
+	UPDATE streams s SET version = s.version + a.n FROM a
+	WHERE a.expected > 0 AND s.stream_id = a.stream_id AND s.version = a.expected
+	RETURNING s.stream_id
+)
+INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata)
+SELECT e.stream_id, e.ver, e.id, e.typ, e.sv, e.data, e.meta
+FROM unnest($4::text[], $5::bigint[], $6::uuid[], $7::text[], $8::int[], $9::jsonb[], $10::jsonb[])
+	WITH ORDINALITY AS e (stream_id, ver, id, typ, sv, data, meta, ord)
+WHERE e.stream_id IN (SELECT stream_id FROM created UNION ALL SELECT stream_id FROM advanced)
+ORDER BY e.ord
+RETURNING transaction_id::text::bigint, global_position, stream_version`
+
+// appendSet writes every stream's append with one statement: one parse,
+// one plan and one round trip for the whole chunk instead of one statement
+// per stream. ok is false, with the transaction rolled back, when any
+// stream could not be claimed or any row not written (a version conflict,
+// a retried append): AppendMulti then takes the careful path, which tells
+// conflicts and duplicates apart.
+func (s *EventStore) appendSet(ctx context.Context, appends []event.StreamAppend) (event.AppendResult, bool, error) {
+	total := 0
+	for _, a := range appends {
+		total += len(a.Events)
+	}
+	var (
+		streams   = make([]string, len(appends))
+		expected  = make([]int64, len(appends))
+		counts    = make([]int64, len(appends))
+		evStreams = make([]string, 0, total)
+		versions  = make([]int64, 0, total)
+		enc       = encodedEvents{
+			ids: make([]uuid.UUID, 0, total), types: make([]string, 0, total), versions: make([]int32, 0, total),
+			datas: make([][]byte, 0, total), metas: make([][]byte, 0, total),
+		}
+	)
+	for i, a := range appends {
+		streams[i], expected[i], counts[i] = a.Stream, a.ExpectedVersion, int64(len(a.Events))
+		if err := s.encode(&enc, a.Events); err != nil {
+			return event.AppendResult{}, false, err
+		}
+		for n := range a.Events {
+			evStreams = append(evStreams, a.Stream)
+			versions = append(versions, a.ExpectedVersion+int64(n)+1)
+		}
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return event.AppendResult{}, false, err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	rows, err := tx.Query(ctx, appendSetSQL, streams, expected, counts,
+		evStreams, versions, enc.ids, enc.types, enc.versions, enc.datas, enc.metas)
+	if err != nil {
+		return event.AppendResult{}, false, nil
+	}
+	var res event.AppendResult
+	count := 0
+	for rows.Next() {
+		var txid, pos, ver int64
+		if err := rows.Scan(&txid, &pos, &ver); err != nil {
+			break
+		}
+		count++
+		res.Include(event.Position{TxID: uint64(txid), Pos: pos}, ver)
+	}
+	rows.Close()
+	if rows.Err() != nil || count != total {
 		return event.AppendResult{}, false, nil
 	}
 	if err := tx.Commit(ctx); err != nil {

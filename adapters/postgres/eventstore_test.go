@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -265,5 +266,350 @@ func TestListenerWakesOnAppend(t *testing.T) {
 		t.Logf("waiter woke %v after the append (waited %v)", time.Since(appended), d)
 	case <-time.After(5 * time.Second):
 		t.Fatalf("Wait still blocked 5s after an append (timeout %v)", timeout)
+	}
+}
+
+// streamEvents reads a stream's events as (version, N) pairs.
+func streamEvents(t *testing.T, s *postgres.EventStore, stream string) [][2]int64 {
+	t.Helper()
+	recs, err := s.ReadStream(context.Background(), stream, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := [][2]int64{}
+	for _, r := range recs {
+		out = append(out, [2]int64{r.StreamVersion, int64(r.Data.(probe).N)})
+	}
+	return out
+}
+
+func eventCount(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// AppendMulti writes new streams and streams at an exact version together,
+// stream by stream in the order given, and reports the last position.
+func TestAppendMultiWritesEveryStream(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	if _, err := s.Append(ctx, "multi-old", event.NoStream, event.Event{Data: probe{1}}, event.Event{Data: probe{2}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.AppendMulti(ctx,
+		event.StreamAppend{Stream: "multi-a", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{10}}, {Data: probe{11}}}},
+		event.StreamAppend{Stream: "multi-old", ExpectedVersion: 2, Events: []event.Event{{Data: probe{3}}}},
+		event.StreamAppend{Stream: "multi-b", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{20}}}},
+	)
+	if err != nil || res.Duplicate {
+		t.Fatalf("AppendMulti: %+v, %v", res, err)
+	}
+	for stream, want := range map[string][][2]int64{
+		"multi-a":   {{1, 10}, {2, 11}},
+		"multi-old": {{1, 1}, {2, 2}, {3, 3}},
+		"multi-b":   {{1, 20}},
+	} {
+		if got := streamEvents(t, s, stream); !reflect.DeepEqual(got, want) {
+			t.Errorf("stream %s: (version, N) = %v, want %v", stream, got, want)
+		}
+	}
+	for stream, want := range map[string]int64{"multi-a": 2, "multi-old": 3, "multi-b": 1} {
+		if v, err := s.StreamVersion(ctx, nil, stream); err != nil || v != want {
+			t.Errorf("stream %s at version %d (%v), want %d", stream, v, err, want)
+		}
+	}
+	// The events of one call are in the log in the order given, and Last
+	// is the newest of them.
+	rows, err := pool.Query(ctx, `SELECT data->>'N', transaction_id::text::bigint, global_position FROM events
+		WHERE stream_id <> 'multi-old' OR stream_version = 3 ORDER BY transaction_id, global_position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	var last event.Position
+	for rows.Next() {
+		var n string
+		var tx, pos int64
+		if err := rows.Scan(&n, &tx, &pos); err != nil {
+			t.Fatal(err)
+		}
+		order = append(order, n)
+		last = event.Position{TxID: uint64(tx), Pos: pos}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"10", "11", "3", "20"}; !reflect.DeepEqual(order, want) {
+		t.Errorf("log order %v, want %v", order, want)
+	}
+	if res.Last != last || res.Version != 3 {
+		t.Errorf("result %+v, want Last %v and Version 3", res, last)
+	}
+}
+
+// One stream that cannot be appended to fails the whole call with its
+// conflict, and nothing of the other streams is written.
+func TestAppendMultiAllOrNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	if _, err := s.Append(ctx, "aon-taken", event.NoStream, event.Event{Data: probe{1}}, event.Event{Data: probe{2}}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := func(stream string) event.StreamAppend {
+		return event.StreamAppend{Stream: stream, ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{7}}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		bad      event.StreamAppend
+		expected int64
+	}{
+		{"new stream exists", event.StreamAppend{Stream: "aon-taken", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{3}}}}, event.NoStream},
+		{"stale version", event.StreamAppend{Stream: "aon-taken", ExpectedVersion: 1, Events: []event.Event{{Data: probe{3}}}}, 1},
+		{"version ahead", event.StreamAppend{Stream: "aon-taken", ExpectedVersion: 5, Events: []event.Event{{Data: probe{3}}}}, 5},
+	} {
+		_, err := s.AppendMulti(ctx, fresh("aon-x-"+tc.name), tc.bad, fresh("aon-y-"+tc.name))
+		var ce *event.ConflictError
+		if !errors.As(err, &ce) || ce.StreamID != "aon-taken" || ce.Expected != tc.expected || ce.Actual != 2 {
+			t.Errorf("%s: err = %v, want a conflict on aon-taken (expected %d, actual 2)", tc.name, err, tc.expected)
+		}
+	}
+	if n := eventCount(t, pool); n != 2 {
+		t.Errorf("%d events stored, want the 2 appended first (failed calls write nothing)", n)
+	}
+	// An event id already used by another stream fails the call too.
+	used := event.Event{Data: probe{9}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000c1"}}
+	if _, err := s.Append(ctx, "aon-ids", event.NoStream, used); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMulti(ctx, fresh("aon-z"), event.StreamAppend{Stream: "aon-other", ExpectedVersion: event.NoStream, Events: []event.Event{used}}); err == nil {
+		t.Error("AppendMulti reusing another stream's event id: no error")
+	}
+	if v, err := s.StreamVersion(ctx, nil, "aon-z"); err != nil || v != 0 {
+		t.Errorf("stream aon-z at version %d (%v) after a failed call, want 0", v, err)
+	}
+}
+
+// A retried AppendMulti (every event id stored already) is acknowledged as
+// a duplicate and writes nothing.
+func TestAppendMultiRetryIsDuplicate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	var written atomic.Int64
+	s.OnAppend = func(n int) { written.Add(int64(n)) }
+	appends := []event.StreamAppend{
+		{Stream: "retry-a", ExpectedVersion: event.NoStream, Events: []event.Event{
+			{Data: probe{1}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000d1"}},
+			{Data: probe{2}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000d2"}}}},
+		{Stream: "retry-b", ExpectedVersion: event.NoStream, Events: []event.Event{
+			{Data: probe{3}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000d3"}}}},
+	}
+	first, err := s.AppendMulti(ctx, appends...)
+	if err != nil || first.Duplicate {
+		t.Fatalf("AppendMulti: %+v, %v", first, err)
+	}
+	again, err := s.AppendMulti(ctx, appends...)
+	if err != nil || !again.Duplicate || again.Last != first.Last {
+		t.Fatalf("retry: %+v, %v; want a duplicate at %v", again, err, first.Last)
+	}
+	if n := eventCount(t, pool); n != 3 || written.Load() != 3 {
+		t.Fatalf("%d events stored, OnAppend counted %d; want 3 and 3", n, written.Load())
+	}
+}
+
+// The same stream twice in one call: the second part follows the first.
+func TestAppendMultiSameStreamTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	res, err := s.AppendMulti(ctx,
+		event.StreamAppend{Stream: "twice", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{1}}}},
+		event.StreamAppend{Stream: "twice-other", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{5}}}},
+		event.StreamAppend{Stream: "twice", ExpectedVersion: 1, Events: []event.Event{{Data: probe{2}}}},
+	)
+	if err != nil || res.Version != 2 {
+		t.Fatalf("AppendMulti: %+v, %v", res, err)
+	}
+	if got, want := streamEvents(t, s, "twice"), [][2]int64{{1, 1}, {2, 2}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("stream twice: %v, want %v", got, want)
+	}
+}
+
+// Concurrent calls creating the same streams: exactly one wins each
+// stream, and every loser fails whole with a conflict.
+func TestAppendMultiConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	const callers, streams = 6, 50
+	errs := make(chan error, callers)
+	for c := range callers {
+		go func() {
+			appends := make([]event.StreamAppend, streams)
+			for i := range appends {
+				appends[i] = event.StreamAppend{Stream: fmt.Sprintf("race-%d", i), ExpectedVersion: event.NoStream,
+					Events: []event.Event{{Data: probe{c}}}}
+			}
+			_, err := s.AppendMulti(ctx, appends...)
+			errs <- err
+		}()
+	}
+	wins := 0
+	for range callers {
+		err := <-errs
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, event.ErrVersionConflict):
+			t.Errorf("losing call: %v, want a version conflict", err)
+		}
+	}
+	if wins != 1 {
+		t.Errorf("%d calls succeeded, want exactly 1", wins)
+	}
+	if n := eventCount(t, pool); n != streams {
+		t.Errorf("%d events stored, want %d (one per stream)", n, streams)
+	}
+	var owners int
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT data->>'N') FROM events`).Scan(&owners); err != nil || owners != 1 {
+		t.Errorf("events written by %d callers (%v), want 1", owners, err)
+	}
+}
+
+// BenchmarkAppendMulti appends chunks of 500 new streams of one event, as
+// a content batch import does.
+//
+//	go test ./adapters/postgres -run XXX -bench AppendMulti -benchtime 20x
+func BenchmarkAppendMulti(b *testing.B) {
+	ctx := context.Background()
+	pool := pgtest.Pool(b)
+	s := postgres.NewEventStore(pool, probeRegistry())
+	defer s.Close()
+	n := 0
+	b.ResetTimer()
+	for range b.N {
+		appends := make([]event.StreamAppend, 500)
+		for i := range appends {
+			n++
+			appends[i] = event.StreamAppend{Stream: fmt.Sprintf("bench-%d", n), ExpectedVersion: event.NoStream,
+				Events: []event.Event{{Data: probe{n}}}}
+		}
+		if _, err := s.AppendMulti(ctx, appends...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*500)/b.Elapsed().Seconds(), "streams/s")
+}
+
+// The one-statement path itself: it writes distinct new and exact-version
+// streams, and declines (writing nothing) whatever it cannot write cleanly,
+// leaving it to the careful path.
+func TestAppendSet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	if _, err := s.Append(ctx, "set-old", event.NoStream, event.Event{Data: probe{1}}); err != nil {
+		t.Fatal(err)
+	}
+	res, ok, err := s.AppendSet(ctx,
+		event.StreamAppend{Stream: "set-a", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{10}}, {Data: probe{11}}}},
+		event.StreamAppend{Stream: "set-old", ExpectedVersion: 1, Events: []event.Event{{Data: probe{2}}}},
+	)
+	if err != nil || !ok || res.Version != 2 || res.Last.IsZero() {
+		t.Fatalf("AppendSet of a new and an exact-version stream: %+v, ok %v, %v", res, ok, err)
+	}
+	if got, want := streamEvents(t, s, "set-old"), [][2]int64{{1, 1}, {2, 2}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("stream set-old: %v, want %v", got, want)
+	}
+	if got, want := streamEvents(t, s, "set-a"), [][2]int64{{1, 10}, {2, 11}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("stream set-a: %v, want %v", got, want)
+	}
+	before := eventCount(t, pool)
+	one := func(stream string, expected int64) event.StreamAppend {
+		return event.StreamAppend{Stream: stream, ExpectedVersion: expected, Events: []event.Event{{Data: probe{99}}}}
+	}
+	for name, appends := range map[string][]event.StreamAppend{
+		"existing stream as new": {one("set-new-1", event.NoStream), one("set-a", event.NoStream)},
+		"stale version":          {one("set-new-2", event.NoStream), one("set-old", 1)},
+		"version ahead":          {one("set-new-3", event.NoStream), one("set-old", 7)},
+		"same stream twice":      {one("set-new-4", event.NoStream), one("set-new-4", 1)},
+		"any version":            {one("set-new-5", event.NoStream), one("set-old", event.AnyVersion)},
+		"no events":              {one("set-new-6", event.NoStream), {Stream: "set-new-7"}},
+	} {
+		if res, ok, err := s.AppendSet(ctx, appends...); ok || err != nil {
+			t.Errorf("%s: AppendSet took it (%+v, %v), want it declined", name, res, err)
+		}
+	}
+	if n := eventCount(t, pool); n != before {
+		t.Errorf("%d events after declined appends, want %d", n, before)
+	}
+}
+
+// DecodeMetadata reads what json.Unmarshal reads, whatever the input: its
+// fast path for the usual flat object must never disagree.
+func FuzzDecodeMetadata(f *testing.F) {
+	for _, seed := range []string{
+		`{"app": "a1", "actor": "admin", "eventId": "0190a0b0-0000-7000-8000-000000000001", "clientIp": "127.0.0.1", "causationId": "c", "correlationId": "k"}`,
+		`{"eventId":"e","actor":"Zoë"}`,
+		`{"eventId": "e", "actor": "a\"b"}`,
+		`{"eventId": "e", "actor": "a\u00e9"}`,
+		`{"EventID": "e"}`,
+		`{"eventId": "e", "extra": "x"}`,
+		`{"eventId": "e", "extra": {"nested": [1, 2]}}`,
+		`{"eventId": null}`,
+		`{"eventId": 5}`,
+		`{"eventId": "a", "eventId": "b"}`,
+		`{}`,
+		` { } `,
+		`{"eventId": "e",}`,
+		`{"eventId": "e"} x`,
+		`{"eventId": "e"`,
+		`[]`,
+		``,
+		"{\"actor\": \"a\tb\"}",
+		"{\"actor\": \"\xff\"}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		type meta struct {
+			EventID       string `json:"eventId"`
+			Actor         string `json:"actor"`
+			App           string `json:"app"`
+			CorrelationID string `json:"correlationId"`
+			CausationID   string `json:"causationId"`
+			ClientIP      string `json:"clientIp"`
+		}
+		var want meta
+		wantErr := json.Unmarshal(raw, &want)
+		got, err := postgres.DecodeMetadata(raw)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("DecodeMetadata(%q) error %v, json.Unmarshal error %v", raw, err, wantErr)
+		}
+		if err == nil && meta(got) != want {
+			t.Fatalf("DecodeMetadata(%q) = %+v, json.Unmarshal reads %+v", raw, got, want)
+		}
+	})
+}
+
+// BenchmarkDecodeMetadata decodes metadata as the database prints it.
+func BenchmarkDecodeMetadata(b *testing.B) {
+	raw := []byte(`{"app": "6b0176f556864433b810cc46", "actor": "admin", "eventId": "0190a0b0-0000-7000-8000-000000000001", "clientIp": "127.0.0.1", "correlationId": "0190a0b0-0000-7000-8000-000000000002"}`)
+	for range b.N {
+		if _, err := postgres.DecodeMetadata(raw); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
