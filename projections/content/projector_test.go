@@ -1235,3 +1235,39 @@ func TestIgnoredEvents(t *testing.T) {
 		t.Fatalf("deleted_at %v, %v", deref(deletedAt), err)
 	}
 }
+
+// Texts that mean something inside the text of an array (quotes,
+// backslashes, commas, braces, NULL, blanks) reach tag_keys and eqs as
+// they are: the projector sends those per-row arrays as array text.
+func TestArrayTextsKeptExactly(t *testing.T) {
+	t.Parallel()
+	ctx, pool := setup(t)
+	T := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
+	fields := []content.Field{{ID: "1", Name: "a", Type: fid("Text")}, {ID: "2", Name: "b", Type: fid("Text")}}
+	rec := newRecorder(T)
+	apply(t, ctx, pool, rec.addAt(T, "module-m1", content.ModuleCreated{ModuleID: "m1", App: "a", Name: "M", Fields: fields}))
+	odd := []string{`say "hi"`, `back\slash`, `a,b`, `{x}`, `NULL`, ` `, ``, `é\"{,}`, "tab\tnew\nline"}
+	var evs []event.Recorded
+	want := map[string][2][]string{} // item → tag_keys, eqs
+	for i, s := range odd {
+		id := fmt.Sprintf("item%d", i)
+		tags := []content.Tag{{ID: s + "id", Name: s, Value: s}}
+		vals := map[string]any{"a": s, "b": "plain"}
+		evs = append(evs, rec.addAt(T.Add(time.Duration(i+1)*time.Second), "item-"+id,
+			content.ItemCreated{ItemID: id, App: "a", Module: "m1", Name: s, Values: vals, Tags: tags}))
+		want[id] = [2][]string{projcontent.TagKeys(tags),
+			{projcontent.EqToken("m1", "t1", s), projcontent.EqToken("m1", "t2", "plain")}}
+	}
+	apply(t, ctx, pool, evs...)
+	for id, w := range want {
+		var tagKeys, eqs []string
+		var name, t1 string
+		if err := pool.QueryRow(ctx, `SELECT i.tag_keys, f.eqs, i.name, f.t1 FROM content_items i JOIN content_fields f ON f.item_id = i.id
+			WHERE i.id = $1`, id).Scan(&tagKeys, &eqs, &name, &t1); err != nil {
+			t.Fatalf("item %s: %v", id, err)
+		}
+		if !slices.Equal(tagKeys, w[0]) || !slices.Equal(eqs, w[1]) || name != t1 {
+			t.Errorf("item %s: tag_keys %q, eqs %q (name %q, t1 %q); want %q and %q", id, tagKeys, eqs, name, t1, w[0], w[1])
+		}
+	}
+}
