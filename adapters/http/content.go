@@ -306,19 +306,7 @@ func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) {
 func (s *server) instanceView(ctx context.Context, i content.Item) instanceJSON {
 	it, err := s.ContentRead.Item(ctx, i.ID)
 	if err != nil || it.Revision < i.Revision {
-		now := time.Now().UnixMilli()
-		if err != nil {
-			it = rmcontent.Item{ID: i.ID, App: i.App, Module: i.Module, CreatedAt: now}
-		}
-		it.Name, it.Values, it.ExternalID, it.Revision = i.Content.Name, i.Content.Values, i.Content.ExternalID, i.Revision
-		it.Tags = make([]rmcontent.Tag, len(i.Content.Tags))
-		for n, t := range i.Content.Tags {
-			it.Tags[n] = rmcontent.Tag(t)
-		}
-		it.PublishedAt, it.RemovedAt, it.ArchivedAt = msp(i.Dates.PublishedAt), msp(i.Dates.RemovedAt), msp(i.Dates.ArchivedAt)
-		if i.Deleted && it.DeletedAt == nil {
-			it.DeletedAt = &now
-		}
+		it = itemFromCommand(it, err == nil, i)
 	}
 	return instanceJSONOf(it)
 }

@@ -1,10 +1,15 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
+	"slices"
+	"time"
 
 	cmdcontent "github.com/halocms/halocms/commands/content"
+	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
 )
 
 // batchBody is the batch request: Android says "truncate", iOS
@@ -85,21 +90,7 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Metrics.Command("content.batch", nil)
 
-	// Read back every written item at once.
-	var ids []string
-	for _, res := range results {
-		if res.Err == nil && res.Item.ID != "" {
-			ids = append(ids, res.Item.ID)
-		}
-	}
-	views := map[string]instanceJSON{}
-	if len(ids) > 0 {
-		if items, err := s.ContentRead.Items(ctx, ids); err == nil {
-			for _, it := range items {
-				views[it.ID] = instanceJSONOf(it)
-			}
-		}
-	}
+	read := s.readBack(ctx, results)
 	counters := map[string]*counterJSON{}
 	for _, k := range []string{cmdcontent.OpTruncate, cmdcontent.OpCreate, cmdcontent.OpUpdate, cmdcontent.OpCreateOrUpdate, cmdcontent.OpDelete} {
 		counters[k] = &counterJSON{}
@@ -126,11 +117,7 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 			}
 			op.Data = deleted
 		default:
-			if v, ok := views[res.Item.ID]; ok && v.Revision >= res.Item.Revision {
-				op.Data = v
-			} else {
-				op.Data = s.instanceView(ctx, res.Item)
-			}
+			op.Data = read.view(res.Item)
 		}
 		counters[res.Op.Kind].Success++
 		total.Success++
@@ -145,4 +132,68 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 // batchError is the HALO error body of one failed operation.
 func (s *server) batchError(r *http.Request, err error) haloErrorBody {
 	return errorBody(r, s.Log, s.contentError(r.Context(), err))
+}
+
+// readBack reads every written item back from the read model at once.
+// The items it does not show at their written revision yet (the bounded
+// wait for the projection ran out) are read once more, together: never
+// one read per item, which would slow a lagging server down further.
+func (s *server) readBack(ctx context.Context, results []cmdcontent.BatchResult) batchRead {
+	want := map[string]int64{} // item id → highest revision written
+	for _, res := range results {
+		if res.Err == nil && res.Item.ID != "" {
+			if r, ok := want[res.Item.ID]; !ok || res.Item.Revision > r {
+				want[res.Item.ID] = res.Item.Revision
+			}
+		}
+	}
+	found := make(map[string]rmcontent.Item, len(want))
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	for try := 0; try < 2 && len(ids) > 0; try++ {
+		items, err := s.ContentRead.Items(ctx, ids)
+		if err != nil {
+			continue
+		}
+		for _, it := range items {
+			found[it.ID] = it
+		}
+		ids = slices.DeleteFunc(ids, func(id string) bool { it, ok := found[id]; return ok && it.Revision >= want[id] })
+	}
+	return batchRead{found: found}
+}
+
+// batchRead is what the read model showed of a batch's items.
+type batchRead struct{ found map[string]rmcontent.Item }
+
+// view is the answer for an item a batch operation wrote: the read
+// model's row if it shows that revision, else the item as the command left
+// it (as instanceView answers).
+func (b batchRead) view(i content.Item) instanceJSON {
+	it, ok := b.found[i.ID]
+	if ok && it.Revision >= i.Revision {
+		return instanceJSONOf(it)
+	}
+	return instanceJSONOf(itemFromCommand(it, ok, i))
+}
+
+// itemFromCommand is the item as the command left it, over what the read
+// model has of it (ok false: nothing yet).
+func itemFromCommand(it rmcontent.Item, ok bool, i content.Item) rmcontent.Item {
+	now := time.Now().UnixMilli()
+	if !ok {
+		it = rmcontent.Item{ID: i.ID, App: i.App, Module: i.Module, CreatedAt: now}
+	}
+	it.Name, it.Values, it.ExternalID, it.Revision = i.Content.Name, i.Content.Values, i.Content.ExternalID, i.Revision
+	it.Tags = make([]rmcontent.Tag, len(i.Content.Tags))
+	for n, t := range i.Content.Tags {
+		it.Tags[n] = rmcontent.Tag(t)
+	}
+	it.PublishedAt, it.RemovedAt, it.ArchivedAt = msp(i.Dates.PublishedAt), msp(i.Dates.RemovedAt), msp(i.Dates.ArchivedAt)
+	if i.Deleted && it.DeletedAt == nil {
+		it.DeletedAt = &now
+	}
+	return it
 }
