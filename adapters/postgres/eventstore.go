@@ -262,18 +262,7 @@ func (s *EventStore) AppendTx(ctx context.Context, q Querier, stream string, exp
 	var res event.AppendResult
 	count := 0
 	if err == nil {
-		for rows.Next() {
-			var tx, pos, ver int64
-			if err = rows.Scan(&tx, &pos, &ver); err != nil {
-				break
-			}
-			count++
-			res.Include(event.Position{TxID: uint64(tx), Pos: pos}, ver)
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
+		count, err = includeRows(rows, &res)
 	}
 	if inTx {
 		if err != nil {
@@ -326,6 +315,29 @@ type encodedEvents struct {
 	metas    pgtype.FlatArray[[]byte]
 }
 
+// includeRows reads the rows an append statement returns (transaction id,
+// global position and stream version of each event written) into res, and
+// closes them. It returns how many it read, or the first error.
+func includeRows(rows pgx.Rows, res *event.AppendResult) (int, error) {
+	defer rows.Close()
+	count := 0
+	for rows.Next() {
+		var tx, pos, ver int64
+		if err := rows.Scan(&tx, &pos, &ver); err != nil {
+			return count, err
+		}
+		count++
+		res.Include(event.Position{TxID: uint64(tx), Pos: pos}, ver)
+	}
+	return count, rows.Err()
+}
+
+// newEncodedEvents has room for n events.
+func newEncodedEvents(n int) encodedEvents {
+	return encodedEvents{ids: make([]uuid.UUID, 0, n), types: make([]string, 0, n), versions: make([]int32, 0, n),
+		datas: make([][]byte, 0, n), metas: make([][]byte, 0, n)}
+}
+
 // encode appends events to enc: an event id (a new UUIDv7 if the event has
 // none), the registered type, schema version and data, and the metadata.
 func (s *EventStore) encode(enc *encodedEvents, events []event.Event) error {
@@ -365,8 +377,7 @@ func (s *EventStore) encode(enc *encodedEvents, events []event.Event) error {
 // prepare encodes events and picks the statement for the expected version.
 func (s *EventStore) prepare(stream string, expectedVersion int64, events []event.Event) (preparedAppend, error) {
 	n := len(events)
-	enc := encodedEvents{ids: make([]uuid.UUID, 0, n), types: make([]string, 0, n), versions: make([]int32, 0, n),
-		datas: make([][]byte, 0, n), metas: make([][]byte, 0, n)}
+	enc := newEncodedEvents(n)
 	if err := s.encode(&enc, events); err != nil {
 		return preparedAppend{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/halocms/halocms/domain/event"
@@ -96,17 +95,7 @@ func (s *EventStore) appendPipelined(ctx context.Context, appends []event.Stream
 			br.Close()
 			return event.AppendResult{}, false, nil
 		}
-		count := 0
-		for rows.Next() {
-			var txid, pos, ver int64
-			if err := rows.Scan(&txid, &pos, &ver); err != nil {
-				break
-			}
-			count++
-			res.Include(event.Position{TxID: uint64(txid), Pos: pos}, ver)
-		}
-		rows.Close()
-		if rows.Err() != nil || count != len(a.Events) {
+		if n, err := includeRows(rows, &res); err != nil || n != len(a.Events) {
 			br.Close()
 			return event.AppendResult{}, false, nil
 		}
@@ -179,10 +168,7 @@ func (s *EventStore) appendSet(ctx context.Context, appends []event.StreamAppend
 		counts    = make([]int64, len(appends))
 		evStreams = make([]string, 0, total)
 		versions  = make([]int64, 0, total)
-		enc       = encodedEvents{
-			ids: make([]uuid.UUID, 0, total), types: make([]string, 0, total), versions: make([]int32, 0, total),
-			datas: make([][]byte, 0, total), metas: make([][]byte, 0, total),
-		}
+		enc       = newEncodedEvents(total)
 	)
 	for i, a := range appends {
 		streams[i], expected[i], counts[i] = a.Stream, a.ExpectedVersion, int64(len(a.Events))
@@ -205,17 +191,7 @@ func (s *EventStore) appendSet(ctx context.Context, appends []event.StreamAppend
 		return event.AppendResult{}, false, nil
 	}
 	var res event.AppendResult
-	count := 0
-	for rows.Next() {
-		var txid, pos, ver int64
-		if err := rows.Scan(&txid, &pos, &ver); err != nil {
-			break
-		}
-		count++
-		res.Include(event.Position{TxID: uint64(txid), Pos: pos}, ver)
-	}
-	rows.Close()
-	if rows.Err() != nil || count != total {
+	if n, err := includeRows(rows, &res); err != nil || n != total {
 		return event.AppendResult{}, false, nil
 	}
 	if err := tx.Commit(ctx); err != nil {
