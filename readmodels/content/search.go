@@ -209,9 +209,9 @@ func (s *Store) pageInOneTrip(ctx context.Context, q *Query, sql string, args []
 	if err := br.QueryRow().Scan(&raw); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return Result{}, false, err
 	}
-	now := map[string]string{}
+	current := map[string]string{} // an unknown module has none
 	if raw != nil {
-		if now, err = decodeSlots(raw); err != nil {
+		if current, err = decodeSlots(raw); err != nil {
 			return Result{}, false, err
 		}
 	}
@@ -225,7 +225,7 @@ func (s *Store) pageInOneTrip(ctx context.Context, q *Query, sql string, args []
 	if _, err := br.Exec(); err != nil {
 		return Result{}, false, err
 	}
-	if !maps.Equal(now, q.Slots) || len(res.Items) == 0 && q.Offset > 0 {
+	if !maps.Equal(current, q.Slots) || len(res.Items) == 0 && q.Offset > 0 {
 		return Result{}, false, nil
 	}
 	return res, true, nil
