@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -136,6 +137,9 @@ func (c *config) validateContent() error {
 	}
 	if c.contentDuration <= 0 {
 		return errors.New("-content-duration must be positive")
+	}
+	if _, err := regexp.Compile(c.contentSearches); err != nil {
+		return fmt.Errorf("-content-searches: %w", err)
 	}
 	_, err := c.contentSizeList()
 	return err
@@ -1184,7 +1188,11 @@ func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module s
 		{"(b)", queriesB(facts), true, false},
 		{"(b) no-cache", queriesB(facts), false, true},
 	}
+	only := regexp.MustCompile(cfg.contentSearches) // checked by validateContent
 	for _, k := range kinds {
+		if !only.MatchString(k.name) {
+			continue
+		}
 		checked, err := checkQuery(ctx, a, token, module, k.queries[0], facts)
 		if err != nil {
 			return fmt.Errorf("search %s @%s: %w", k.name, label, err)
