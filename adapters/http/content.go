@@ -43,7 +43,6 @@ type ContentQueries interface {
 	Items(ctx context.Context, ids []string) ([]rmcontent.Item, error)
 	Search(ctx context.Context, q rmcontent.Query) (rmcontent.Result, error)
 	Version(ctx context.Context, app string) (int64, error)
-	Freshness(ctx context.Context, app string, now int64) (rmcontent.Freshness, error)
 	Sync(ctx context.Context, q rmcontent.SyncQuery) (rmcontent.SyncResult, error)
 }
 

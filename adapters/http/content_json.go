@@ -323,24 +323,24 @@ func (b moduleBody) spec() (content.ModuleSpec, error) {
 }
 
 type instanceJSON struct {
-	ID           string         `json:"id"`
-	Module       string         `json:"module"`
-	Name         string         `json:"name"`
-	Values       map[string]any `json:"values"`
-	Tags         []tagJSON      `json:"tags"`
-	CreatedAt    int64          `json:"createdAt"`
-	UpdatedAt    *int64         `json:"updatedAt"`
-	PublishedAt  *int64         `json:"publishedAt"`
-	RemovedAt    *int64         `json:"removedAt"`
-	ArchivedAt   *int64         `json:"archivedAt"`
-	DeletedAt    *int64         `json:"deletedAt"`
-	CreatedBy    string         `json:"createdBy"`
-	UpdatedBy    *string        `json:"updatedBy"`
-	DeletedBy    *string        `json:"deletedBy"`
-	CustomerID   int            `json:"customerId"`
-	PushSchedule any            `json:"pushSchedule"`
-	ExternalID   *string        `json:"externalId"`
-	Revision     int64          `json:"revision"`
+	ID           string    `json:"id"`
+	Module       string    `json:"module"`
+	Name         string    `json:"name"`
+	Values       any       `json:"values"` // map[string]any, or json.RawMessage as stored
+	Tags         []tagJSON `json:"tags"`
+	CreatedAt    int64     `json:"createdAt"`
+	UpdatedAt    *int64    `json:"updatedAt"`
+	PublishedAt  *int64    `json:"publishedAt"`
+	RemovedAt    *int64    `json:"removedAt"`
+	ArchivedAt   *int64    `json:"archivedAt"`
+	DeletedAt    *int64    `json:"deletedAt"`
+	CreatedBy    string    `json:"createdBy"`
+	UpdatedBy    *string   `json:"updatedBy"`
+	DeletedBy    *string   `json:"deletedBy"`
+	CustomerID   int       `json:"customerId"`
+	PushSchedule any       `json:"pushSchedule"`
+	ExternalID   *string   `json:"externalId"`
+	Revision     int64     `json:"revision"`
 }
 
 func instanceJSONOf(it rmcontent.Item) instanceJSON {
@@ -348,7 +348,10 @@ func instanceJSONOf(it rmcontent.Item) instanceJSON {
 		CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, PublishedAt: it.PublishedAt, RemovedAt: it.RemovedAt,
 		ArchivedAt: it.ArchivedAt, DeletedAt: it.DeletedAt, CreatedBy: it.CreatedBy, UpdatedBy: it.UpdatedBy,
 		DeletedBy: it.DeletedBy, CustomerID: customerID, Revision: it.Revision}
-	if j.Values == nil {
+	switch {
+	case it.RawValues != nil:
+		j.Values = json.RawMessage(it.RawValues)
+	case it.Values == nil:
 		j.Values = map[string]any{}
 	}
 	if j.Tags == nil {

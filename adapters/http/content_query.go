@@ -266,7 +266,6 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	app, cacheable := sc.cacheableApp()
 	cacheable = cacheable && s.cache != nil
 	var key, lookup string
-	var fresh rmcontent.Freshness
 	if cacheable {
 		key = searchKey(app, body)
 		if noCache(r) {
@@ -287,12 +286,6 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 			lookup = "miss"
 		}
 		s.cache.count(lookup)
-		// Read before searching: a change applied in between leaves the
-		// answer tagged with the older version, so it is never served.
-		if fresh, err = s.ContentRead.Freshness(ctx, app, now); err != nil {
-			s.fail(w, r, err)
-			return
-		}
 	}
 	if s.searches != nil { // after the cache: a hit never waits
 		if err := s.searches.Acquire(ctx, 1); err != nil {
@@ -303,6 +296,12 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	q := rmcontent.Query{InstanceIDs: b.InstanceIDs, Locale: b.Locale, Now: now, Count: true}
 	sc.apply(&q)
+	if cacheable {
+		// The answer is tagged with the app's state in the search's own
+		// snapshot: a change applied since is a newer version, so the
+		// answer is never served past it.
+		q.FreshnessOf = app
+	}
 	names := b.ModuleNames
 	if b.ModuleName != nil {
 		names = append(slices.Clone(names), *b.ModuleName)
@@ -375,6 +374,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	q.RawValues = len(include) == 0 && len(b.Fields) == 0 // present passes them on as they are
 	res, err := s.ContentRead.Search(ctx, q)
 	if err != nil {
 		s.fail(w, r, err)
@@ -398,7 +398,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.cache.put(key, cachedAnswer{version: fresh.Version, until: fresh.Until, body: buf.Bytes()})
+	s.cache.put(key, cachedAnswer{version: res.Freshness.Version, until: res.Freshness.Until, body: buf.Bytes()})
 	writeCached(w, buf.Bytes(), lookup)
 }
 
@@ -455,7 +455,7 @@ func (s *server) present(ctx context.Context, q rmcontent.Query, items []rmconte
 		j := instanceJSONOf(it)
 		if related != nil || len(keep) > 0 {
 			vals := map[string]any{}
-			for name, v := range j.Values {
+			for name, v := range it.Values {
 				if len(keep) > 0 && !keep[name] {
 					continue
 				}

@@ -38,6 +38,18 @@ func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
+// GenericPlans opens a second pool on pool's database whose sessions plan
+// every prepared statement once, for any values (plan_cache_mode =
+// force_generic_plan), with pool's connection limit. It is for the few
+// statements whose planning costs more than running them and whose plan
+// does not depend on their values (see readmodels/content's one-statement
+// page); everything else uses pool, planned for its actual values.
+func GenericPlans(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
+	cfg := pool.Config()
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	return pgxpool.NewWithConfig(context.Background(), cfg)
+}
+
 // EnsureDatabase creates database name on the server of serverURL if it
 // does not exist, and returns the URL of that database.
 func EnsureDatabase(ctx context.Context, serverURL, name string) (string, error) {

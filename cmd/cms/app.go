@@ -55,6 +55,7 @@ type app struct {
 	cfg      Config
 	log      *slog.Logger
 	pool     *pgxpool.Pool
+	generic  *pgxpool.Pool // plan_cache_mode = force_generic_plan (see postgres.GenericPlans)
 	store    *postgres.EventStore
 	listener *postgres.Listener
 	runtime  *projections.Runtime
@@ -142,7 +143,11 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 		session.Config{AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL})
 	a.identity = cmdidentity.NewService(a.store, hasher, ids.Generator{}, waiter, a.sessions)
 	a.auditor = audit.New(a.store, a.authz)
-	a.contents = rmcontent.NewStore(pool)
+	if a.generic, err = postgres.GenericPlans(pool); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.contents = rmcontent.NewStore(pool, a.generic)
 	a.content = cmdcontent.NewService(a.store, a.store, a.authz, a.users, a.contents, ids.Generator{}, waiter)
 	a.appUsersRead = rmappusers.New(pool)
 	a.appUsers = cmdappuser.NewService(a.store, ids.Generator{}, a.appUsersRead, hasher, postgres.NewLoginThrottle(pool), a.sessions, waiter)
@@ -156,6 +161,9 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 func (a *app) Close() {
 	a.cancel()
 	a.store.Close()
+	if a.generic != nil {
+		a.generic.Close()
+	}
 	a.pool.Close()
 }
 

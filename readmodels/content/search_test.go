@@ -1,8 +1,10 @@
 package content_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -45,7 +47,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := (pc.Projector{}).Create(ctx, pool, "public"); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, ctx: ctx, pool: pool, store: rc.NewStore(pool), fields: map[string]content.Field{}}
+	return &fixture{t: t, ctx: ctx, pool: pool, store: rc.NewStore(pool, pgtest.Generic(t, pool)), fields: map[string]content.Field{}}
 }
 
 // apply records evs at instant at (ms) and projects them.
@@ -653,6 +655,24 @@ func TestSearchItemFields(t *testing.T) {
 	}
 	if i8.DeletedAt == nil || i8.DeletedBy == nil || *i8.DeletedBy != "Bob" {
 		t.Errorf("i8: %+v", i8)
+	}
+
+	// Asked for raw, the values come back as stored, long numbers and
+	// all, and are not decoded; with a locale they are decoded to be
+	// resolved.
+	q.RawValues = true
+	raw := f.search(q).Items
+	for i, it := range raw {
+		var got map[string]any
+		d := json.NewDecoder(bytes.NewReader(it.RawValues))
+		d.UseNumber()
+		if err := d.Decode(&got); err != nil || it.Values != nil || !reflect.DeepEqual(got, items[i].Values) {
+			t.Errorf("%s raw: %s (%v), values %v; want %v", it.ID, it.RawValues, err, it.Values, items[i].Values)
+		}
+	}
+	q.Locale = "es-ES"
+	if it := f.search(q).Items[0]; it.RawValues != nil || it.Values == nil {
+		t.Errorf("raw with a locale: raw %s, values %v", it.RawValues, it.Values)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -22,6 +21,9 @@ import (
 // Store reads the content tables.
 type Store struct {
 	pool *pgxpool.Pool
+	// generic is a pool on the same database whose sessions run prepared
+	// statements from generic plans (see pageInOneTrip).
+	generic *pgxpool.Pool
 	// modules keeps the decoded lists of recently read modules (see
 	// scanModule): every search reads its modules, and decoding their
 	// field lists cost more than reading them.
@@ -40,16 +42,18 @@ type decodedModule struct {
 // decodedModules bounds the modules a Store keeps decoded.
 const decodedModules = 1024
 
-// NewStore returns a store over pool.
-func NewStore(pool *pgxpool.Pool) *Store {
-	if pool == nil {
+// NewStore returns a store over pool. generic is a pool on the same
+// database whose sessions have plan_cache_mode = force_generic_plan (see
+// postgres.GenericPlans); only pageInOneTrip uses it.
+func NewStore(pool, generic *pgxpool.Pool) *Store {
+	if pool == nil || generic == nil {
 		panic("content.NewStore: nil pool")
 	}
 	modules, err := lru.New[string, decodedModule](decodedModules)
 	if err != nil {
 		panic(err) // only for a size < 1
 	}
-	return &Store{pool: pool, modules: modules}
+	return &Store{pool: pool, generic: generic, modules: modules}
 }
 
 // Tag is a segmentation tag as stored (and sent).
@@ -82,11 +86,14 @@ type Module struct {
 
 // Item is a content item as read; dates are epoch milliseconds.
 type Item struct {
-	ID          string
-	App         string
-	Module      string
-	Name        string
-	Values      map[string]any
+	ID     string
+	App    string
+	Module string
+	Name   string
+	Values map[string]any
+	// RawValues is the values as stored (a JSON object) when the search
+	// asked for them so (Query.RawValues); Values is then nil.
+	RawValues   []byte
 	Tags        []Tag
 	ExternalID  string
 	PublishedAt *int64
@@ -106,7 +113,9 @@ type Item struct {
 const itemColumns = `i.id, i.app, i.module, i.name, i.vals, i.tags, i.external_id, i.published_at, i.removed_at,
 	i.archived_at, i.deleted_at, i.created_at, i.updated_at, i.created_by, i.updated_by, i.deleted_by, i.revision`
 
-func scanItem(row pgx.Row, extra ...any) (Item, error) {
+// scanItem reads an item; raw leaves its values as stored (see
+// Item.RawValues).
+func scanItem(row pgx.Row, raw bool, extra ...any) (Item, error) {
 	var it Item
 	var vals, tags []byte
 	err := row.Scan(append([]any{&it.ID, &it.App, &it.Module, &it.Name, &vals, &tags, &it.ExternalID, &it.PublishedAt, &it.RemovedAt,
@@ -114,7 +123,9 @@ func scanItem(row pgx.Row, extra ...any) (Item, error) {
 	if err != nil {
 		return it, err
 	}
-	if it.Values, err = decodeValues(vals); err != nil {
+	if raw {
+		it.RawValues = vals
+	} else if it.Values, err = decodeValues(vals); err != nil {
 		return it, err
 	}
 	if err := json.Unmarshal(tags, &it.Tags); err != nil {
@@ -177,7 +188,7 @@ func (s *Store) scanModule(row pgx.Row) (Module, error) {
 
 // Item returns one item (deleted ones too), or a NotFound fault.
 func (s *Store) Item(ctx context.Context, id string) (Item, error) {
-	it, err := scanItem(s.pool.QueryRow(ctx, `SELECT `+itemColumns+` FROM content_items i WHERE i.id = $1`, id))
+	it, err := scanItem(s.pool.QueryRow(ctx, `SELECT `+itemColumns+` FROM content_items i WHERE i.id = $1`, id), false)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return it, fault.NotFoundf("Instance not found").With("id", id)
 	}
@@ -193,7 +204,7 @@ func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
 	defer rows.Close()
 	var out []Item
 	for rows.Next() {
-		it, err := scanItem(rows)
+		it, err := scanItem(rows, false)
 		if err != nil {
 			return nil, err
 		}
@@ -356,13 +367,10 @@ type Freshness struct {
 	Until   int64 // epoch ms
 }
 
-// Freshness reads an app's Freshness at now (epoch ms).
-func (s *Store) Freshness(ctx context.Context, app string, now int64) (Freshness, error) {
-	var f Freshness
-	err := s.pool.QueryRow(ctx, `SELECT
-		coalesce((SELECT version FROM content_versions WHERE app = $1), 0),
-		least(coalesce((SELECT min(pub_from) FROM content_items WHERE app = $1 AND pub_from > $2), $3),
-		      coalesce((SELECT min(pub_until) FROM content_items WHERE app = $1 AND pub_until > $2), $3))`,
-		app, now, int64(math.MaxInt64)).Scan(&f.Version, &f.Until)
-	return f, err
+// freshnessColumns selects an app's Freshness as two columns (version,
+// until), given the placeholders of the app, of now and of math.MaxInt64.
+func freshnessColumns(app, now, never string) string {
+	return `coalesce((SELECT version FROM content_versions WHERE app = ` + app + `), 0),
+		least(coalesce((SELECT min(pub_from) FROM content_items WHERE app = ` + app + ` AND pub_from > ` + now + `), ` + never + `),
+		      coalesce((SELECT min(pub_until) FROM content_items WHERE app = ` + app + ` AND pub_until > ` + now + `), ` + never + `))`
 }

@@ -92,7 +92,7 @@ func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
 	var deleted []Item
 	for rows.Next() {
 		var kind string
-		it, err := scanItem(prefixRow{rows, []any{&kind}})
+		it, err := scanItem(prefixRow{rows, []any{&kind}}, false)
 		if err != nil {
 			return res, err
 		}

@@ -176,6 +176,18 @@ func Pool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// Generic returns a pool on pool's database that runs prepared statements
+// from generic plans (see postgres.GenericPlans).
+func Generic(t testing.TB, pool *pgxpool.Pool) *pgxpool.Pool {
+	t.Helper()
+	g, err := postgres.GenericPlans(pool)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(g.Close)
+	return g
+}
+
 // Strings runs a query whose rows are one text column each (a table dump
 // such as row_to_json(x)::text) and returns them, failing t on an error.
 func Strings(t testing.TB, db interface {
