@@ -42,7 +42,6 @@ const (
 
 const (
 	contentBatchSize    = 1000 // items per batch request
-	contentImporters    = 4    // concurrent batch requests
 	contentWarmup       = 2 * time.Second
 	contentSeed         = 0x5EED_C0DE
 	contentPageLimit    = 20
@@ -134,6 +133,9 @@ func (c *config) validateContent() error {
 	}
 	if c.contentClients < 1 || c.contentClients > 256 {
 		return fmt.Errorf("-content-clients %d: want 1..256", c.contentClients)
+	}
+	if c.contentImporters < 1 || c.contentImporters > 64 {
+		return fmt.Errorf("-content-importers %d: want 1..64", c.contentImporters)
 	}
 	if c.contentDuration <= 0 {
 		return errors.New("-content-duration must be positive")
@@ -237,8 +239,8 @@ func contentPhase(ctx context.Context, cfg config, serverURL string, res *result
 	for _, size := range sizes {
 		label := sizeLabel(size)
 		progressf("content: importing items %d..%d (batches of %d, %d concurrent); %d other active sessions on the server",
-			have+1, size, contentBatchSize, contentImporters, otherSessions(ctx, pool))
-		st, err := importItems(ctx, a, admin, module.ID, have, size, facts)
+			have+1, size, contentBatchSize, cfg.contentImporters, otherSessions(ctx, pool))
+		st, err := importItems(ctx, a, admin, module.ID, have, size, facts, cfg.contentImporters)
 		if err != nil {
 			return fmt.Errorf("import to %d items: %w", size, err)
 		}
@@ -803,6 +805,7 @@ func genProduct(module string, n int) (productBody, product) {
 
 type importStats struct {
 	items, batches int
+	concurrent     int // batch requests at once
 	elapsed        time.Duration
 	latencies      []time.Duration // of the batch requests, sorted
 	published      int
@@ -818,7 +821,7 @@ func (s importStats) String() string {
 		return s.latencies[int(p*float64(len(s.latencies)-1))]
 	}
 	return fmt.Sprintf("%d items (%d published) in %.2fs, %d batch requests of up to %d items, %d concurrent; batch latency p50 %s, max %s",
-		s.items, s.published, s.elapsed.Seconds(), s.batches, contentBatchSize, contentImporters,
+		s.items, s.published, s.elapsed.Seconds(), s.batches, contentBatchSize, s.concurrent,
 		pct(0.5).Round(time.Millisecond), pct(1).Round(time.Millisecond))
 }
 
@@ -835,7 +838,7 @@ type batchAnswer struct {
 
 // importItems creates items from+1..to through the batch endpoint and
 // records what they are in facts.
-func importItems(ctx context.Context, a *cmsAPI, token, module string, from, to int, facts []product) (importStats, error) {
+func importItems(ctx context.Context, a *cmsAPI, token, module string, from, to int, facts []product, importers int) (importStats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type span struct{ from, to int }
@@ -883,7 +886,7 @@ func importItems(ctx context.Context, a *cmsAPI, token, module string, from, to 
 			}
 		}
 	}()
-	for range contentImporters {
+	for range importers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -933,7 +936,7 @@ func importItems(ctx context.Context, a *cmsAPI, token, module string, from, to 
 		return importStats{}, err
 	}
 	slices.Sort(lats)
-	return importStats{items: to - from, batches: len(lats), elapsed: elapsed, latencies: lats, published: published}, nil
+	return importStats{items: to - from, batches: len(lats), concurrent: importers, elapsed: elapsed, latencies: lats, published: published}, nil
 }
 
 // checkBatch checks that the batch answer says every create succeeded.

@@ -161,11 +161,12 @@ type config struct {
 	strict      bool
 	verbose     bool
 	// content phase (content.go)
-	contentItems    int
-	contentSizes    string
-	contentDuration time.Duration
-	contentClients  int
-	contentSearches string
+	contentItems     int
+	contentSizes     string
+	contentDuration  time.Duration
+	contentClients   int
+	contentSearches  string
+	contentImporters int
 	// push phase (push.go)
 	pushDevices int
 	// loyalty phase (loyalty.go)
@@ -194,6 +195,7 @@ func main() {
 	flag.StringVar(&cfg.contentSizes, "content-sizes", "10000,100000", "content phase: comma-separated item counts to import up to and measure the searches at (capped at -content-items)")
 	flag.DurationVar(&cfg.contentDuration, "content-duration", 10*time.Second, "content phase: timed length of each search measurement (after a 2s warm-up)")
 	flag.IntVar(&cfg.contentClients, "content-clients", 16, "content phase: concurrent search clients (closed loop)")
+	flag.IntVar(&cfg.contentImporters, "content-importers", 4, "content phase: concurrent batch requests of the import")
 	flag.StringVar(&cfg.contentSearches, "content-searches", "", "content phase: measure only the searches whose name matches this regular expression, e.g. '^\\(b\\)' (default all)")
 	flag.IntVar(&cfg.pushDevices, "push-devices", 100_000, "push phase: app users (one device each) in the pushed segment")
 	flag.IntVar(&cfg.loyaltyAccounts, "loyalty-accounts", 10_000, "loyalty phase: identified users with a loyalty account")
