@@ -107,7 +107,9 @@ const (
 // content_fields when it filters or sorts by typed columns (plus a
 // count(*) with the same WHERE when q.Count is set, unless one statement
 // gives both, see pageWithTotal), in one read-only snapshot that also
-// reads the searched modules' slot maps.
+// reads the searched modules' slot maps (and q.FreshnessOf's Freshness).
+// A search given its module's slot map (q.Slots) that pageWithTotal
+// compiles is first tried as that one statement alone (pageInOneTrip).
 //
 // Every user-supplied string (field names included) is a bind parameter;
 // the SQL text is assembled only from constants of this file (the typed
