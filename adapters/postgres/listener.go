@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,7 +18,8 @@ type Listener struct {
 	channel string
 	log     *slog.Logger
 
-	wake Broadcast
+	wake      Broadcast
+	listening atomic.Bool
 }
 
 // Broadcast wakes every waiter at once: C returns a channel that the next
@@ -55,8 +57,13 @@ func NewListener(pool *pgxpool.Pool, channel string, log *slog.Logger) *Listener
 	return &Listener{pool: pool, channel: channel, log: log}
 }
 
-// C returns a channel that is closed at the next notification.
+// C returns a channel that is closed at the next notification, and each
+// time the listener loses its connection.
 func (l *Listener) C() <-chan struct{} { return l.wake.C() }
+
+// Listening reports whether the listener holds its LISTEN now: while it
+// does not, notifications can be missed.
+func (l *Listener) Listening() bool { return l.listening.Load() }
 
 // Wait blocks until a notification, the timeout or the end of ctx.
 func (l *Listener) Wait(ctx context.Context, timeout time.Duration) {
@@ -96,6 +103,8 @@ func (l *Listener) listen(ctx context.Context) error {
 		// Do not return a listening connection to the pool.
 		_ = conn.Conn().Close(context.Background())
 	}()
+	l.listening.Store(true)
+	defer l.listening.Store(false) // before Run fires the wake-up
 	for {
 		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
 			return err

@@ -16,7 +16,16 @@ import (
 
 // TokenStore keeps OAuth tokens (table oauth_tokens) by the SHA-256 hash of
 // the bearer string. Expiry is judged by the database clock.
-type TokenStore struct{ pool *pgxpool.Pool }
+//
+// Every revocation notifies TokenChannel when it commits, so that the
+// access caches of all processes (see CacheAccess) drop what they hold.
+type TokenStore struct {
+	pool  *pgxpool.Pool
+	cache *accessCache // nil: every Access reads the table
+}
+
+// TokenChannel is the LISTEN/NOTIFY channel that announces revocations.
+const TokenChannel = "cms_tokens"
 
 var _ session.TokenStore = (*TokenStore)(nil)
 
@@ -59,20 +68,43 @@ func (s *TokenStore) Issue(ctx context.Context, p session.Pair) error {
 }
 
 // Access returns the grant of a live (known, unexpired, unrevoked) access
-// token, or session.ErrTokenNotFound.
+// token, or session.ErrTokenNotFound. With CacheAccess, from memory when
+// it can.
 func (s *TokenStore) Access(ctx context.Context, hash []byte) (session.Grant, error) {
-	var g session.Grant
+	c := s.cache
+	if c == nil {
+		g, _, err := s.access(ctx, hash)
+		return g, err
+	}
+	gen, g, ok := c.get(hash)
+	if ok {
+		return g, nil
+	}
+	g, left, err := s.access(ctx, hash)
+	if err == nil {
+		c.put(gen, hash, g, left)
+	}
+	return g, err
+}
+
+// access reads a live access token's grant and how long it has left.
+func (s *TokenStore) access(ctx context.Context, hash []byte) (session.Grant, time.Duration, error) {
+	var (
+		g    session.Grant
+		left int64 // microseconds
+	)
 	err := s.pool.QueryRow(ctx, `
-SELECT subject_kind, subject_id, family_id, scope, app FROM oauth_tokens
+SELECT subject_kind, subject_id, family_id, scope, app,
+       (extract(epoch FROM expires_at - now()) * 1000000)::bigint FROM oauth_tokens
 WHERE token_hash = $1 AND kind = 'access' AND revoked_at IS NULL AND expires_at > now()`, hash).
-		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope, &g.App)
+		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope, &g.App, &left)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return session.Grant{}, session.ErrTokenNotFound
+		return session.Grant{}, 0, session.ErrTokenNotFound
 	}
 	if err != nil {
-		return session.Grant{}, fmt.Errorf("access token: %w", err)
+		return session.Grant{}, 0, fmt.Errorf("access token: %w", err)
 	}
-	return g, nil
+	return g, time.Duration(left) * time.Microsecond, nil
 }
 
 // Refresh returns the grant of a live refresh token; for a spent one, its
@@ -136,9 +168,22 @@ WHERE token_hash = $1 AND kind = 'refresh' AND family_id = $2
 	})
 }
 
+// revoke runs a revoking UPDATE and, when it revoked anything, notifies
+// TokenChannel in the same transaction (delivered when it commits); then
+// it empties this process's cache itself, so the caller's next request
+// already sees the revocation.
+func (s *TokenStore) revoke(ctx context.Context, update string, args ...any) error {
+	_, err := s.pool.Exec(ctx, `WITH revoked AS (`+update+` RETURNING 1)
+		SELECT pg_notify('`+TokenChannel+`', '') WHERE EXISTS (SELECT FROM revoked)`, args...)
+	if s.cache != nil {
+		s.cache.flush() // even on an error: the update may have committed
+	}
+	return err
+}
+
 // RevokeFamily revokes every token of a family.
 func (s *TokenStore) RevokeFamily(ctx context.Context, family string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = now()
+	err := s.revoke(ctx, `UPDATE oauth_tokens SET revoked_at = now()
 		WHERE family_id = $1 AND revoked_at IS NULL`, family)
 	if err != nil {
 		return fmt.Errorf("revoke token family: %w", err)
@@ -149,7 +194,7 @@ func (s *TokenStore) RevokeFamily(ctx context.Context, family string) error {
 // RevokeFamilyOf revokes the family of the token with this hash; an
 // unknown hash changes nothing.
 func (s *TokenStore) RevokeFamilyOf(ctx context.Context, hash []byte) error {
-	_, err := s.pool.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = now()
+	err := s.revoke(ctx, `UPDATE oauth_tokens SET revoked_at = now()
 		WHERE family_id = (SELECT family_id FROM oauth_tokens WHERE token_hash = $1) AND revoked_at IS NULL`, hash)
 	if err != nil {
 		return fmt.Errorf("revoke token: %w", err)
@@ -159,7 +204,7 @@ func (s *TokenStore) RevokeFamilyOf(ctx context.Context, hash []byte) error {
 
 // RevokeSubject revokes every token of a user, app or identified user.
 func (s *TokenStore) RevokeSubject(ctx context.Context, kind session.SubjectKind, id string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = now()
+	err := s.revoke(ctx, `UPDATE oauth_tokens SET revoked_at = now()
 		WHERE subject_kind = $1 AND subject_id = $2 AND revoked_at IS NULL`, string(kind), id)
 	if err != nil {
 		return fmt.Errorf("revoke tokens of %s %s: %w", kind, id, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
@@ -230,5 +232,151 @@ func TestLoginThrottleConcurrentAttempts(t *testing.T) {
 	wg.Wait()
 	if allowed != 10 {
 		t.Fatalf("%d of 40 concurrent attempts were allowed, want exactly the limit, 10", allowed)
+	}
+}
+
+// listening starts a listener on the revocation channel and waits until it
+// holds its LISTEN.
+func listening(t *testing.T, ctx context.Context, pool *pgxpool.Pool) *postgres.Listener {
+	t.Helper()
+	l := postgres.NewListener(pool, postgres.TokenChannel, nil)
+	lctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	go l.Run(lctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for !l.Listening() {
+		if time.Now().After(deadline) {
+			t.Fatal("listener never listened")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return l
+}
+
+func issued(t *testing.T, ctx context.Context, s *postgres.TokenStore, family string, ttl time.Duration) session.Pair {
+	t.Helper()
+	p, _, _ := newPair(family, ttl)
+	if err := s.Issue(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestTokenAccessCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	other := postgres.NewTokenStore(pool) // another process: no cache
+	s := postgres.NewTokenStore(pool)
+	s.CacheAccess(time.Hour, listening(t, ctx, pool))
+	deleteRow := func(p session.Pair) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `DELETE FROM oauth_tokens WHERE token_hash = $1`, p.AccessHash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	access := func(st *postgres.TokenStore, p session.Pair) error {
+		g, err := st.Access(ctx, p.AccessHash)
+		if err == nil && g != p.Grant {
+			t.Fatalf("grant %+v, want %+v", g, p.Grant)
+		}
+		return err
+	}
+
+	// A cached grant answers without the table: deleting the row behind
+	// the store's back goes unnoticed.
+	p := issued(t, ctx, s, "cached", time.Hour)
+	if err := access(s, p); err != nil {
+		t.Fatal(err)
+	}
+	deleteRow(p)
+	if err := access(s, p); err != nil {
+		t.Fatalf("cached grant: %v", err)
+	}
+	if err := access(other, p); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Fatalf("uncached store after delete: %v", err)
+	}
+
+	// A revocation through this store is seen at once.
+	p = issued(t, ctx, s, "local", time.Hour)
+	if err := access(s, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeFamily(ctx, "local"); err != nil {
+		t.Fatal(err)
+	}
+	if err := access(s, p); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Fatalf("after a local revoke: %v", err)
+	}
+
+	// A revocation by another process reaches the cache by notification.
+	for i, revoke := range []func(session.Pair) error{
+		func(p session.Pair) error { return other.RevokeFamily(ctx, p.Family) },
+		func(p session.Pair) error { return other.RevokeFamilyOf(ctx, p.AccessHash) },
+		func(p session.Pair) error { return other.RevokeSubject(ctx, p.Subject, p.SubjectID) },
+	} {
+		p := issued(t, ctx, s, "remote"+string(rune('a'+i)), time.Hour)
+		if err := access(s, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := revoke(p); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for access(s, p) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("revocation %d by another store never reached the cache", i)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+
+	// A cached grant ends with its token.
+	p = issued(t, ctx, s, "short", 300*time.Millisecond)
+	if err := access(s, p); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if err := access(s, p); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Fatalf("expired token: %v", err)
+	}
+}
+
+func TestTokenAccessCacheBounds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+
+	// The cache keeps a grant for at most its ttl.
+	s := postgres.NewTokenStore(pool)
+	s.CacheAccess(100*time.Millisecond, listening(t, ctx, pool))
+	p := issued(t, ctx, s, "ttl", time.Hour)
+	if _, err := s.Access(ctx, p.AccessHash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM oauth_tokens WHERE token_hash = $1`, p.AccessHash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Access(ctx, p.AccessHash); err != nil {
+		t.Fatalf("within the ttl: %v", err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if _, err := s.Access(ctx, p.AccessHash); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Fatalf("after the ttl: %v", err)
+	}
+
+	// With a listener that is not listening, nothing is cached: a missed
+	// notification could otherwise leave a revoked token alive.
+	deaf := postgres.NewTokenStore(pool)
+	deaf.CacheAccess(time.Hour, postgres.NewListener(pool, postgres.TokenChannel, nil)) // never run
+	p = issued(t, ctx, deaf, "deaf", time.Hour)
+	if _, err := deaf.Access(ctx, p.AccessHash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM oauth_tokens WHERE token_hash = $1`, p.AccessHash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := deaf.Access(ctx, p.AccessHash); !errors.Is(err, session.ErrTokenNotFound) {
+		t.Fatalf("without a listener: %v", err)
 	}
 }

@@ -139,7 +139,13 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 		waiter = noWait{}
 	}
 	a.rights = cmdrights.NewService(a.store, a.authz, waiter)
-	a.sessions = session.NewService(a.users, a.users, hasher, postgres.NewTokenStore(pool), postgres.NewLoginThrottle(pool),
+	tokens := postgres.NewTokenStore(pool)
+	if serving && cfg.TokenCacheTTL > 0 {
+		revocations := postgres.NewListener(pool, postgres.TokenChannel, log)
+		go revocations.Run(lctx)
+		tokens.CacheAccess(cfg.TokenCacheTTL, revocations)
+	}
+	a.sessions = session.NewService(a.users, a.users, hasher, tokens, postgres.NewLoginThrottle(pool),
 		session.Config{AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL})
 	a.identity = cmdidentity.NewService(a.store, hasher, ids.Generator{}, waiter, a.sessions)
 	a.auditor = audit.New(a.store, a.authz)

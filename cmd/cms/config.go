@@ -24,6 +24,7 @@ type Config struct {
 	RefreshTokenTTL   time.Duration  // CMS_REFRESH_TOKEN_TTL, default 720h
 	BcryptCost        int            // CMS_BCRYPT_COST, default 12
 	ReadYourWrites    time.Duration  // CMS_READ_YOUR_WRITES_TIMEOUT, default 2s
+	TokenCacheTTL     time.Duration  // CMS_TOKEN_CACHE_TTL, default 10s; 0 reads every token from the table
 	LogLevel          string         // CMS_LOG_LEVEL: debug, info, warn, error (default info)
 	ShutdownTimeout   time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
 	SearchCache       int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 turns the search answer cache off
@@ -124,6 +125,11 @@ func loadConfig() (Config, error) {
 	}
 	if c.ReadYourWrites, err = duration("CMS_READ_YOUR_WRITES_TIMEOUT", 2*time.Second); err != nil {
 		return c, err
+	}
+	if v := os.Getenv("CMS_TOKEN_CACHE_TTL"); v != "0" {
+		if c.TokenCacheTTL, err = duration("CMS_TOKEN_CACHE_TTL", 10*time.Second); err != nil {
+			return c, err
+		}
 	}
 	if c.ShutdownTimeout, err = duration("CMS_SHUTDOWN_TIMEOUT", 15*time.Second); err != nil {
 		return c, err
