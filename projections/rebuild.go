@@ -304,7 +304,7 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 	}
 	res.Version, res.Events, res.Position = newV, done, pos
 	rt.watcher.kick()
-	rt.wake.Fire()
+	rt.fireAll()
 	total = done
 	progress()
 	rt.log.Info("projection rebuilt and switched", "projection", name, "version", newV, "events", done,

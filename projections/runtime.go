@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -71,7 +72,7 @@ type Runtime struct {
 	byName   map[string]Projector
 	opts     Options
 
-	wake    postgres.Broadcast // new events, or local batches and switches
+	wake    postgres.Broadcast // any new events, or a local switch
 	watcher *cpWatcher
 
 	mu      sync.Mutex
@@ -214,7 +215,8 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	}()
 	rt.mu.Lock()
 	for _, p := range rt.projs {
-		r := &runner{rt: rt, p: p, name: p.Name(), state: StateStarting, since: time.Now()}
+		r := &runner{rt: rt, p: p, name: p.Name(), state: StateStarting, since: time.Now(),
+			wake: rt.listener.Watch(notifiesFor(p))}
 		rt.runners[r.name] = r
 		rt.wg.Add(1)
 		go func() { defer rt.wg.Done(); r.run(ctx) }()
@@ -346,9 +348,52 @@ func (rt *Runtime) decodeFor(p Projector, rec event.Recorded) (event.Recorded, e
 	return rt.decode(rec)
 }
 
+// notifiesFor returns which NotifyChannel payloads wake p's runner: those
+// announcing an event type it handles, and those announcing any type.
+// The others' events wait for its next idle poll (Options.IdleWait): no
+// one waits for p to apply them, since every write waits only for the
+// projections it depends on, and p would only skip them.
+func notifiesFor(p Projector) func(payload string) bool {
+	s, ok := p.(Selective)
+	if !ok {
+		return func(string) bool { return true }
+	}
+	return func(payload string) bool {
+		types := postgres.NotifiedTypes(payload)
+		if types == nil {
+			return true
+		}
+		for _, t := range types {
+			if s.Handles(t) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// fireAll wakes every runner (a switch: each may have something to do).
+func (rt *Runtime) fireAll() {
+	rt.wake.Fire()
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, r := range rt.runners {
+		r.wake.Fire()
+	}
+}
+
 func (rt *Runtime) batchDone(name string, n int, took time.Duration) {
 	rt.watcher.kick()
-	rt.wake.Fire() // other local runners may have been held back by this batch's transaction
+	// A batch's transaction hides the events appended while it ran from
+	// the other runners (they read below the oldest running transaction):
+	// wake those that were woken for events and found none.
+	rt.mu.Lock()
+	for _, r := range rt.runners {
+		if r.name != name && r.starved() {
+			r.wake.Fire()
+		}
+	}
+	rt.mu.Unlock()
 	if rt.opts.OnBatch != nil {
 		rt.opts.OnBatch(name, n, took)
 	}
@@ -370,6 +415,9 @@ type runner struct {
 	rt   *Runtime
 	p    Projector
 	name string
+	wake *postgres.Broadcast // relevant notifications; see notifiesFor
+
+	backoff atomic.Pointer[cmswm.Backoff] // of the current subscription
 
 	mu           sync.Mutex
 	state        string
@@ -396,6 +444,13 @@ func (r *runner) setState(s string) {
 		r.state, r.since = s, time.Now()
 	}
 	r.mu.Unlock()
+}
+
+// starved reports whether the runner was woken for events and found none
+// readable yet.
+func (r *runner) starved() bool {
+	b := r.backoff.Load()
+	return b != nil && b.Starved()
 }
 
 func (r *runner) touch() {
@@ -488,7 +543,8 @@ func (r *runner) subscribe(ctx context.Context) error {
 		r.batchMu.Unlock()
 		cancel()
 	}()
-	b := cmswm.NewBackoff(subCtx, r.rt.wake.C)
+	b := cmswm.NewBackoff(subCtx, r.wake.C)
+	r.backoff.Store(b)
 	b.Idle = r.rt.opts.IdleWait
 	b.OnQuery = func(noMsg bool, err error) { r.onQuery(subCtx, noMsg, err) }
 	r.buf, r.pending = nil, 0

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +40,9 @@ type EventStore struct {
 	codec  *eventcodec.Registry
 	notify chan struct{}
 	done   chan struct{}
+
+	typesMu sync.Mutex
+	types   map[string]struct{} // appended since the last NOTIFY
 	// OnAppend, if set, is called after each successful append with the
 	// number of events written (metrics).
 	OnAppend func(n int)
@@ -48,7 +54,8 @@ func NewEventStore(pool *pgxpool.Pool, codec *eventcodec.Registry) *EventStore {
 	if pool == nil || codec == nil {
 		panic("postgres.NewEventStore: nil dependency")
 	}
-	s := &EventStore{pool: pool, codec: codec, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &EventStore{pool: pool, codec: codec, notify: make(chan struct{}, 1), done: make(chan struct{}),
+		types: map[string]struct{}{}}
 	go s.notifier()
 	return s
 }
@@ -72,7 +79,7 @@ func (s *EventStore) notifier() {
 			return
 		case <-s.notify:
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, NotifyChannel)
+			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, s.takeTypes())
 			cancel()
 			// At most one NOTIFY per notifyEvery: each is a transaction
 			// with a durable commit of its own (measured: about 7 points
@@ -86,7 +93,57 @@ func (s *EventStore) notifier() {
 	}
 }
 
-func (s *EventStore) wake() {
+// maxNotifyPayload keeps a NOTIFY payload well under PostgreSQL's 8000
+// bytes.
+const maxNotifyPayload = 4000
+
+// takeTypes returns the payload of the next NOTIFY: the event types
+// appended since the last one, comma-separated, or "" (any type: too
+// many to list) when they do not fit.
+func (s *EventStore) takeTypes() string {
+	s.typesMu.Lock()
+	defer s.typesMu.Unlock()
+	list := make([]string, 0, len(s.types))
+	n := 0
+	for t := range s.types {
+		list = append(list, t)
+		n += len(t) + 1
+	}
+	clear(s.types)
+	if n > maxNotifyPayload || slices.Contains(list, "") {
+		return ""
+	}
+	slices.Sort(list)
+	return strings.Join(list, ",")
+}
+
+// NotifiedTypes parses a NotifyChannel payload: the event types it
+// announces, or nil when it announces any type (an empty payload).
+func NotifiedTypes(payload string) []string {
+	if payload == "" {
+		return nil
+	}
+	return strings.Split(payload, ",")
+}
+
+// typeName is an event's type as the codec will name it, or "" if unknown.
+func typeName(e event.Event) string {
+	if e.Type != "" {
+		return e.Type
+	}
+	if t, ok := e.Data.(eventcodec.Typed); ok {
+		return t.EventType()
+	}
+	return ""
+}
+
+// wake announces the types of appended events: the notifier sends them.
+func (s *EventStore) wake(events ...event.Event) {
+	s.typesMu.Lock()
+	for _, e := range events {
+		s.types[typeName(e)] = struct{}{} // "" (unknown) makes the payload "any type"
+	}
+	s.typesMu.Unlock()
 	select {
 	case s.notify <- struct{}{}:
 	default:
@@ -101,7 +158,7 @@ func (s *EventStore) wake() {
 func (s *EventStore) Append(ctx context.Context, stream string, expectedVersion int64, events ...event.Event) (event.AppendResult, error) {
 	res, err := s.AppendTx(ctx, s.pool, stream, expectedVersion, events...)
 	if err == nil && !res.Duplicate {
-		s.wake()
+		s.wake(events...)
 		if s.OnAppend != nil {
 			s.OnAppend(len(events))
 		}

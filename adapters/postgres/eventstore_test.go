@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -611,5 +613,53 @@ func BenchmarkDecodeMetadata(b *testing.B) {
 		if _, err := postgres.DecodeMetadata(raw); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestNotificationsNameTypes: a NOTIFY announces the types appended, and a
+// watch hears only the payloads it accepts.
+func TestNotificationsNameTypes(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	l := postgres.NewListener(pool, postgres.NotifyChannel, nil)
+	var mu sync.Mutex
+	var payloads []string
+	mine := l.Watch(func(p string) bool {
+		mu.Lock()
+		payloads = append(payloads, p)
+		mu.Unlock()
+		return slices.Contains(postgres.NotifiedTypes(p), probe{}.EventType())
+	})
+	others := l.Watch(func(p string) bool { return slices.Contains(postgres.NotifiedTypes(p), "other.thing") })
+	stopped := make(chan struct{})
+	go func() { l.Run(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+	for deadline := time.Now().Add(10 * time.Second); !l.Listening(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("listener never started listening")
+		}
+	}
+
+	mineC, othersC := mine.C(), others.C()
+	if _, err := s.Append(ctx, "typed-1", event.NoStream, event.Event{Data: probe{1}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-mineC:
+	case <-time.After(5 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the watch for %s never fired; payloads %q", probe{}.EventType(), payloads)
+	}
+	select {
+	case <-othersC:
+		t.Fatal("a watch for other types fired")
+	default:
+	}
+	if got := postgres.NotifiedTypes(""); got != nil {
+		t.Errorf("an empty payload announces %q, want nil (any type)", got)
 	}
 }

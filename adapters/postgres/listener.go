@@ -20,6 +20,37 @@ type Listener struct {
 
 	wake      Broadcast
 	listening atomic.Bool
+
+	watchMu sync.Mutex
+	watches []watch
+}
+
+type watch struct {
+	match func(payload string) bool
+	b     *Broadcast
+}
+
+// Watch returns a wake-up source fired by the notifications whose payload
+// match accepts, and each time the listener loses its connection.
+func (l *Listener) Watch(match func(payload string) bool) *Broadcast {
+	b := &Broadcast{}
+	l.watchMu.Lock()
+	l.watches = append(l.watches, watch{match: match, b: b})
+	l.watchMu.Unlock()
+	return b
+}
+
+// fire wakes the waiters on C and the watches that accept payload (all of
+// them when all is set).
+func (l *Listener) fire(payload string, all bool) {
+	l.wake.Fire()
+	l.watchMu.Lock()
+	defer l.watchMu.Unlock()
+	for _, w := range l.watches {
+		if all || w.match(payload) {
+			w.b.Fire()
+		}
+	}
 }
 
 // Broadcast wakes every waiter at once: C returns a channel that the next
@@ -81,7 +112,7 @@ func (l *Listener) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		if err := l.listen(ctx); err != nil && ctx.Err() == nil {
 			l.log.Warn("listener: reconnecting", "channel", l.channel, "err", err)
-			l.wake.Fire() // let waiters poll while we are deaf
+			l.fire("", true) // let waiters poll while we are deaf
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
@@ -106,9 +137,10 @@ func (l *Listener) listen(ctx context.Context) error {
 	l.listening.Store(true)
 	defer l.listening.Store(false) // before Run fires the wake-up
 	for {
-		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		l.wake.Fire()
+		l.fire(n.Payload, false)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	wm "github.com/ThreeDotsLabs/watermill"
@@ -39,10 +40,16 @@ type Backoff struct {
 	// (committed or rolled back) with the subscriber's outcome.
 	OnQuery func(noMsg bool, err error)
 
-	retry time.Duration
-	hot   bool // woken by a notification, nothing found yet
-	step  time.Duration
+	retry   time.Duration
+	hot     bool // woken by a notification, nothing found yet: poll fast
+	step    time.Duration
+	starved atomic.Bool // woken by a notification, nothing found since
 }
+
+// Starved reports whether the subscriber was woken and has found nothing
+// since: the new events may be hidden by a transaction still open, and
+// the end of any transaction is worth a look.
+func (b *Backoff) Starved() bool { return b.starved.Load() }
 
 var _ wmsql.BackoffManager = (*Backoff)(nil)
 
@@ -94,6 +101,7 @@ func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) ti
 	b.retry = 0
 	if !noMsg {
 		b.hot, b.step = false, 0
+		b.starved.Store(false)
 		b.arm()
 		return 0
 	}
@@ -128,6 +136,7 @@ func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) ti
 		if !b.hot {
 			b.hot, b.step = true, 0
 		}
+		b.starved.Store(true)
 	case <-t.C:
 	case <-b.ctx.Done():
 	}
