@@ -624,7 +624,7 @@ func TestNotificationsNameTypes(t *testing.T) {
 	defer cancel()
 	pool := pgtest.Pool(t)
 	s := openStore(t, pool, probeRegistry())
-	l := postgres.NewListener(pool, postgres.NotifyChannel, nil)
+	l := listening(t, ctx, pool, postgres.NotifyChannel)
 	var mu sync.Mutex
 	var payloads []string
 	mine := l.Watch(func(p string) bool {
@@ -634,14 +634,6 @@ func TestNotificationsNameTypes(t *testing.T) {
 		return slices.Contains(postgres.NotifiedTypes(p), probe{}.EventType())
 	})
 	others := l.Watch(func(p string) bool { return slices.Contains(postgres.NotifiedTypes(p), "other.thing") })
-	stopped := make(chan struct{})
-	go func() { l.Run(ctx); close(stopped) }()
-	defer func() { cancel(); <-stopped }()
-	for deadline := time.Now().Add(10 * time.Second); !l.Listening(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("listener never started listening")
-		}
-	}
 
 	mineC, othersC := mine.C(), others.C()
 	if _, err := s.Append(ctx, "typed-1", event.NoStream, event.Event{Data: probe{1}}); err != nil {

@@ -235,11 +235,11 @@ func TestLoginThrottleConcurrentAttempts(t *testing.T) {
 	}
 }
 
-// listening starts a listener on the revocation channel and waits until it
-// holds its LISTEN.
-func listening(t *testing.T, ctx context.Context, pool *pgxpool.Pool) *postgres.Listener {
+// listening starts a listener on channel and waits until it holds its
+// LISTEN; it stops with the test.
+func listening(t *testing.T, ctx context.Context, pool *pgxpool.Pool, channel string) *postgres.Listener {
 	t.Helper()
-	l := postgres.NewListener(pool, postgres.TokenChannel, nil)
+	l := postgres.NewListener(pool, channel, nil)
 	lctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	go l.Run(lctx)
@@ -268,7 +268,7 @@ func TestTokenAccessCache(t *testing.T) {
 	pool := pgtest.Pool(t)
 	other := postgres.NewTokenStore(pool) // another process: no cache
 	s := postgres.NewTokenStore(pool)
-	s.CacheAccess(time.Hour, listening(t, ctx, pool))
+	s.CacheAccess(time.Hour, listening(t, ctx, pool, postgres.TokenChannel))
 	deleteRow := func(p session.Pair) {
 		t.Helper()
 		if _, err := pool.Exec(ctx, `DELETE FROM oauth_tokens WHERE token_hash = $1`, p.AccessHash); err != nil {
@@ -349,7 +349,7 @@ func TestTokenAccessCacheBounds(t *testing.T) {
 
 	// The cache keeps a grant for at most its ttl.
 	s := postgres.NewTokenStore(pool)
-	s.CacheAccess(100*time.Millisecond, listening(t, ctx, pool))
+	s.CacheAccess(100*time.Millisecond, listening(t, ctx, pool, postgres.TokenChannel))
 	p := issued(t, ctx, s, "ttl", time.Hour)
 	if _, err := s.Access(ctx, p.AccessHash); err != nil {
 		t.Fatal(err)
