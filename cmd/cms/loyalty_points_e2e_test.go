@@ -182,7 +182,7 @@ func TestLoyaltyExpiry(t *testing.T) {
 		app := ts.createApp("Expiring")
 		ann := ts.newMember(ts.appToken(app), "ann@example.com", "Ann", "Archer")
 
-		soon := time.Now().Add(3 * time.Second).UnixMilli()
+		soon := time.Now().Add(5 * time.Second).UnixMilli()
 		later := time.Now().Add(time.Hour).UnixMilli()
 		lotA := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 100, "expiresAt": soon})
 		if lotA.Transaction.ExpiresAt == nil || *lotA.Transaction.ExpiresAt != soon {

@@ -235,7 +235,7 @@ func TestPushSentOnceAcrossRestart(t *testing.T) {
 			"tags":    []any{map[string]any{"name": "all", "value": "yes"}}}), 201, nil)
 	}
 	p := ts.schedulePush(pushPath, ts.admin, map[string]any{"appId": app.ID, "name": "soon",
-		"sendOn":     time.Now().Add(3 * time.Second).UnixMilli(),
+		"sendOn":     time.Now().Add(5 * time.Second).UnixMilli(),
 		"filterTags": []any{map[string]any{"name": "all"}}, "notification": map[string]any{"title": "Soon"}})
 	ts.stop(t)
 	ts.done <- nil // the cleanup must not wait for serveOn again

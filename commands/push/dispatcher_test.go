@@ -597,19 +597,27 @@ func TestScheduledLaterSentOnTime(t *testing.T) {
 	go func() { d.Run(dctx); close(dDone) }()
 	defer func() { stopD(); <-dDone }()
 
-	sys := access.WithActor(ctx, access.SystemActor)
-	spec := push.Spec{Name: "later", Target: push.Target{Aliases: []string{aud.devices[0].Alias}},
-		Notification: push.Notification{Title: "Soon"}, SendOn: time.Now().Add(2 * time.Second)}
-	later, err := svc.Schedule(sys, "app1", spec)
-	if err != nil {
-		t.Fatal(err)
+	// The send times count from when the projection runs and from each
+	// write: a slow start (a loaded CI machine) must not make a push due
+	// before the test is ready for it.
+	for ready := time.Now().Add(20 * time.Second); rt.Ready() != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(ready) {
+			t.Fatalf("projections not ready: %v", rt.Ready())
+		}
 	}
-	spec.Name = "cancelled"
+	sys := access.WithActor(ctx, access.SystemActor)
+	spec := push.Spec{Name: "cancelled", Target: push.Target{Aliases: []string{aud.devices[0].Alias}},
+		Notification: push.Notification{Title: "Soon"}, SendOn: time.Now().Add(2 * time.Second)}
 	cancelled, err := svc.Schedule(sys, "app1", spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Cancel(sys, cancelled.ID); err != nil {
+		t.Fatal(err)
+	}
+	spec.Name, spec.SendOn = "later", time.Now().Add(2*time.Second)
+	later, err := svc.Schedule(sys, "app1", spec)
+	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(later.SendOn) - 300*time.Millisecond)
