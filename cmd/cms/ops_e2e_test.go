@@ -20,7 +20,7 @@ import (
 // sign in as soon as /readyz says ready.
 func TestStartup(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t)
+	ts := startServer(t, withConfig(func(c *Config) { c.ReadYourWrites = 2 * time.Second })) // the default
 	ready := ts.readyAt.Sub(ts.openedAt)
 	t.Logf("open -> /readyz 200: %s; first admin sign-in after %d attempt(s), %s after that", ready, ts.adminLoginAttempts, ts.adminLoginAfterReady)
 	ryw := ts.app.cfg.ReadYourWrites

@@ -86,7 +86,12 @@ func startServer(t testing.TB, opts ...serverOption) *testServer {
 			BcryptCost:      bcrypt.MinCost,
 			AccessTokenTTL:  24 * time.Hour,
 			RefreshTokenTTL: 30 * 24 * time.Hour,
-			ReadYourWrites:  2 * time.Second,
+			// Generous: every test package shares one PostgreSQL cluster, and
+			// a runner sees only events below the cluster-wide snapshot
+			// xmin, which any long transaction of a parallel test (in any
+			// database) holds back. TestStartup checks its bug against the
+			// production default.
+			ReadYourWrites:  20 * time.Second,
 			SearchCache:     1024, // as served: every e2e search by an app token goes through the cache
 			ShutdownTimeout: 5 * time.Second,
 			LogLevel:        "error",
