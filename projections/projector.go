@@ -43,7 +43,18 @@ type Projector interface {
 }
 
 // Selective is implemented by a projector that uses only some event
-// types: the runtime decodes only those for it.
+// types: the runtime reads and decodes only those for it.
 type Selective interface {
 	Handles(eventType string) bool
+}
+
+// Upkeeper is implemented by a projector with upkeep that its batches need
+// not wait for, such as ANALYZE after bulk writes. The runtime calls
+// Upkeep after a live batch committed, outside the batch's transaction
+// and on a connection of its own, one call at a time per projection (a
+// call asked for while one runs follows it); a rebuild calls it after each
+// batch. Upkeep finds out itself, from what Apply recorded, whether there
+// is anything to do.
+type Upkeeper interface {
+	Upkeep(ctx context.Context, db DB, schema string) error
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -338,14 +339,56 @@ func (rt *Runtime) decode(rec event.Recorded) (event.Recorded, error) {
 }
 
 // decodeFor decodes rec for p: not at all when p declares (Selective) that
-// it does not use events of rec's type; Apply then sees the raw data,
-// which it ignores like any event it does not use. Every projection reads
-// every event, so this saves each one decoding the others' events.
+// it does not use events of rec's type (the last of a batch, or a type the
+// codec does not know: see skipFor); Apply then sees the raw data, which
+// it ignores like any event it does not use.
 func (rt *Runtime) decodeFor(p Projector, rec event.Recorded) (event.Recorded, error) {
 	if s, ok := p.(Selective); ok && !s.Handles(rec.Type) {
 		return rec, nil
 	}
 	return rt.decode(rec)
+}
+
+// skipFor lists the known event types p declares (Selective) it does not
+// use: its subscriber leaves their events out of its batches (but for a
+// batch's last, which the checkpoint advances to; see EventsSchema.Skip).
+func (rt *Runtime) skipFor(p Projector) []string {
+	s, ok := p.(Selective)
+	if !ok {
+		return nil
+	}
+	var skip []string
+	for _, t := range rt.store.Types() {
+		if !s.Handles(t) {
+			skip = append(skip, t)
+		}
+	}
+	return skip
+}
+
+// decodeAll decodes a batch's events for p in place, on up to GOMAXPROCS
+// goroutines: a runner is a serial stage (a batch import waits for the
+// content projection), and decoding is most of its own work.
+func (rt *Runtime) decodeAll(p Projector, recs []event.Recorded) error {
+	const minPerWorker = 100
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(recs)/minPerWorker))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(recs)/workers, (w+1)*len(recs)/workers
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				d, err := rt.decodeFor(p, recs[i])
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				recs[i] = d
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // notifiesFor returns which NotifyChannel payloads wake p's runner: those
@@ -431,11 +474,16 @@ type runner struct {
 	// batchMu is held while a message is handled and while a batch's
 	// outcome is recorded: watermill's query loop and the message loop
 	// never touch the batch transaction or the fields below at once.
-	batchMu      sync.Mutex
-	stopCtx      context.Context // ends when the runner stops: bounds Apply
-	buf          []event.Recorded
-	pending      int
-	pendingStart time.Time
+	batchMu       sync.Mutex
+	stopCtx       context.Context // ends when the runner stops: bounds Apply
+	buf           []event.Recorded
+	pending       int
+	pendingStart  time.Time
+	pendingSchema string
+
+	upMu      sync.Mutex // guards the two below (see upkeep)
+	upRunning bool
+	upNext    string // the schema of an upkeep asked for while one runs
 }
 
 func (r *runner) setState(s string) {
@@ -551,6 +599,7 @@ func (r *runner) subscribe(ctx context.Context) error {
 	sub, err := cmswm.NewSubscriber(r.rt.pool, cmswm.SubscriberConfig{
 		Projection:              r.name,
 		BatchSize:               r.rt.liveBatch(),
+		Skip:                    r.rt.skipFor(r.p),
 		HandlerWritesCheckpoint: true,
 		Backoff:                 b,
 		Logger:                  r.rt.log.With("projection", r.name),
@@ -610,9 +659,6 @@ func (r *runner) handle(msg *message.Message) error {
 	if err != nil {
 		return err
 	}
-	if rec, err = r.rt.decodeFor(r.p, rec); err != nil {
-		return err
-	}
 	r.buf = append(r.buf, rec)
 	if index < size {
 		msg.Ack()
@@ -620,6 +666,9 @@ func (r *runner) handle(msg *message.Message) error {
 	}
 	if len(r.buf) != size {
 		return fmt.Errorf("incomplete batch: %d of %d events buffered", len(r.buf), size)
+	}
+	if err := r.rt.decodeAll(r.p, r.buf); err != nil {
+		return err
 	}
 	version, err := cmswm.ProjectionVersion(msg)
 	if err != nil {
@@ -642,7 +691,7 @@ func (r *runner) handle(msg *message.Message) error {
 	if err := writeCheckpoint(ctx, tx, r.name, last); err != nil {
 		return err
 	}
-	r.pending = len(r.buf)
+	r.pending, r.pendingSchema = len(r.buf), SchemaName(r.name, version)
 	r.buf = nil
 	msg.Ack()
 	return nil
@@ -663,7 +712,7 @@ func writeCheckpoint(ctx context.Context, q DB, row string, p event.Position) er
 // onQuery runs after each subscriber transaction ended.
 func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 	r.batchMu.Lock()
-	n := r.pending
+	n, schema := r.pending, r.pendingSchema
 	r.pending = 0
 	var took time.Duration
 	if n > 0 {
@@ -691,5 +740,41 @@ func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 	}
 	if ok {
 		r.rt.batchDone(r.name, n, took)
+		r.upkeep(schema)
 	}
+}
+
+// upkeep runs the projector's Upkeep (if it has one) on schema in the
+// background, one call at a time: asked for while a call runs, it runs
+// once more after it.
+func (r *runner) upkeep(schema string) {
+	u, ok := r.p.(Upkeeper)
+	if !ok {
+		return
+	}
+	r.upMu.Lock()
+	defer r.upMu.Unlock()
+	if r.upRunning {
+		r.upNext = schema
+		return
+	}
+	r.upRunning = true
+	ctx := r.stopCtx
+	r.rt.wg.Add(1)
+	go func() {
+		defer r.rt.wg.Done()
+		for {
+			if err := u.Upkeep(ctx, r.rt.pool, schema); err != nil && ctx.Err() == nil {
+				r.rt.log.Warn("projection upkeep failed", "projection", r.name, "schema", schema, "err", err)
+			}
+			r.upMu.Lock()
+			schema, r.upNext = r.upNext, ""
+			r.upRunning = schema != "" && ctx.Err() == nil
+			again := r.upRunning
+			r.upMu.Unlock()
+			if !again {
+				return
+			}
+		}
+	}()
 }

@@ -370,20 +370,27 @@ func caughtUp(t *testing.T, e *env, rt *projections.Runtime, names ...string) {
 	}
 }
 
+// With batches of 300, the runner decodes each batch on several
+// goroutines.
 func TestProjectsEveryEventExactlyOnce(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	c := &counter{name: "once"}
-	e.appendEvents(t, "before", 13, 500)
-	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 64 }, c)
-	e.appendConcurrently(t, 4, 150)
-	caughtUp(t, e, r.rt, "once")
-	assertExact(t, e.pool, c, nil)
-	if got := c.applied.Load(); got != 1100 {
-		t.Errorf("applied %d events, want 1100", got)
-	}
-	if v, _ := e.checkpoint(t, "once"); v != 1 {
-		t.Errorf("version %d, want 1", v)
+	for _, batch := range []int{64, 300} {
+		t.Run(fmt.Sprint("batch=", batch), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			c := &counter{name: "once"}
+			e.appendEvents(t, "before", 13, 500)
+			r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = batch }, c)
+			e.appendConcurrently(t, 4, 150)
+			caughtUp(t, e, r.rt, "once")
+			assertExact(t, e.pool, c, nil)
+			if got := c.applied.Load(); got != 1100 {
+				t.Errorf("applied %d events, want 1100", got)
+			}
+			if v, _ := e.checkpoint(t, "once"); v != 1 {
+				t.Errorf("version %d, want 1", v)
+			}
+		})
 	}
 }
 
@@ -892,5 +899,65 @@ func TestRebuildExcludesConcurrentRebuild(t *testing.T) {
 	}
 	if err := rt.Rebuild(context.Background(), "nope", nil); !errors.Is(err, projections.ErrUnknownProjection) {
 		t.Errorf("rebuild of an unknown projection: %v", err)
+	}
+}
+
+// upkept is a counter whose Upkeep records the schemas it was called on
+// and the number of events applied by then.
+type upkept struct {
+	*counter
+	mu      sync.Mutex
+	schemas []string
+	applied []int64
+}
+
+func (u *upkept) Upkeep(ctx context.Context, db projections.DB, schema string) error {
+	var one int
+	if err := db.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.schemas = append(u.schemas, schema)
+	u.applied = append(u.applied, u.counter.applied.Load())
+	return nil
+}
+
+func (u *upkept) calls() ([]string, []int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.schemas), slices.Clone(u.applied)
+}
+
+// Upkeep follows committed live batches, in the live version's schema,
+// and each batch of a rebuild, in the new version's.
+func TestUpkeepAfterBatches(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := &upkept{counter: &counter{name: "kept"}}
+	e.appendEvents(t, "a", 5, 300)
+	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, u)
+	caughtUp(t, e, r.rt, "kept")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		schemas, applied := u.calls()
+		if len(applied) > 0 && applied[len(applied)-1] == 300 {
+			for _, s := range schemas {
+				if s != "proj_kept_v1" {
+					t.Fatalf("upkeep on %s, want proj_kept_v1 (%v)", s, schemas)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no upkeep after the last batch: calls on %v after %v events", schemas, applied)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := r.rt.Rebuild(context.Background(), "kept", nil); err != nil {
+		t.Fatal(err)
+	}
+	if schemas, _ := u.calls(); !slices.Contains(schemas, "proj_kept_v2") {
+		t.Errorf("no upkeep during the rebuild: calls on %v", schemas)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 )
 
@@ -107,6 +108,18 @@ func (r *Registry) Decode(name string, version int, data []byte) (any, error) {
 		return nil, fmt.Errorf("eventcodec: decode %s: %w", name, err)
 	}
 	return ptr.Elem().Interface(), nil
+}
+
+// Names lists the registered type names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.byName))
+	for name := range r.byName {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Known reports whether the registry can decode the named type.

@@ -556,6 +556,9 @@ func (s *EventStore) readAllRows(ctx context.Context, q Querier, after event.Pos
 	return rows, nil
 }
 
+// Types lists the event types the store's codec can decode.
+func (s *EventStore) Types() []string { return s.codec.Names() }
+
 // Decode turns raw data (from ReadAllRaw) into the domain event.
 func (s *EventStore) Decode(r event.Recorded) (event.Recorded, error) {
 	raw, ok := r.Data.(json.RawMessage)

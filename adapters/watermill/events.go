@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -68,6 +69,12 @@ const DefaultBatchSize = 1000
 type EventsSchema struct {
 	// BatchSize is the number of events per SELECT (DefaultBatchSize if 0).
 	BatchSize int
+	// Skip lists event types the consumer does not use: the SELECT leaves
+	// their rows out, but for the last row it scanned, so that the
+	// consumer's checkpoint still advances past them. Every projection
+	// reads the whole log; this saves the database turning the others'
+	// events from jsonb into text, and the consumer a message for each.
+	Skip []string
 }
 
 var _ wmsql.SchemaAdapter = EventsSchema{}
@@ -113,22 +120,31 @@ func (s EventsSchema) SelectQuery(params wmsql.SelectQueryParams) (wmsql.Query, 
 	}
 	// The inner query is the index range scan; the window functions run
 	// over its (limited) result only.
-	q := `WITH cp AS (` + next.Query + `)
-SELECT b.global_position, b.tx, b.event_id, b.stream_id, b.stream_version, b.event_type,
-       b.schema_version, b.data, b.metadata, b.recorded_at, b.version,
-       row_number() OVER (ORDER BY b.transaction_id, b.global_position), count(*) OVER ()
-FROM (
-	SELECT e.global_position, e.transaction_id, e.transaction_id::text::bigint AS tx, e.event_id::text AS event_id,
-	       e.stream_id, e.stream_version, e.event_type, e.schema_version, e.data, e.metadata, e.recorded_at,
-	       (SELECT version FROM cp) AS version
+	scan := `SELECT e.global_position, e.transaction_id, e.event_id, e.stream_id, e.stream_version, e.event_type,
+	       e.schema_version, e.data, e.metadata, e.recorded_at
 	FROM events e
 	WHERE (e.transaction_id, e.global_position) > ((SELECT tx_id FROM cp), (SELECT position FROM cp))
 	  AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
 	ORDER BY e.transaction_id, e.global_position
-	LIMIT ` + strconv.Itoa(s.batchSize()) + `
-) b
+	LIMIT ` + strconv.Itoa(s.batchSize())
+	args := next.Args
+	if len(s.Skip) > 0 {
+		// The scanned rows of skipped types are left out, but for the last
+		// one, which the checkpoint then advances to.
+		args = append(slices.Clip(args), s.Skip)
+		scan = `SELECT * FROM (
+	SELECT s.*, lead(s.global_position) OVER (ORDER BY s.transaction_id, s.global_position) IS NULL AS last
+	FROM (` + scan + `) s
+) s
+WHERE s.last OR s.event_type <> ALL($` + strconv.Itoa(len(args)) + `::text[])`
+	}
+	q := `WITH cp AS (` + next.Query + `)
+SELECT b.global_position, b.transaction_id::text::bigint, b.event_id::text, b.stream_id, b.stream_version, b.event_type,
+       b.schema_version, b.data, b.metadata, b.recorded_at, (SELECT version FROM cp),
+       row_number() OVER (ORDER BY b.transaction_id, b.global_position), count(*) OVER ()
+FROM (` + scan + `) b
 ORDER BY b.transaction_id, b.global_position`
-	return wmsql.Query{Query: q, Args: next.Args}, nil
+	return wmsql.Query{Query: q, Args: args}, nil
 }
 
 // UnmarshalMessage turns one row into a message: payload = event data JSON,

@@ -19,7 +19,12 @@ import (
 
 func selectQuery(t *testing.T, group string, batch int) wmsql.Query {
 	t.Helper()
-	q, err := cmswm.EventsSchema{BatchSize: batch}.SelectQuery(wmsql.SelectQueryParams{
+	return schemaQuery(t, cmswm.EventsSchema{BatchSize: batch}, group)
+}
+
+func schemaQuery(t *testing.T, schema cmswm.EventsSchema, group string) wmsql.Query {
+	t.Helper()
+	q, err := schema.SelectQuery(wmsql.SelectQueryParams{
 		Topic: cmswm.Topic, ConsumerGroup: group, OffsetsAdapter: cmswm.CheckpointOffsets{HandlerWritesCheckpoint: true},
 	})
 	if err != nil {
@@ -30,9 +35,16 @@ func selectQuery(t *testing.T, group string, batch int) wmsql.Query {
 
 func seed(t *testing.T, pool *pgxpool.Pool, n int) {
 	t.Helper()
+	seedTyped(t, pool, n, "'test.happened'")
+}
+
+// seedTyped seeds n events whose types are the SQL expression typ of g,
+// the event's number (1..n).
+func seedTyped(t *testing.T, pool *pgxpool.Pool, n int, typ string) {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata)
-		SELECT 's-' || (g % 100), g, gen_random_uuid(), 'test.happened', 1, jsonb_build_object('n', g),
+		SELECT 's-' || (g % 100), g, gen_random_uuid(), `+typ+`, 1, jsonb_build_object('n', g),
 			jsonb_build_object('eventId', gen_random_uuid(), 'actor', 'tester', 'app', 'app-1')
 		FROM generate_series(1, $1) g`, n); err != nil {
 		t.Fatal(err)
@@ -76,22 +88,24 @@ func TestSelectIsAnIndexRangeScan(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE projection_checkpoints SET tx_id = (SELECT transaction_id FROM events LIMIT 1), position = 25000 WHERE name = 'p'`); err != nil {
 		t.Fatal(err)
 	}
-	q := selectQuery(t, "p", 1000)
-	var plan strings.Builder
-	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF) `+q.Query, q.Args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var line string
-		_ = rows.Scan(&line)
-		plan.WriteString(line + "\n")
-	}
-	rows.Close()
-	p := plan.String()
-	if !strings.Contains(p, "Index Scan using events_pkey") || !strings.Contains(p, "ROW(transaction_id, global_position) > ROW(") ||
-		strings.Contains(p, "Bitmap") || strings.Contains(p, "Seq Scan on events") {
-		t.Errorf("plan is not an index range scan:\n%s", p)
+	for _, schema := range []cmswm.EventsSchema{{BatchSize: 1000}, {BatchSize: 1000, Skip: []string{"test.other"}}} {
+		q := schemaQuery(t, schema, "p")
+		var plan strings.Builder
+		rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF) `+q.Query, q.Args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var line string
+			_ = rows.Scan(&line)
+			plan.WriteString(line + "\n")
+		}
+		rows.Close()
+		p := plan.String()
+		if !strings.Contains(p, "Index Scan using events_pkey") || !strings.Contains(p, "ROW(transaction_id, global_position) > ROW(") ||
+			strings.Contains(p, "Bitmap") || strings.Contains(p, "Seq Scan on events") {
+			t.Errorf("skipping %v: plan is not an index range scan:\n%s", schema.Skip, p)
+		}
 	}
 }
 
@@ -113,14 +127,7 @@ func TestMessagesCarryTheEvent(t *testing.T) {
 	}
 	var recs []event.Recorded
 	for rows.Next() {
-		row, err := cmswm.EventsSchema{}.UnmarshalMessage(wmsql.UnmarshalMessageParams{Row: rows})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := cmswm.Recorded(row.Msg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		row, r := scanRecorded(t, rows)
 		i, n, err := cmswm.BatchPlace(row.Msg)
 		if err != nil || i != len(recs)+1 || n != 4 {
 			t.Errorf("batch place %d/%d (%v), want %d/4", i, n, err, len(recs)+1)
@@ -150,6 +157,46 @@ func TestMessagesCarryTheEvent(t *testing.T) {
 		if !recs[i-1].Position.Less(recs[i].Position) {
 			t.Errorf("not in log order: %s then %s", recs[i-1].Position, recs[i].Position)
 		}
+	}
+}
+
+// The rows of skipped types are left out of a batch, but for its last,
+// which the checkpoint advances to.
+func TestSkippedTypesAreLeftOut(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	seedTyped(t, pool, 9, "CASE WHEN g % 3 = 0 THEN 'test.happened' ELSE 'test.other' END")
+	ctx := context.Background()
+	read := func(batch int) (ns []int, types []string) {
+		t.Helper()
+		q := schemaQuery(t, cmswm.EventsSchema{BatchSize: batch, Skip: []string{"test.other", "test.unused"}}, "p")
+		rows, err := pool.Query(ctx, q.Query, q.Args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			row, r := scanRecorded(t, rows)
+			var d struct{ N int }
+			if err := json.Unmarshal(r.Data.(json.RawMessage), &d); err != nil {
+				t.Fatal(err)
+			}
+			if i, n, err := cmswm.BatchPlace(row.Msg); err != nil || i != len(ns)+1 || n == 0 {
+				t.Errorf("event %d: batch place %d/%d (%v)", d.N, i, n, err)
+			}
+			ns, types = append(ns, d.N), append(types, r.Type)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return ns, types
+	}
+	// Events 1..5 scanned: 3 is kept, 5 is the last.
+	if ns, types := read(5); fmt.Sprint(ns) != "[3 5]" || fmt.Sprint(types) != "[test.happened test.other]" {
+		t.Errorf("batch of 5: events %v of types %v, want [3 5]", ns, types)
+	}
+	if ns, _ := read(100); fmt.Sprint(ns) != "[3 6 9]" {
+		t.Errorf("batch of 100: events %v, want [3 6 9]", ns)
 	}
 }
 
@@ -225,4 +272,19 @@ func TestAckRefusesUnwrittenCheckpoint(t *testing.T) {
 	if _, err := (cmswm.EventsSchema{}).InsertQuery(wmsql.InsertQueryParams{}); err == nil {
 		t.Error("InsertQuery accepted a publish")
 	}
+}
+
+// scanRecorded turns the current row of an events SELECT into its message
+// and the event it carries.
+func scanRecorded(t *testing.T, rows pgx.Rows) (wmsql.Row, event.Recorded) {
+	t.Helper()
+	row, err := cmswm.EventsSchema{}.UnmarshalMessage(wmsql.UnmarshalMessageParams{Row: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cmswm.Recorded(row.Msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return row, r
 }

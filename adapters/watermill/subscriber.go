@@ -151,6 +151,8 @@ type SubscriberConfig struct {
 	Projection string
 	// BatchSize is the number of events per SELECT (DefaultBatchSize if 0).
 	BatchSize int
+	// Skip: see EventsSchema.Skip.
+	Skip []string
 	// HandlerWritesCheckpoint: see CheckpointOffsets.
 	HandlerWritesCheckpoint bool
 	// Backoff, if nil, polls every DefaultIdleWait.
@@ -184,7 +186,7 @@ func NewSubscriber(db wmsql.Conn, cfg SubscriberConfig) (*wmsql.Subscriber, erro
 		ConsumerGroup:  cfg.Projection,
 		AckDeadline:    deadline,
 		BackoffManager: b,
-		SchemaAdapter:  EventsSchema{BatchSize: cfg.BatchSize},
+		SchemaAdapter:  EventsSchema{BatchSize: cfg.BatchSize, Skip: cfg.Skip},
 		OffsetsAdapter: CheckpointOffsets{HandlerWritesCheckpoint: cfg.HandlerWritesCheckpoint},
 	}, NewLogger(log))
 }
