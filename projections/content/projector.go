@@ -185,7 +185,7 @@ func itemID(data any) string {
 // item events costs a handful of statements. Modules whose fields changed
 // get all their items' keys recomputed.
 func (Projector) Apply(ctx context.Context, db projections.DB, schema string, events []event.Recorded) error {
-	p := batch{db: db, schema: schema, rows: map[string]*itemRow{}, rekey: map[string]bool{}}
+	p := batch{db: db, schema: schema, rows: map[string]*itemRow{}, stored: map[string]bool{}, rekey: map[string]bool{}}
 	var order []string
 	for _, r := range events {
 		at := r.RecordedAt.UnixMilli()
@@ -249,6 +249,7 @@ type batch struct {
 	db      projections.DB
 	schema  string
 	rows    map[string]*itemRow
+	stored  map[string]bool // items whose rows load found: the others are new
 	rekey   map[string]bool
 	modules map[string]moduleDef
 	touched []string // modules changed by module events
@@ -337,7 +338,7 @@ func moduleID(data any) string {
 // load reads the current rows of the touched items that exist already.
 func (p *batch) load(ctx context.Context, ids []string) error {
 	return projections.LoadJSON(ctx, p.db, `SELECT row_to_json(x) FROM (SELECT `+itemNames+` FROM `+p.t("content_items")+
-		` WHERE id = ANY($1)) x`, []any{ids}, func(r *itemRow) { p.rows[r.ID] = r })
+		` WHERE id = ANY($1)) x`, []any{ids}, func(r *itemRow) { p.rows[r.ID], p.stored[r.ID] = r, true })
 }
 
 // moduleDef is what the projector needs of a module: its fields and the
@@ -394,30 +395,59 @@ func (p *batch) write(ctx context.Context, order []string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if err := p.writeItems(ctx, rows); err != nil {
+	// New items are inserted, stored ones replaced: an upsert costs every
+	// row a speculative insertion, and new items have no key rows to
+	// delete.
+	var fresh, stored []*itemRow
+	var freshFields, storedFields []fieldRow
+	var storedIDs []string
+	for _, r := range rows {
+		if p.stored[r.ID] {
+			stored, storedIDs = append(stored, r), append(storedIDs, r.ID)
+		} else {
+			fresh = append(fresh, r)
+		}
+	}
+	for _, f := range frows {
+		if p.stored[f.ItemID] {
+			storedFields = append(storedFields, f)
+		} else {
+			freshFields = append(freshFields, f)
+		}
+	}
+	if err := p.writeItems(ctx, fresh, false); err != nil {
 		return fmt.Errorf("content projection, write items: %w", err)
 	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
+	if err := p.writeItems(ctx, stored, true); err != nil {
+		return fmt.Errorf("content projection, write items: %w", err)
 	}
-	if _, err := p.db.Exec(ctx, `DELETE FROM `+p.t("content_keys")+` WHERE item_id = ANY($1)`, ids); err != nil {
-		return err
+	if len(storedIDs) > 0 {
+		if _, err := p.db.Exec(ctx, `DELETE FROM `+p.t("content_keys")+` WHERE item_id = ANY($1)`, storedIDs); err != nil {
+			return err
+		}
 	}
 	if err := p.insertKeys(ctx, keys); err != nil {
 		return err
 	}
-	if err := p.writeFields(ctx, frows); err != nil {
+	if err := p.writeFields(ctx, freshFields, false); err != nil {
 		return err
 	}
-	return p.analyze(ctx, len(rows))
+	if err := p.writeFields(ctx, storedFields, true); err != nil {
+		return err
+	}
+	p.analyze(len(rows))
+	return nil
 }
 
-// writeItems inserts or replaces content_items rows, one array per column:
-// the database reads typed values straight from the parameters instead of
-// parsing one large JSON document and converting every field of it.
-func (p *batch) writeItems(ctx context.Context, rows []*itemRow) error {
+// writeItems inserts content_items rows (upsert: or replaces them), one
+// array per column: the database reads typed values straight from the
+// parameters instead of parsing one large JSON document and converting
+// every field of it.
+func (p *batch) writeItems(ctx context.Context, rows []*itemRow, upsert bool) error {
 	n := len(rows)
+	if n == 0 {
+		return nil
+	}
 	// Typed slices: pgx encodes them without reflection (FlatArray for
 	// the element types it has no fast path for).
 	ids, apps, modules, names := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -447,9 +477,12 @@ func (p *batch) writeItems(ctx context.Context, rows []*itemRow) error {
 		createdAt[i], revision[i], stateChangedAt[i], pubUntil[i] = r.CreatedAt, r.Revision, r.StateChangedAt, r.PubUntil
 		updatedBy[i], deletedBy[i] = r.UpdatedBy, r.DeletedBy
 	}
-	_, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_items")+` (`+itemNames+`)
-		SELECT `+itemSelect+` FROM unnest(`+itemParams+`) AS x (`+itemNames+`)
-		ON CONFLICT (id) DO UPDATE SET `+itemSet,
+	sql := `INSERT INTO ` + p.t("content_items") + ` (` + itemNames + `)
+		SELECT ` + itemSelect + ` FROM unnest(` + itemParams + `) AS x (` + itemNames + `)`
+	if upsert {
+		sql += ` ON CONFLICT (id) DO UPDATE SET ` + itemSet
+	}
+	_, err := p.db.Exec(ctx, sql,
 		ids, apps, modules, names, vals, tags, tagKeys, externalIDs, publishedAt, removedAt, archivedAt, deletedAt,
 		createdAt, updatedAt, createdBy, updatedBy, deletedBy, revision, stateChangedAt, pubFrom, pubUntil)
 	return err
@@ -499,9 +532,9 @@ func textArray(list []string) string {
 	return b.String()
 }
 
-// writeFields inserts or replaces content_fields rows, one array per
-// column.
-func (p *batch) writeFields(ctx context.Context, rows []fieldRow) error {
+// writeFields inserts content_fields rows (upsert: or replaces them), one
+// array per column.
+func (p *batch) writeFields(ctx context.Context, rows []fieldRow, upsert bool) error {
 	const chunk = 5000
 	for len(rows) > 0 {
 		n := min(chunk, len(rows))
@@ -528,9 +561,12 @@ func (p *batch) writeFields(ctx context.Context, rows []fieldRow) error {
 			args = append(args, c)
 		}
 		args = append(args, tx, eqs)
-		if _, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_fields")+` (`+fieldsNames+`)
-			SELECT `+fieldsSelect+` FROM unnest(`+fieldsParams+`) AS x (`+fieldsNames+`)
-			ON CONFLICT (item_id) DO UPDATE SET `+fieldsSet, args...); err != nil {
+		sql := `INSERT INTO ` + p.t("content_fields") + ` (` + fieldsNames + `)
+			SELECT ` + fieldsSelect + ` FROM unnest(` + fieldsParams + `) AS x (` + fieldsNames + `)`
+		if upsert {
+			sql += ` ON CONFLICT (item_id) DO UPDATE SET ` + fieldsSet
+		}
+		if _, err := p.db.Exec(ctx, sql, args...); err != nil {
 			return fmt.Errorf("content projection, write fields: %w", err)
 		}
 		rows = rows[n:]
@@ -567,40 +603,56 @@ var fieldsNames, fieldsParams, fieldsSelect, fieldsSet = func() (string, string,
 
 // Planner statistics. Searches need them (a sort that walks an index
 // instead of sorting every match is chosen from them), and autovacuum may
-// be off or late after a bulk import or a rebuild: the projector runs
-// ANALYZE on its tables itself as they grow, after 1,000 written items,
-// then 4,000, 16,000, 64,000 and every 64,000 from then on. Each ANALYZE
-// holds up the batch it runs in (measured: about 0.5 s at 20,000 items,
-// and more until the sample is full at 30,000 rows), and the planner
-// scales the row counts of older statistics to the tables' current size,
-// so growth by a factor of four between them is enough.
+// be off or late after a bulk import or a rebuild: the projector has
+// ANALYZE run on its tables as they grow, after 1,000 written items, then
+// 4,000, 16,000, 64,000 and every 64,000 from then on. The planner scales
+// the row counts of older statistics to the tables' current size, so
+// growth by a factor of four between them is enough. Apply only counts;
+// Upkeep, which the runtime calls after the batch committed and outside
+// it, runs the ANALYZE (about 0.3 s at 20,000 items and more: no batch,
+// and so no write waiting for the projection, waits for it).
 var (
 	analyzeMu   sync.Mutex
 	analyzeNext = map[string]int{}
 	analyzeDone = map[string]int{}
+	analyzeDue  = map[string]bool{}
 )
 
-func (p *batch) analyze(ctx context.Context, written int) error {
+func (p *batch) analyze(written int) {
 	analyzeMu.Lock()
+	defer analyzeMu.Unlock()
 	done := analyzeDone[p.schema] + written
 	analyzeDone[p.schema] = done
 	next := analyzeNext[p.schema]
 	if next == 0 {
 		next = 1000
 	}
-	due := done >= next
-	if due {
-		if next < 64000 {
-			analyzeNext[p.schema] = next * 4
-		} else {
-			analyzeNext[p.schema] = next + 64000
-		}
+	if done < next {
+		return
 	}
+	if next < 64000 {
+		analyzeNext[p.schema] = next * 4
+	} else {
+		analyzeNext[p.schema] = next + 64000
+	}
+	analyzeDue[p.schema] = true
+}
+
+// Upkeep runs ANALYZE on the tables in schema if Apply found it due.
+func (Projector) Upkeep(ctx context.Context, db projections.DB, schema string) error {
+	analyzeMu.Lock()
+	due := analyzeDue[schema]
+	delete(analyzeDue, schema)
 	analyzeMu.Unlock()
 	if !due {
 		return nil
 	}
-	_, err := p.db.Exec(ctx, `ANALYZE `+p.t("content_items")+`, `+p.t("content_keys")+`, `+p.t("content_fields"))
+	_, err := db.Exec(ctx, `ANALYZE `+schema+`.content_items, `+schema+`.content_keys, `+schema+`.content_fields`)
+	if err != nil {
+		analyzeMu.Lock()
+		analyzeDue[schema] = true // the next call tries again
+		analyzeMu.Unlock()
+	}
 	return err
 }
 
@@ -670,7 +722,7 @@ func (p *batch) rekeyModule(ctx context.Context, module string) error {
 	if err := p.insertKeys(ctx, keys); err != nil {
 		return err
 	}
-	return p.writeFields(ctx, frows)
+	return p.writeFields(ctx, frows, true)
 }
 
 // Keys appends an item's key rows (see Projector) to keys: those of its

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
@@ -849,12 +850,16 @@ func TestContentKeys(t *testing.T) {
 			t.Fatalf("%s: key rows out of step with their items: %v", stage, bad)
 		}
 		// Every item has its content_fields row, in step with it; tx is
-		// its texts joined; no field has both a column and key rows.
+		// its texts joined, eqs the tokens of its short texts; no field has
+		// both a column and key rows.
+		var tokens []string
+		for i := 1; i <= projcontent.TextSlots; i++ {
+			tokens = append(tokens, fmt.Sprintf(`f.module || E'\x1ft%[1]d=' || CASE WHEN char_length(f.t%[1]d) <= %[2]d THEN f.t%[1]d END`, i, projcontent.EqTokenMax))
+		}
 		if bad := pgtest.Strings(t, pool, `SELECT i.id FROM content_items i LEFT JOIN content_fields f ON f.item_id = i.id
 			WHERE f.item_id IS NULL OR f.module <> i.module OR f.pub_from IS DISTINCT FROM i.pub_from OR f.pub_until <> i.pub_until
 			OR f.tx IS DISTINCT FROM nullif(concat_ws(E'\n', f.t1, f.t2, f.t3, f.t4, f.t5, f.t6), '')
-			OR f.eqs <> array_remove(ARRAY[f.module || E'\x1ft1=' || f.t1, f.module || E'\x1ft2=' || f.t2, f.module || E'\x1ft3=' || f.t3,
-				f.module || E'\x1ft4=' || f.t4, f.module || E'\x1ft5=' || f.t5, f.module || E'\x1ft6=' || f.t6], NULL)`); len(bad) > 0 {
+			OR f.eqs <> array_remove(ARRAY[`+strings.Join(tokens, ", ")+`], NULL)`); len(bad) > 0 {
 			t.Fatalf("%s: content_fields rows out of step with their items: %v", stage, bad)
 		}
 		if bad := pgtest.Strings(t, pool, `SELECT k.item_id || ' ' || k.field FROM content_keys k JOIN content_modules m ON m.id = k.module
@@ -1269,5 +1274,95 @@ func TestArrayTextsKeptExactly(t *testing.T) {
 		if !slices.Equal(tagKeys, w[0]) || !slices.Equal(eqs, w[1]) || name != t1 {
 			t.Errorf("item %s: tag_keys %q, eqs %q (name %q, t1 %q); want %q and %q", id, tagKeys, eqs, name, t1, w[0], w[1])
 		}
+	}
+}
+
+// Only values of at most EqTokenMax characters (not bytes) have an
+// equality token.
+func TestEqTokensOnlyForShortValues(t *testing.T) {
+	t.Parallel()
+	ctx, pool := setup(t)
+	T := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
+	fields := []content.Field{{ID: "1", Name: "a", Type: fid("Text")}, {ID: "2", Name: "b", Type: fid("Text")}, {ID: "3", Name: "c", Type: fid("Text")}}
+	rec := newRecorder(T)
+	apply(t, ctx, pool, rec.addAt(T, "module-m1", content.ModuleCreated{ModuleID: "m1", App: "a", Name: "M", Fields: fields}))
+	short := strings.Repeat("é", projcontent.EqTokenMax) // twice as many bytes
+	long := strings.Repeat("x", projcontent.EqTokenMax+1)
+	apply(t, ctx, pool, rec.addAt(T.Add(time.Second), "item-i1", content.ItemCreated{ItemID: "i1", App: "a", Module: "m1", Name: "i1",
+		Values: map[string]any{"a": short, "b": long, "c": "cat"}}))
+	var eqs []string
+	if err := pool.QueryRow(ctx, `SELECT eqs FROM content_fields WHERE item_id = 'i1'`).Scan(&eqs); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{projcontent.EqToken("m1", "t1", short), projcontent.EqToken("m1", "t3", "cat")}; !slices.Equal(eqs, want) {
+		t.Errorf("eqs %q, want %q", eqs, want)
+	}
+}
+
+// Apply leaves ANALYZE to Upkeep, which runs it once 1,000 items were
+// written, and not again before 4,000.
+func TestUpkeepAnalyzesAsTablesGrow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	const schema = "upkeep_analyze" // the ANALYZE schedule is kept per schema name
+	if _, err := pool.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	p := projcontent.Projector{}
+	if err := p.Create(ctx, pool, schema); err != nil {
+		t.Fatal(err)
+	}
+	T := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
+	rec := newRecorder(T)
+	write := func(evs ...event.Recorded) {
+		t.Helper()
+		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return p.Apply(ctx, tx, schema, evs) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items := func(from, to int) {
+		t.Helper()
+		var evs []event.Recorded
+		for i := from; i < to; i++ {
+			id := fmt.Sprintf("i%d", i)
+			evs = append(evs, rec.addAt(T, "item-"+id, content.ItemCreated{ItemID: id, App: "a", Module: "m1", Name: id,
+				Values: map[string]any{"a": "x"}}))
+		}
+		write(evs...)
+	}
+	reltuples := func() float64 {
+		t.Helper()
+		var n float64
+		if err := pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = '`+schema+`.content_fields'::regclass`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	upkeep := func() {
+		t.Helper()
+		if err := p.Upkeep(ctx, pool, schema); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(rec.addAt(T, "module-m1", content.ModuleCreated{ModuleID: "m1", App: "a", Name: "M",
+		Fields: []content.Field{{ID: "1", Name: "a", Type: fid("Text")}}}))
+	items(0, 999)
+	upkeep()
+	if n := reltuples(); n != -1 {
+		t.Fatalf("after 999 items: reltuples %v, want -1 (never analyzed)", n)
+	}
+	items(999, 1000)
+	if n := reltuples(); n != -1 {
+		t.Fatalf("Apply analyzed: reltuples %v", n)
+	}
+	upkeep()
+	if n := reltuples(); n != 1000 {
+		t.Fatalf("after 1,000 items and Upkeep: reltuples %v, want 1000", n)
+	}
+	items(1000, 2000)
+	upkeep()
+	if n := reltuples(); n != 1000 {
+		t.Fatalf("after 2,000 items: reltuples %v, want 1000 (next ANALYZE at 4,000)", n)
 	}
 }

@@ -30,7 +30,10 @@ import (
 // have no content_keys rows.
 type Projector struct{}
 
-var _ projections.Projector = Projector{}
+var (
+	_ projections.Projector = Projector{}
+	_ projections.Upkeeper  = Projector{}
+)
 
 // Handles reports that the projector uses the content context's events only.
 func (Projector) Handles(eventType string) bool { return strings.HasPrefix(eventType, "content.") }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/halocms/halocms/domain/content"
 )
@@ -93,14 +94,30 @@ func (r *fieldRow) tx() *string {
 // EqToken is how content_fields.eqs names "column col of an item of
 // module holds exactly the text v" (v cut to MaxKeyText characters, as
 // the column holds it): equality on text columns is answered by the GIN
-// index on (tx, eqs), together with a like in the same index scan.
+// index on (tx, eqs), together with a like in the same index scan. Only
+// values of at most EqTokenMax characters have one (see HasEqToken).
 func EqToken(module, col, v string) string { return module + "\x1f" + col + "=" + v }
 
-// eqs is the row's equality tokens, one per text column with a value.
+// EqTokenMax is the length, in characters, of the longest text value that
+// has an equality token. Tokens serve labels (categories, states, brands,
+// tags), which are short and shared by many items. A long text (a title,
+// a URL, a sentence) is mostly unique, and a unique token is what costs a
+// GIN index most to insert: a new entry of its own, for an equality that
+// the column's btree answers as well.
+const EqTokenMax = 16
+
+// HasEqToken reports whether the text value v (cut as the column holds it)
+// has an equality token.
+func HasEqToken(v string) bool {
+	return len(v) <= EqTokenMax || utf8.RuneCountInString(v) <= EqTokenMax
+}
+
+// eqs is the row's equality tokens, one per text column with a short
+// enough value.
 func (r *fieldRow) eqs() []string {
 	out := []string{}
 	for i, s := range r.T {
-		if s != nil {
+		if s != nil && HasEqToken(*s) {
 			out = append(out, EqToken(r.Module, "t"+strconv.Itoa(i+1), *s))
 		}
 	}

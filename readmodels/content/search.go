@@ -101,6 +101,9 @@ const (
 	// that many characters of a text, so values compared with it are cut
 	// the same way.
 	maxKeyText = 500
+	// eqTokenMax mirrors projections/content.EqTokenMax: only texts of at
+	// most that many characters have an equality token.
+	eqTokenMax = 16
 )
 
 // Search runs q as one SQL statement over content_items, joined with
@@ -1136,16 +1139,37 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 // there is one): through the equality tokens of the GIN index on (tx, eqs)
 // (see projections/content.EqToken). A token names the module, the column
 // and the exact text, so no recheck on the column is needed (and none is
-// made: the planner would count its selectivity twice).
+// made: the planner would count its selectivity twice). Values too long
+// for a token are compared on the column, through its btree.
 func (c *compiler) slotEq(slot string, vals []string, many bool) string {
-	if !many && len(vals) == 1 {
-		return "f.eqs @> ARRAY[" + c.bind(eqToken(c.q.ModuleIDs[0], slot, vals[0])) + "::text]"
+	var toks, long []string
+	for _, v := range vals {
+		if len(v) <= eqTokenMax || utf8.RuneCountInString(v) <= eqTokenMax {
+			toks = append(toks, eqToken(c.q.ModuleIDs[0], slot, v))
+		} else {
+			long = append(long, v)
+		}
 	}
-	toks := make([]string, len(vals))
-	for i, v := range vals {
-		toks[i] = eqToken(c.q.ModuleIDs[0], slot, v)
+	var conds []string
+	switch {
+	case len(toks) == 1 && !many:
+		conds = append(conds, "f.eqs @> ARRAY["+c.bind(toks[0])+"::text]")
+	case len(toks) > 0:
+		conds = append(conds, "f.eqs && "+c.bind(toks)+"::text[]")
 	}
-	return "f.eqs && " + c.bind(toks) + "::text[]"
+	switch {
+	case len(long) == 1 && !many:
+		conds = append(conds, "("+eqText("f."+slot, c.bind(long[0]))+")")
+	case len(long) > 0:
+		conds = append(conds, "("+anyText("f."+slot, c.bind(long)+"::text[]")+")")
+	}
+	if len(conds) == 0 {
+		return "false"
+	}
+	if len(conds) == 1 {
+		return conds[0]
+	}
+	return "(" + conds[0] + " OR " + conds[1] + ")"
 }
 
 // eqToken mirrors projections/content.EqToken.

@@ -867,3 +867,36 @@ func TestModuleReadsFollowChanges(t *testing.T) {
 		}
 	}
 }
+
+// Text equality on a column is answered through equality tokens for values
+// of at most projections/content.EqTokenMax characters and through the
+// column for longer ones: both find the same items, alone or mixed in one
+// list, negated or not.
+func TestSearchEqualityOnLongTexts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.module(t0, "m1", "a1", field("title", "01"), field("author", "11"))
+	short := strings.Repeat("é", pc.EqTokenMax)
+	long := strings.Repeat("é", pc.EqTokenMax) + "x"
+	longer := "A title far longer than any label"
+	f.item(t0+1, "i1", "a1", "m1", "one", map[string]any{"title": short, "author": "i2"}, t0)
+	f.item(t0+2, "i2", "a1", "m1", "two", map[string]any{"title": long, "author": "i9876543210abcdef0123456"}, t0)
+	f.item(t0+3, "i3", "a1", "m1", "three", map[string]any{"title": longer}, t0)
+	f.item(t0+4, "i4", "a1", "m1", "four", map[string]any{}, t0)
+	runValues(t, f, []searchCase{
+		{"= short", op("=", "title", short), []string{"i1"}},
+		{"= long", op("=", "title", long), []string{"i2"}},
+		{"= longer, other case", op("=", "title", strings.ToUpper(longer)), []string{}},
+		{"!= long", op("!=", "title", long), []string{"i1", "i3", "i4"}},
+		{"in short and long", op("in", "title", []any{short, longer, "none"}), []string{"i1", "i3"}},
+		{"in long only", op("in", "title", []any{long}), []string{"i2"}},
+		{"!in long and short", op("!in", "title", []any{long, short}), []string{"i3", "i4"}},
+		{"like and = long", and(op("like", "title", "far"), op("=", "title", longer)), []string{"i3"}},
+		{"= relation id", op("=", "author", "i9876543210abcdef0123456"), []string{"i2"}},
+	})
+	q := f.q()
+	q.RelatedTo = []rc.Relation{{Field: "author", IDs: []string{"i2", "i9876543210abcdef0123456"}}}
+	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"i1", "i2"}) {
+		t.Errorf("relatedTo a short and a long id: %v", got)
+	}
+}
