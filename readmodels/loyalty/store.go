@@ -95,10 +95,19 @@ const (
 )
 
 // nextExpiry selects the soonest expiry of the account whose number is in
-// column number, and the points that expire then (no row: none).
+// column number, and the points that expire then (no row: none). The
+// soonest is the minimum over the account's lots, read from the primary
+// key's range of the account: the subquery (OFFSET 0) keeps PostgreSQL
+// from turning a plain min() into a walk of the (expires_at, account)
+// index in date order until the account turns up, which it prefers when
+// it expects every account's lots spread evenly over the dates, and which
+// reads as many index pages as there are earlier lots of other accounts
+// (0.40 ms of a 0.48 ms account view, 82 pages instead of 22, at 1,000
+// accounts).
 func nextExpiry(number string) string {
 	return `SELECT e.expires_at, sum(e.remaining)::bigint FROM loyalty_lots e
-	WHERE e.account = ` + number + ` AND e.expires_at = (SELECT min(expires_at) FROM loyalty_lots WHERE account = ` + number + `)
+	WHERE e.account = ` + number + ` AND e.expires_at = (SELECT min(x.expires_at)
+		FROM (SELECT expires_at FROM loyalty_lots WHERE account = ` + number + ` OFFSET 0) x)
 	GROUP BY e.expires_at`
 }
 
