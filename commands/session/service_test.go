@@ -534,7 +534,9 @@ func TestConcurrentRefreshOneWins(t *testing.T) {
 func TestExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{AccessTTL: 50 * time.Millisecond, RefreshTTL: 300 * time.Millisecond})
+	// The refresh token lives 2 s: long enough to outlive a stall of a
+	// loaded machine between the grant and the refresh below.
+	e := newEnv(t, session.Config{AccessTTL: 50 * time.Millisecond, RefreshTTL: 2 * time.Second})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
 	tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
 	if err != nil {
@@ -551,7 +553,7 @@ func TestExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(2050 * time.Millisecond)
 	_, err = e.svc.Refresh(ctx, tok2.RefreshToken, "", "", ip1)
 	wantKind(t, err, fault.Unauthenticated)
 
