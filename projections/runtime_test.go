@@ -603,17 +603,21 @@ func TestWaitFor(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	c := &counter{name: "ryw"}
-	r := e.start(t, func(o *projections.Options) { o.WaitTimeout = 5 * time.Second }, c)
+	// The runner looks at the log on its own once an hour: only a
+	// notification can wake it within the wait's bound. The bound is wide
+	// because other tests' transactions, anywhere in the cluster, can hide
+	// new events from the runner for seconds on a loaded machine.
+	r := e.start(t, func(o *projections.Options) { o.WaitTimeout, o.IdleWait = 20*time.Second, time.Hour }, c)
 	caughtUp(t, e, r.rt)
 
-	// Caught up: true, quickly (woken by NOTIFY, not by the idle timeout).
+	// Caught up: true (woken by NOTIFY: the idle wait is an hour).
 	var worst time.Duration
 	var waits []time.Duration
 	for i := range 20 {
 		pos := e.appendEvents(t, "w", 3, 1+i%3)
 		start := time.Now()
 		if !r.rt.WaitFor(context.Background(), pos, "ryw") {
-			t.Fatalf("WaitFor(%s) = false", pos)
+			t.Fatalf("WaitFor(%s) = false: the runner is not woken by notifications", pos)
 		}
 		worst = max(worst, time.Since(start))
 		waits = append(waits, time.Since(start))
@@ -630,9 +634,6 @@ func TestWaitFor(t *testing.T) {
 	slices.Sort(waits)
 	median := waits[len(waits)/2]
 	t.Logf("read-your-writes: median wait %s, worst %s", median, worst)
-	if median > 250*time.Millisecond {
-		t.Errorf("WaitFor took %s (median): the runner is not woken by notifications", median)
-	}
 
 	// Stopped: false after the bound.
 	r.stop()
@@ -641,7 +642,7 @@ func TestWaitFor(t *testing.T) {
 	if r.rt.WaitForBound(context.Background(), 200*time.Millisecond, pos, "ryw") {
 		t.Fatal("WaitFor = true while the projection is stopped")
 	}
-	if took := time.Since(start); took < 200*time.Millisecond || took > time.Second {
+	if took := time.Since(start); took < 200*time.Millisecond || took > 3*time.Second {
 		t.Errorf("WaitFor gave up after %s, want about 200ms", took)
 	}
 	if !r.rt.WaitFor(context.Background(), event.Position{}) {
