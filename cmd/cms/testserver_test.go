@@ -89,8 +89,7 @@ func startServer(t testing.TB, opts ...serverOption) *testServer {
 			// Generous: every test package shares one PostgreSQL cluster, and
 			// a runner sees only events below the cluster-wide snapshot
 			// xmin, which any long transaction of a parallel test (in any
-			// database) holds back. TestStartup checks its bug against the
-			// production default.
+			// database) holds back.
 			ReadYourWrites:  20 * time.Second,
 			SearchCache:     1024, // as served: every e2e search by an app token goes through the cache
 			ShutdownTimeout: 5 * time.Second,
