@@ -1144,7 +1144,7 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 func (c *compiler) slotEq(slot string, vals []string, many bool) string {
 	var toks, long []string
 	for _, v := range vals {
-		if len(v) <= eqTokenMax || utf8.RuneCountInString(v) <= eqTokenMax {
+		if hasEqToken(v) {
 			toks = append(toks, eqToken(c.q.ModuleIDs[0], slot, v))
 		} else {
 			long = append(long, v)
@@ -1170,6 +1170,11 @@ func (c *compiler) slotEq(slot string, vals []string, many bool) string {
 		return conds[0]
 	}
 	return "(" + conds[0] + " OR " + conds[1] + ")"
+}
+
+// hasEqToken mirrors projections/content.HasEqToken.
+func hasEqToken(v string) bool {
+	return len(v) <= eqTokenMax || utf8.RuneCountInString(v) <= eqTokenMax
 }
 
 // eqToken mirrors projections/content.EqToken.

@@ -1,0 +1,30 @@
+package content
+
+import (
+	"strings"
+	"testing"
+
+	pc "github.com/halocms/halocms/projections/content"
+)
+
+// TestMirrorsTheProjection: the search compiles conditions against what
+// the projection writes, and keeps its own copies of the projection's
+// rules (readmodels do not import projections). A copy that drifts finds
+// nothing where the projection wrote something.
+func TestMirrorsTheProjection(t *testing.T) {
+	if maxKeyText != pc.MaxKeyText {
+		t.Errorf("maxKeyText %d, projection's MaxKeyText %d", maxKeyText, pc.MaxKeyText)
+	}
+	if eqTokenMax != pc.EqTokenMax {
+		t.Errorf("eqTokenMax %d, projection's EqTokenMax %d", eqTokenMax, pc.EqTokenMax)
+	}
+	for _, v := range []string{"", "cat-04", "Brand 32", strings.Repeat("é", pc.EqTokenMax), strings.Repeat("é", pc.EqTokenMax) + "x",
+		strings.Repeat("x", pc.EqTokenMax+1), "with\x1fseparator"} {
+		if got, want := eqToken("m1", "t2", v), pc.EqToken("m1", "t2", v); got != want {
+			t.Errorf("eqToken(%q) = %q, projection's EqToken %q", v, got, want)
+		}
+		if got, want := hasEqToken(v), pc.HasEqToken(v); got != want {
+			t.Errorf("hasEqToken(%q) = %v, projection's HasEqToken %v", v, got, want)
+		}
+	}
+}
