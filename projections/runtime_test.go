@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -606,8 +607,9 @@ func TestWaitFor(t *testing.T) {
 	// The runner looks at the log on its own once an hour: only a
 	// notification can wake it within the wait's bound. The bound is wide
 	// because other tests' transactions, anywhere in the cluster, can hide
-	// new events from the runner for seconds on a loaded machine.
-	r := e.start(t, func(o *projections.Options) { o.WaitTimeout, o.IdleWait = 20*time.Second, time.Hour }, c)
+	// new events from the runner for many seconds on a loaded machine (a
+	// run with two busy loops beside the whole suite once took over 20 s).
+	r := e.start(t, func(o *projections.Options) { o.WaitTimeout, o.IdleWait = time.Minute, time.Hour }, c)
 	caughtUp(t, e, r.rt)
 
 	// Caught up: true (woken by NOTIFY: the idle wait is an hour).
@@ -617,7 +619,20 @@ func TestWaitFor(t *testing.T) {
 		pos := e.appendEvents(t, "w", 3, 1+i%3)
 		start := time.Now()
 		if !r.rt.WaitFor(context.Background(), pos, "ryw") {
-			t.Fatalf("WaitFor(%s) = false: the runner is not woken by notifications", pos)
+			// What may have hidden the event: the oldest transactions of
+			// the cluster, and whether the event is below the snapshot's
+			// xmin now.
+			var visible bool
+			_ = e.pool.QueryRow(context.Background(), `SELECT $1::xid8 < pg_snapshot_xmin(pg_current_snapshot())`,
+				strconv.FormatUint(pos.TxID, 10)).Scan(&visible)
+			var oldest []string
+			if rows, err := e.pool.Query(context.Background(), `SELECT datname || ' ' || coalesce(now() - xact_start, '0')::text || ' ' ||
+				left(query, 80) FROM pg_stat_activity WHERE backend_xmin IS NOT NULL OR backend_xid IS NOT NULL
+				ORDER BY xact_start LIMIT 5`); err == nil {
+				oldest, _ = pgx.CollectRows(rows, pgx.RowTo[string])
+			}
+			t.Fatalf("WaitFor(%s) = false: the runner is not woken by notifications (runner %+v; event below xmin now: %v; oldest transactions: %q)",
+				pos, r.rt.Health()[0], visible, oldest)
 		}
 		worst = max(worst, time.Since(start))
 		waits = append(waits, time.Since(start))

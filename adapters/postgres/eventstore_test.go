@@ -271,6 +271,32 @@ func TestListenerWakesOnAppend(t *testing.T) {
 	}
 }
 
+// A notification sent before the LISTEN took hold is never heard, so a
+// waiter that looked before then must be woken when the listener starts
+// listening, or it would sleep through what was notified meanwhile.
+func TestListenerWakesWhenItStartsListening(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pool := pgtest.Pool(t)
+	// A channel of its own: nobody notifies it.
+	l := postgres.NewListener(pool, fmt.Sprintf("listen_start_%d", time.Now().UnixNano()), nil)
+	c, w := l.C(), l.Watch(func(string) bool { return false }).C()
+	stopped := make(chan struct{})
+	go func() { l.Run(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+	for name, ch := range map[string]<-chan struct{}{"C": c, "a watch": w} {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s not woken 10s after Run started (listening: %v)", name, l.Listening())
+		}
+	}
+	if !l.Listening() {
+		t.Error("woken before the listener listens")
+	}
+}
+
 // streamEvents reads a stream's events as (version, N) pairs.
 func streamEvents(t *testing.T, s *postgres.EventStore, stream string) [][2]int64 {
 	t.Helper()

@@ -31,7 +31,8 @@ type watch struct {
 }
 
 // Watch returns a wake-up source fired by the notifications whose payload
-// match accepts, and each time the listener loses its connection.
+// match accepts, each time the listener starts listening, and each time it
+// loses its connection.
 func (l *Listener) Watch(match func(payload string) bool) *Broadcast {
 	b := &Broadcast{}
 	l.watchMu.Lock()
@@ -88,8 +89,8 @@ func NewListener(pool *pgxpool.Pool, channel string, log *slog.Logger) *Listener
 	return &Listener{pool: pool, channel: channel, log: log}
 }
 
-// C returns a channel that is closed at the next notification, and each
-// time the listener loses its connection.
+// C returns a channel that is closed at the next notification, each time
+// the listener starts listening, and each time it loses its connection.
 func (l *Listener) C() <-chan struct{} { return l.wake.C() }
 
 // Listening reports whether the listener holds its LISTEN now: while it
@@ -136,6 +137,10 @@ func (l *Listener) listen(ctx context.Context) error {
 	}()
 	l.listening.Store(true)
 	defer l.listening.Store(false) // before Run fires the wake-up
+	// What was notified before the LISTEN took hold was not heard: a
+	// waiter that looked before then, and waits for the next notification,
+	// must look again now.
+	l.fire("", true)
 	for {
 		n, err := conn.Conn().WaitForNotification(ctx)
 		if err != nil {
