@@ -34,8 +34,12 @@ type Backoff struct {
 	// errors (100ms and 5s if 0).
 	MinRetry, MaxRetry time.Duration
 	// FastPoll is the first re-poll delay after a wake-up that found
-	// nothing readable (10ms if 0); it doubles up to Idle.
-	FastPoll time.Duration
+	// nothing readable (10ms if 0); it doubles up to MaxFastPoll (1s if
+	// 0) and goes on at that pace until the subscriber reads something,
+	// unless it reaches Idle first: with a long Idle, a subscriber woken
+	// for events that an open transaction hides still looks at least
+	// once a second, instead of waiting longer and longer.
+	FastPoll, MaxFastPoll time.Duration
 	// OnQuery, if set, is called after every query transaction ended
 	// (committed or rolled back) with the subscriber's outcome.
 	OnQuery func(noMsg bool, err error)
@@ -119,10 +123,14 @@ func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) ti
 		if fast <= 0 {
 			fast = 10 * time.Millisecond
 		}
+		maxFast := b.MaxFastPoll
+		if maxFast <= 0 {
+			maxFast = time.Second
+		}
 		if b.step == 0 {
 			b.step = fast
 		} else {
-			b.step *= 2
+			b.step = min(2*b.step, maxFast)
 		}
 		if b.step < idle {
 			wait = b.step
