@@ -48,6 +48,17 @@ type Selective interface {
 	Handles(eventType string) bool
 }
 
+// Layouter is implemented by a projector whose tables changed what they
+// hold (a column's format, say) while keeping their names. Layout names
+// what the projector writes now, and changes with it; each version's
+// schema records the layout it was made with, and a projection whose
+// tables were made with another one is paused, as one with missing tables
+// is, until `cms projections rebuild` makes a new version. A projector
+// without Layout has the layout "".
+type Layouter interface {
+	Layout() string
+}
+
 // Upkeeper is implemented by a projector with upkeep that its batches need
 // not wait for, such as ANALYZE after bulk writes. The runtime calls
 // Upkeep after a live batch committed, outside the batch's transaction

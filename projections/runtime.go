@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -269,27 +270,24 @@ func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 				rt.log.Info("projection created", "projection", name, "version", version, "schema", schema)
 			}
 		}
-		var missing []string
 		for _, t := range p.Tables() {
 			var inSchema, view bool
 			if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`,
 				ident(schema, t), ident("public", t)).Scan(&inSchema, &view); err != nil {
 				return err
 			}
-			if !inSchema {
-				missing = append(missing, t)
-				continue
-			}
-			if !view {
+			if inSchema && !view {
 				if _, err := tx.Exec(ctx, `CREATE VIEW `+ident("public", t)+` AS SELECT * FROM `+ident(schema, t)); err != nil {
 					return err
 				}
 			}
 		}
-		if len(missing) > 0 {
+		if why, err := outdated(ctx, tx, p, schema); err != nil {
+			return err
+		} else if why != "" {
 			// Not an error: the rebuild that fixes it must be able to run.
-			rt.log.Warn("projection tables missing (the projector's tables changed?): the projection stays paused until rebuilt",
-				"projection", name, "version", version, "missing", missing, "fix", "cms projections rebuild "+name)
+			rt.log.Warn("projection tables outdated (the projector's tables changed): the projection stays paused until rebuilt",
+				"projection", name, "version", version, "reason", why, "fix", "cms projections rebuild "+name)
 		}
 		return nil
 	})
@@ -299,24 +297,51 @@ func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 	return nil
 }
 
-// missingTables lists the projector's tables absent from the version
-// readers and live runners use.
-func (rt *Runtime) missingTables(ctx context.Context, p Projector) ([]string, error) {
+// outdatedVersion tells why the version readers and live runners use
+// cannot take the projector's writes ("" when it can): see outdated.
+func (rt *Runtime) outdatedVersion(ctx context.Context, p Projector) (string, error) {
 	var version int
 	if err := rt.pool.QueryRow(ctx, `SELECT version FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&version); err != nil {
-		return nil, err
+		return "", err
 	}
+	return outdated(ctx, rt.pool, p, SchemaName(p.Name(), version))
+}
+
+// outdated tells why the tables in schema cannot take the projector's
+// writes, "" when they can: some of its tables are missing, or they were
+// made for another Layout.
+func outdated(ctx context.Context, db DB, p Projector, schema string) (string, error) {
 	var missing []string
 	for _, t := range p.Tables() {
 		var ok bool
-		if err := rt.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident(SchemaName(p.Name(), version), t)).Scan(&ok); err != nil {
-			return nil, err
+		if err := db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident(schema, t)).Scan(&ok); err != nil {
+			return "", err
 		}
 		if !ok {
 			missing = append(missing, t)
 		}
 	}
-	return missing, nil
+	if len(missing) > 0 {
+		return fmt.Sprintf("tables %v missing", missing), nil
+	}
+	want := layout(p)
+	var got string
+	if err := db.QueryRow(ctx, `SELECT coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname = $1`,
+		schema).Scan(&got); err != nil {
+		return "", err
+	}
+	if got != want {
+		return fmt.Sprintf("tables of layout %q, the projector writes layout %q", got, want), nil
+	}
+	return "", nil
+}
+
+// layout is p's Layout, "" when it has none.
+func layout(p Projector) string {
+	if l, ok := p.(Layouter); ok {
+		return l.Layout()
+	}
+	return ""
 }
 
 func createVersion(ctx context.Context, tx pgx.Tx, p Projector, schema string) error {
@@ -325,6 +350,12 @@ func createVersion(ctx context.Context, tx pgx.Tx, p Projector, schema string) e
 	}
 	if err := p.Create(ctx, tx, schema); err != nil {
 		return fmt.Errorf("create tables in %s: %w", schema, err)
+	}
+	if l := layout(p); l != "" {
+		// COMMENT takes no parameters: the layout goes as a literal.
+		if _, err := tx.Exec(ctx, `COMMENT ON SCHEMA `+ident(schema)+` IS '`+strings.ReplaceAll(l, "'", "''")+`'`); err != nil {
+			return fmt.Errorf("record the layout of %s: %w", schema, err)
+		}
 	}
 	return nil
 }
@@ -448,7 +479,7 @@ const (
 	StateRunning  = "running"
 	StateBackoff  = "backoff" // the last batch failed; retrying soon
 	// StateNeedsRebuild: the projector declares tables its current version
-	// lacks; it waits for `cms projections rebuild`.
+	// lacks, or another Layout; it waits for `cms projections rebuild`.
 	StateNeedsRebuild = "needs_rebuild"
 	StateStopped      = "stopped"
 )
@@ -518,11 +549,11 @@ func (r *runner) run(ctx context.Context) {
 	}
 	wait := time.Duration(0)
 	for ctx.Err() == nil {
-		if missing, err := r.rt.missingTables(ctx, r.p); err == nil && len(missing) > 0 {
+		if why, err := r.rt.outdatedVersion(ctx, r.p); err == nil && why != "" {
 			// Paused until a rebuild (from any process) provides a version
-			// with every table.
+			// that can take the projector's writes.
 			r.mu.Lock()
-			r.lastErr, r.lastErrAt = fmt.Errorf("tables %v missing: run `cms projections rebuild %s`", missing, r.name), time.Now()
+			r.lastErr, r.lastErrAt = fmt.Errorf("%s: run `cms projections rebuild %s`", why, r.name), time.Now()
 			r.mu.Unlock()
 			r.setState(StateNeedsRebuild)
 			select {

@@ -861,6 +861,19 @@ func TestRebuildVerifyMismatchKeepsServingOldVersion(t *testing.T) {
 	assertExact(t, e.pool, c, nil)
 }
 
+// waitNeedsRebuild waits until rt's only runner reports that it waits for
+// a rebuild.
+func waitNeedsRebuild(t *testing.T, rt *projections.Runtime) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for rt.Health()[0].State != projections.StateNeedsRebuild {
+		if time.Now().After(deadline) {
+			t.Fatalf("runner state %+v, want %s", rt.Health()[0], projections.StateNeedsRebuild)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // A projector whose tables changed pauses (serving the old tables) until
 // a rebuild creates a version with all of them.
 func TestChangedTablesWaitForRebuild(t *testing.T) {
@@ -874,13 +887,7 @@ func TestChangedTablesWaitForRebuild(t *testing.T) {
 	c := &counter{name: "evolve", extra: true}
 	r2 := e.start(t, nil, c)
 	e.appendEvents(t, "s", 5, 10)
-	deadline := time.Now().Add(5 * time.Second)
-	for r2.rt.Health()[0].State != projections.StateNeedsRebuild {
-		if time.Now().After(deadline) {
-			t.Fatalf("runner state %+v, want %s", r2.rt.Health()[0], projections.StateNeedsRebuild)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitNeedsRebuild(t, r2.rt)
 	if err := r2.rt.Ready(); err == nil || !strings.Contains(err.Error(), "rebuild") {
 		t.Errorf("Ready: %v, want a needs-rebuild error", err)
 	}
@@ -895,6 +902,51 @@ func TestChangedTablesWaitForRebuild(t *testing.T) {
 	var n int64
 	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM public.evolve_extra`).Scan(&n); err != nil {
 		t.Errorf("new table's view: %v", err)
+	}
+}
+
+// laidOut is a counter that declares a Layout.
+type laidOut struct {
+	*counter
+	layout string
+}
+
+func (l laidOut) Layout() string { return l.layout }
+
+// A projector whose tables keep their names but change what they hold
+// (a new Layout) pauses, serving the old tables, until a rebuild makes a
+// version of the new layout; the rebuilt version records it, so a restart
+// runs at once.
+func TestChangedLayoutWaitsForRebuild(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.appendEvents(t, "s", 5, 100)
+	r := e.start(t, nil, &counter{name: "relaid"})
+	caughtUp(t, e, r.rt)
+	r.stop()
+
+	c := &counter{name: "relaid"}
+	r2 := e.start(t, nil, laidOut{c, "values lower-cased"})
+	e.appendEvents(t, "s", 5, 10)
+	waitNeedsRebuild(t, r2.rt)
+	if h := r2.rt.Health()[0]; h.LastError == "" || !strings.Contains(h.LastError, `layout ""`) {
+		t.Errorf("health %+v, want an error naming the old layout", h)
+	}
+	if c.applied.Load() != 0 {
+		t.Errorf("the paused projection applied %d events", c.applied.Load())
+	}
+	if err := r2.rt.Rebuild(context.Background(), "relaid", nil); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, e, r2.rt)
+	assertExact(t, e.pool, c, nil)
+	r2.stop()
+
+	r3 := e.start(t, nil, laidOut{&counter{name: "relaid"}, "values lower-cased"})
+	e.appendEvents(t, "s", 5, 10)
+	caughtUp(t, e, r3.rt)
+	if h := r3.rt.Health()[0]; h.State != projections.StateRunning {
+		t.Errorf("after a restart on the rebuilt version: %+v", h)
 	}
 }
 
