@@ -276,10 +276,10 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`
 		args = []any{e.ModuleID, e.App, e.Name, e.Single, tags, fields, slots, e.ModuleType, at, e.By}
 	case content.ModuleRenamed:
-		sql, args = `UPDATE `+mods+` SET name = $2, updated_at = $3, updated_by = $4 WHERE id = $1`, []any{e.ModuleID, e.Name, at, e.By}
+		sql, args = `UPDATE `+mods+` SET name = $2, updated_at = $3, updated_by = $4, revision = revision + 1 WHERE id = $1`, []any{e.ModuleID, e.Name, at, e.By}
 	case content.ModuleConfigured:
 		tags, _ := json.Marshal(tagsJSON(e.Tags))
-		sql, args = `UPDATE `+mods+` SET single = $2, tags = $3, updated_at = $4, updated_by = $5 WHERE id = $1`,
+		sql, args = `UPDATE `+mods+` SET single = $2, tags = $3, updated_at = $4, updated_by = $5, revision = revision + 1 WHERE id = $1`,
 			[]any{e.ModuleID, e.Single, tags, at, e.By}
 	case content.ModuleFieldsChanged:
 		fields, err := json.Marshal(e.Fields)
@@ -290,12 +290,12 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 		if err != nil {
 			return err
 		}
-		sql, args = `UPDATE `+mods+` SET fields = $2, slots = $3, updated_at = $4, updated_by = $5 WHERE id = $1`,
+		sql, args = `UPDATE `+mods+` SET fields = $2, slots = $3, updated_at = $4, updated_by = $5, revision = revision + 1 WHERE id = $1`,
 			[]any{e.ModuleID, fields, slots, at, e.By}
 		p.rekey[e.ModuleID] = true
 		delete(p.modules, e.ModuleID)
 	case content.ModuleDeleted:
-		sql, args = `UPDATE `+mods+` SET deleted_at = $2, deleted_by = $3, updated_at = $2, updated_by = $3 WHERE id = $1`,
+		sql, args = `UPDATE `+mods+` SET deleted_at = $2, deleted_by = $3, updated_at = $2, updated_by = $3, revision = revision + 1 WHERE id = $1`,
 			[]any{e.ModuleID, at, e.By}
 	case content.ModuleTypeSaved:
 		fields, err := json.Marshal(e.Fields)
@@ -597,7 +597,8 @@ var fieldsNames, fieldsParams, fieldsSelect, fieldsSet = func() (string, string,
 			set = append(set, c+" = excluded."+c)
 		}
 	}
-	sel := strings.Join(names[:len(names)-1], ", ") + ", eqs::text[]"
+	// tx is kept lower-cased (see Layout).
+	sel := strings.Join(names[:len(names)-2], ", ") + ", lower(tx), eqs::text[]"
 	return strings.Join(names, ", "), strings.Join(params, ", "), sel, strings.Join(set, ", ")
 }()
 

@@ -850,7 +850,7 @@ func TestContentKeys(t *testing.T) {
 			t.Fatalf("%s: key rows out of step with their items: %v", stage, bad)
 		}
 		// Every item has its content_fields row, in step with it; tx is
-		// its texts joined, eqs the tokens of its short texts; no field has
+		// its texts joined and lower-cased, eqs the tokens of its short texts; no field has
 		// both a column and key rows.
 		var tokens []string
 		for i := 1; i <= projcontent.TextSlots; i++ {
@@ -858,7 +858,7 @@ func TestContentKeys(t *testing.T) {
 		}
 		if bad := pgtest.Strings(t, pool, `SELECT i.id FROM content_items i LEFT JOIN content_fields f ON f.item_id = i.id
 			WHERE f.item_id IS NULL OR f.module <> i.module OR f.pub_from IS DISTINCT FROM i.pub_from OR f.pub_until <> i.pub_until
-			OR f.tx IS DISTINCT FROM nullif(concat_ws(E'\n', f.t1, f.t2, f.t3, f.t4, f.t5, f.t6), '')
+			OR f.tx IS DISTINCT FROM lower(nullif(concat_ws(E'\n', f.t1, f.t2, f.t3, f.t4, f.t5, f.t6), ''))
 			OR f.eqs <> array_remove(ARRAY[`+strings.Join(tokens, ", ")+`], NULL)`); len(bad) > 0 {
 			t.Fatalf("%s: content_fields rows out of step with their items: %v", stage, bad)
 		}
@@ -959,7 +959,7 @@ func TestContentKeys(t *testing.T) {
 	if got := one(`SELECT count(*)::text FROM content_keys WHERE item_id = 'i1' AND field IN ('long', 'title')`); got != "1" {
 		t.Fatalf("i1 has %s content_keys rows for long and title, want 1 (long's)", got)
 	}
-	if got := one(`SELECT concat_ws('|', t1, n1, t2, n2, t5, t6, tx) FROM content_fields WHERE item_id = 'i1'`); got != "Hello|9007199254740993|true|1700000000000|r0|b|Hello\ntrue\n#abcdef\nhttps://example.com/\nr0\nb" {
+	if got := one(`SELECT concat_ws('|', t1, n1, t2, n2, t5, t6, tx) FROM content_fields WHERE item_id = 'i1'`); got != "Hello|9007199254740993|true|1700000000000|r0|b|hello\ntrue\n#abcdef\nhttps://example.com/\nr0\nb" {
 		t.Fatalf("i1 content_fields row %q", got)
 	}
 	checkFull("after the first batch", nil)
@@ -1228,16 +1228,20 @@ func TestIgnoredEvents(t *testing.T) {
 	var name, tags string
 	var single bool
 	var updatedAt *int64
-	if err := pool.QueryRow(ctx, `SELECT name, single, tags::text, updated_at FROM content_modules WHERE id = 'm1'`).Scan(&name, &single, &tags, &updatedAt); err != nil {
+	var revision int64
+	if err := pool.QueryRow(ctx, `SELECT name, single, tags::text, updated_at, revision FROM content_modules WHERE id = 'm1'`).
+		Scan(&name, &single, &tags, &updatedAt, &revision); err != nil {
 		t.Fatal(err)
 	}
-	if name != "N" || !single || !strings.Contains(tags, `"id": "t"`) || updatedAt == nil || *updatedAt != ms(rec.at) {
-		t.Fatalf("module row: %s %v %s %v", name, single, tags, deref(updatedAt))
+	if name != "N" || !single || !strings.Contains(tags, `"id": "t"`) || updatedAt == nil || *updatedAt != ms(rec.at) || revision != 3 {
+		t.Fatalf("module row: %s %v %s %v revision %d (want 3: created, renamed, configured)", name, single, tags, deref(updatedAt), revision)
 	}
-	apply(t, ctx, pool, rec.add("module-m1", time.Second, content.ModuleDeleted{ModuleID: "m1", App: "a", By: "Cy"})[0])
+	apply(t, ctx, pool, rec.add("module-m1", time.Second, content.ModuleFieldsChanged{ModuleID: "m1", App: "a", Fields: fields, By: "Cy"})[0],
+		rec.add("module-m1", time.Second, content.ModuleDeleted{ModuleID: "m1", App: "a", By: "Cy"})[0])
 	var deletedAt *int64
-	if err := pool.QueryRow(ctx, `SELECT deleted_at FROM content_modules WHERE id = 'm1'`).Scan(&deletedAt); err != nil || deletedAt == nil || *deletedAt != ms(rec.at) {
-		t.Fatalf("deleted_at %v, %v", deref(deletedAt), err)
+	if err := pool.QueryRow(ctx, `SELECT deleted_at, revision FROM content_modules WHERE id = 'm1'`).Scan(&deletedAt, &revision); err != nil ||
+		deletedAt == nil || *deletedAt != ms(rec.at) || revision != 5 {
+		t.Fatalf("deleted_at %v, revision %d (want 5), %v", deref(deletedAt), revision, err)
 	}
 }
 

@@ -33,7 +33,16 @@ type Projector struct{}
 var (
 	_ projections.Projector = Projector{}
 	_ projections.Upkeeper  = Projector{}
+	_ projections.Layouter  = Projector{}
 )
+
+// Layout: content_fields.tx holds its texts lower-cased by PostgreSQL's
+// lower(), so that a search's like checks a candidate's tx with LIKE and
+// a pattern lower-cased once, which finds exactly what ILIKE finds
+// (ILIKE lower-cases both sides with the same lower()) without
+// lower-casing every candidate's texts; content_modules.revision counts
+// each module's changes. Versions made before are paused until rebuilt.
+func (Projector) Layout() string { return "content_fields.tx lower-cased; content_modules.revision" }
 
 // Handles reports that the projector uses the content context's events only.
 func (Projector) Handles(eventType string) bool { return strings.HasPrefix(eventType, "content.") }
@@ -61,6 +70,9 @@ CREATE TABLE %[1]s.content_modules (
     fields      jsonb   NOT NULL DEFAULT '[]',
     slots       jsonb   NOT NULL DEFAULT '{}',
     module_type text    NOT NULL DEFAULT '',
+    -- One more with every change of the module: a reader that kept a
+    -- module can tell whether it is still the same (see Layout).
+    revision    bigint  NOT NULL DEFAULT 1,
     created_at  bigint  NOT NULL,
     updated_at  bigint,
     deleted_at  bigint,

@@ -74,9 +74,10 @@ type fieldRow struct {
 	N        [NumberSlots]*json.Number
 }
 
-// tx is the trigram-indexed text: the text columns joined. A like on one
-// column finds its candidates through it (every text of the column is in
-// it) and checks the column itself.
+// tx is the trigram-indexed text: the text columns joined (stored
+// lower-cased, see Layout). A like on one column finds its candidates
+// through it (every text of the column is in it) and checks the column
+// itself.
 func (r *fieldRow) tx() *string {
 	var parts []string
 	for _, s := range r.T {

@@ -66,10 +66,19 @@ type Query struct {
 	Count          bool      // also compute the total number of matches
 	Locale         string
 	Fields         map[string]content.Field // field definitions by name for the modules searched
-	// Slots is the slot map of the one module searched as the caller read
-	// it with the module (Module.Slots), or nil. With it, a search that
-	// pageWithTotal compiles takes one round trip (see pageInOneTrip).
-	Slots          map[string]string
+	// Slots and Revision are the slot map and the revision of the one
+	// module searched as the caller read it (Module.Slots and .Revision),
+	// or nil and 0. With them, a search that pageWithTotal compiles takes
+	// one round trip (see pageInOneTrip).
+	Slots    map[string]string
+	Revision int64
+	// Known says that the caller took the module (Fields, Slots,
+	// Revision, and whether the caller may see it) from KnownModule, so
+	// that it may have changed since: the search is then answered only
+	// by the one statement of pageInOneTrip, which checks the revision;
+	// when it cannot answer, Search returns ErrModuleUnverified and the
+	// caller reads the module afresh.
+	Known          bool
 	Now            int64 // ms; the instant published/expired are judged at
 	IncludeDeleted bool  // when false, deleted items never match unless MetaSearch mentions deletedAt
 	// RawValues leaves the items' values as stored (Item.RawValues), for
@@ -119,14 +128,15 @@ const (
 // column names come from slotColumns).
 func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	q.RawValues = q.RawValues && q.Locale == ""
-	if q.Count && q.Slots != nil && len(q.ModuleIDs) == 1 {
-		if sql, args, ok := pageWithTotal(&q, q.Slots, oneTrip); ok {
-			res, done, err := s.pageInOneTrip(ctx, &q, sql, args)
-			if err != nil || done {
-				localize(res.Items, q.Fields, q.Locale)
-				return res, err
-			}
+	if sql, args, ok := oneTripStatement(&q); ok {
+		res, done, err := s.pageInOneTrip(ctx, &q, sql, args)
+		if err != nil || done {
+			localize(res.Items, q.Fields, q.Locale)
+			return res, err
 		}
+	}
+	if q.Known {
+		return Result{}, ErrModuleUnverified
 	}
 	var res Result
 	var slots map[string]string
@@ -200,14 +210,37 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	return res, nil
 }
 
+// OneStatement reports whether Search answers q with the one statement of
+// pageInOneTrip, unless the module changed since the caller read it or
+// the page is empty.
+func OneStatement(q Query) bool {
+	_, _, ok := oneTripStatement(&q)
+	return ok
+}
+
+// oneTripStatement compiles q for pageInOneTrip, when it can: a search of
+// one module whose slot map and revision the caller read, with a total.
+func oneTripStatement(q *Query) (string, []any, bool) {
+	if !q.Count || q.Slots == nil || q.Revision == 0 || len(q.ModuleIDs) != 1 {
+		return "", nil, false
+	}
+	return pageWithTotal(q, q.Slots, oneTrip)
+}
+
+// ErrModuleUnverified: a search with a module taken from KnownModule
+// (Query.Known) could not be answered by the statement that checks the
+// module's revision; the caller must read the module afresh.
+var ErrModuleUnverified = errors.New("content search: the known module must be read afresh")
+
 // pageInOneTrip runs a pageWithTotal statement compiled for it (oneTrip)
-// with the slot map the caller read with the module (q.Slots): one
-// statement, so one snapshot, with no transaction around it; the rows
-// carry q.FreshnessOf's Freshness, if asked. done is false when the
-// page is empty: either the module's slot map is no longer q.Slots (its
-// fields changed since the caller read it, and the statement may name the
-// wrong columns: the gate stops it before it reads a row) or nothing
-// matches; the careful path tells which.
+// with the slot map and revision the caller read with the module (q.Slots,
+// q.Revision): one statement, so one snapshot, with no transaction around
+// it; the rows carry q.FreshnessOf's Freshness, if asked. done is false
+// when the page is empty: either the module is no longer at q.Revision
+// (changed or deleted since the caller read it: the statement may name the
+// wrong columns, and the caller's checks may no longer hold; the gate
+// stops it before it reads a row) or nothing matches; the careful path
+// tells which.
 //
 // Unlike the other search statements, this one runs from a generic plan
 // (on the generic pool), made once per connection and statement shape: it
@@ -523,9 +556,9 @@ const (
 // the page's). Each row carries the total; an empty page carries none.
 //
 // Compiled for pageInOneTrip (oneTrip), it runs outside a snapshot in which
-// the caller read slots, so it checks that the module's slot map is still
-// slots (PostgreSQL does so once, before reading any row), and its rows
-// carry q.FreshnessOf's Freshness when asked.
+// the caller read slots, so it checks that the module is live and still at
+// q.Revision (PostgreSQL does so once, before reading any row), and its
+// rows carry q.FreshnessOf's Freshness when asked.
 func pageWithTotal(q *Query, slots map[string]string, mode pageMode) (string, []any, bool) {
 	if q.Limit <= 0 || len(q.Sort) == 0 || singleEquality(q.SearchValues) {
 		return "", nil, false
@@ -535,12 +568,8 @@ func pageWithTotal(q *Query, slots map[string]string, mode pageMode) (string, []
 		return "", nil, false
 	}
 	if mode == oneTrip {
-		raw, err := json.Marshal(slots)
-		if err != nil {
-			return "", nil, false
-		}
-		where = `(SELECT m.slots FROM content_modules m WHERE m.id = ` + c.bind(q.ModuleIDs[0]) + `) = ` +
-			c.bind(string(raw)) + `::jsonb AND ` + where
+		where = `(SELECT m.revision FROM content_modules m WHERE m.id = ` + c.bind(q.ModuleIDs[0]) +
+			` AND m.deleted_at IS NULL) = ` + c.bind(q.Revision) + ` AND ` + where
 	}
 	var inner, outer, cols []string
 	for n, k := range q.Sort {
@@ -816,8 +845,12 @@ func (c *compiler) node(e *Expr, depth int, leaf func(*Expr) (string, error)) (s
 	if len(e.Operands) == 0 {
 		return "", fault.Invalidf("condition %q needs operands", e.Cond)
 	}
-	parts := make([]string, len(e.Operands))
-	for i, o := range e.Operands {
+	operands := e.Operands
+	if join == " AND " {
+		operands = likesLast(operands)
+	}
+	parts := make([]string, len(operands))
+	for i, o := range operands {
 		p, err := c.node(o, depth+1, leaf)
 		if err != nil {
 			return "", err
@@ -828,6 +861,32 @@ func (c *compiler) node(e *Expr, depth int, leaf func(*Expr) (string, error)) (s
 		parts = c.intersect(parts)
 	}
 	return "(" + strings.Join(parts, join) + ")", nil
+}
+
+// likesLast puts the like operations of an AND after its other operands.
+// PostgreSQL checks the conditions of equal cost in the order written,
+// and a like is the dearest of them (ILIKE lower-cases the text first):
+// written last, it is checked only on the candidates the others let
+// through. The operands are otherwise kept in order.
+func likesLast(ops []*Expr) []*Expr {
+	isLike := func(o *Expr) bool {
+		return o != nil && o.Cond == "" && strings.EqualFold(strings.TrimSpace(o.Op), "like")
+	}
+	if !slices.ContainsFunc(ops, isLike) {
+		return ops
+	}
+	out := make([]*Expr, 0, len(ops))
+	for _, o := range ops {
+		if !isLike(o) {
+			out = append(out, o)
+		}
+	}
+	for _, o := range ops {
+		if isLike(o) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // intersect rewrites the positive key conditions of an AND ("the item has
@@ -1004,7 +1063,13 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 			return c.slotEq(slot, vals, many)
 		}
 		not = func(cond string) string { return "NOT coalesce(" + cond + ", false)" }
-		like = func(pat string) string { return "(f.tx ILIKE " + pat + " AND " + col + " ILIKE " + pat + ")" }
+		// tx is stored lower-cased (projections/content's Layout), so
+		// LIKE on it with the pattern lower-cased once, by the same
+		// lower() as ILIKE uses, finds what ILIKE would, without
+		// lower-casing each candidate's texts again.
+		like = func(pat string) string {
+			return "(f.tx LIKE (SELECT lower(" + pat + ")) AND " + col + " ILIKE " + pat + ")"
+		}
 	default:
 		c.itemRefs = true
 		field := c.fieldParam(name, t.known && kind.Scalar())

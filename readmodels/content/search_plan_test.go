@@ -2,6 +2,7 @@ package content
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -266,6 +267,22 @@ VALUES ('scheduled', 'a1', 'm2', 'scheduled', 0, 0, 5000, 5000, 9223372036854775
 	if _, _, ok := pageWithTotal(&a, slots, oneTrip); ok {
 		t.Error("(a), one equality, should be counted and paged apart")
 	}
+	// OneStatement tells the HTTP layer's line which searches are one
+	// statement: (b) with the module's slot map and revision, with a total.
+	withModule := func(q Query) Query { q.Slots, q.Revision = slots, 1; return q }
+	noTotal := withModule(b)
+	noTotal.Count = false
+	for name, c := range map[string]struct {
+		q    Query
+		want bool
+	}{
+		"(b)": {withModule(b), true}, "(a)": {withModule(a), false}, "(b) without the module's revision": {b, false},
+		"(b) without a total": {noTotal, false},
+	} {
+		if got := OneStatement(c.q); got != c.want {
+			t.Errorf("OneStatement(%s) = %v, want %v", name, got, c.want)
+		}
+	}
 	st, err := compile(&a, slots)
 	if err != nil {
 		t.Fatal(err)
@@ -278,19 +295,25 @@ VALUES ('scheduled', 'a1', 'm2', 'scheduled', 0, 0, 5000, 5000, 9223372036854775
 		t.Errorf("(a)'s page should walk the price column's index backwards:\n%s", plan)
 	}
 
-	// The one-round-trip page, given the slot map read with the module,
-	// answers as the careful path does; given a map that is no longer
-	// the module's (its fields changed in between), it gives up, and the
-	// search still answers right.
-	for name, m := range map[string]map[string]string{
-		"current": slots,
-		"stale":   {"title": "t2", "category": "t1", "price": "n2", "releaseDate": "n1"},
+	// The one-round-trip page, given the slot map and revision read with
+	// the module, answers as the careful path does; given a revision that
+	// is no longer the module's (its fields changed in between, so that
+	// the map may be wrong), it gives up, and the search still answers
+	// right, or, when the caller took the module from KnownModule, says
+	// that it must be read afresh.
+	type read struct {
+		slots    map[string]string
+		revision int64
+	}
+	for name, m := range map[string]read{
+		"current": {slots, 1},
+		"stale":   {map[string]string{"title": "t2", "category": "t1", "price": "n2", "releaseDate": "n1"}, 7},
 	} {
 		for _, off := range []int{0, 20} {
 			q := b
 			q.Offset, q.FreshnessOf = off, "a1"
 			want, err := s.Search(ctx, q)
-			q.Slots = m
+			q.Slots, q.Revision = m.slots, m.revision
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,17 +333,30 @@ VALUES ('scheduled', 'a1', 'm2', 'scheduled', 0, 0, 5000, 5000, 9223372036854775
 			if err != nil || got.Total != want.Total || want.Total == 0 || !slices.Equal(ids(got.Items), ids(want.Items)) {
 				t.Errorf("%s slots, offset %d: search %d %v (%v), want %d %v", name, off, got.Total, ids(got.Items), err, want.Total, ids(want.Items))
 			}
+			q.Known = true
+			got, err = s.Search(ctx, q)
+			if name == "current" && (err != nil || !slices.Equal(ids(got.Items), ids(want.Items))) {
+				t.Errorf("known module, offset %d: %v (%v), want %v", off, ids(got.Items), err, ids(want.Items))
+			}
+			if name == "stale" && !errors.Is(err, ErrModuleUnverified) {
+				t.Errorf("stale known module, offset %d: %v (%v), want ErrModuleUnverified", off, ids(got.Items), err)
+			}
 		}
 	}
 	// An empty page leaves the answer to the careful path: a total of 0.
 	none := b
-	none.Slots, none.SearchValues = slots, &Expr{Cond: "and", Operands: []*Expr{cat, {Op: "like", Property: "title", Value: "zzzz"}}}
+	none.Slots, none.Revision = slots, 1
+	none.SearchValues = &Expr{Cond: "and", Operands: []*Expr{cat, {Op: "like", Property: "title", Value: "zzzz"}}}
 	sql, args, _ = pageWithTotal(&none, slots, oneTrip)
 	if _, done, err := s.pageInOneTrip(ctx, &none, sql, args); err != nil || done {
 		t.Errorf("no match: done %v, %v", done, err)
 	}
 	if res, err := s.Search(ctx, none); err != nil || res.Total != 0 || len(res.Items) != 0 {
 		t.Errorf("no match: %+v, %v", res, err)
+	}
+	none.Known = true
+	if _, err := s.Search(ctx, none); !errors.Is(err, ErrModuleUnverified) {
+		t.Errorf("no match with a known module: %v, want ErrModuleUnverified (an empty page proves nothing)", err)
 	}
 
 	general := func(q Query) Query {

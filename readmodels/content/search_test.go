@@ -210,6 +210,30 @@ func wantInvalid(t *testing.T, f *fixture, name string, q rc.Query, words ...str
 	}
 }
 
+// A like ignores case beyond ASCII too, as ILIKE does: its candidates
+// come through the lower-cased tx, checked against the field as written.
+func TestLikeIgnoresCaseBeyondASCII(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.module(t0-10_000, "m1", "a1", field("title", "01"), field("brand", "01"))
+	f.item(t0-9000, "u1", "a1", "m1", "one", map[string]any{"title": "ÉCOLE ÜBER ALLES", "brand": "ΣΟΦΙΑ"}, t0-5000)
+	f.item(t0-8000, "u2", "a1", "m1", "two", map[string]any{"title": "petite école", "brand": "σοφία"}, t0-5000)
+	f.item(t0-7000, "u3", "a1", "m1", "three", map[string]any{"title": "ecole sans accent", "brand": "sofia"}, t0-5000)
+	runValues(t, f, []searchCase{
+		{"upper-case pattern", op("like", "title", "ÉCOLE"), []string{"u1", "u2"}},
+		{"lower-case pattern", op("like", "title", "über"), []string{"u1"}},
+		{"mixed case, Greek", op("like", "brand", "σΟφ"), []string{"u1", "u2"}},
+		{"with an equality", and(op("like", "title", "École"), op("=", "brand", "σοφία")), []string{"u2"}},
+		{"no accent is another letter", op("like", "title", "ecole"), []string{"u3"}},
+	})
+	q := f.q()
+	q.SearchValues = op("like", "title", "über")
+	if res := f.search(q); len(res.Items) != 1 || !strings.Contains(string(res.Items[0].RawValues), "ÉCOLE ÜBER ALLES") &&
+		res.Items[0].Values["title"] != "ÉCOLE ÜBER ALLES" {
+		t.Errorf("the found item's title is not as written: %+v", res.Items)
+	}
+}
+
 func TestSearchOperators(t *testing.T) {
 	t.Parallel()
 	f := catalog(t)
@@ -898,5 +922,43 @@ func TestSearchEqualityOnLongTexts(t *testing.T) {
 	q.RelatedTo = []rc.Relation{{Field: "author", IDs: []string{"i2", "i9876543210abcdef0123456"}}}
 	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"i1", "i2"}) {
 		t.Errorf("relatedTo a short and a long id: %v", got)
+	}
+}
+
+// KnownModule is a module as this store last read it: a change shows once
+// the module is read again, and a module found deleted is known no more.
+func TestKnownModule(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.module(t0, "m1", "a1", field("title", "01"))
+	if _, ok := f.store.KnownModule("m1"); ok {
+		t.Fatal("m1 is known before it was read")
+	}
+	read := func() []rc.Module {
+		t.Helper()
+		mods, err := f.store.Modules(f.ctx, rc.ModuleQuery{AllApps: true, IDs: []string{"m1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mods
+	}
+	read()
+	if m, ok := f.store.KnownModule("m1"); !ok || m.Revision != 1 || len(m.Fields) != 1 || m.Slots["title"] == "" {
+		t.Fatalf("after a read: %+v, %v", m, ok)
+	}
+	f.apply(t0+1, content.ModuleFieldsChanged{ModuleID: "m1", App: "a1", Fields: []content.Field{field("title", "01"), field("price", "02")}})
+	if m, _ := f.store.KnownModule("m1"); m.Revision != 1 || len(m.Fields) != 1 {
+		t.Errorf("before it is read again: %+v, want the module as read (revision 1)", m)
+	}
+	read()
+	if m, ok := f.store.KnownModule("m1"); !ok || m.Revision != 2 || len(m.Fields) != 2 || m.Slots["price"] == "" {
+		t.Errorf("read again after a change: %+v, %v", m, ok)
+	}
+	f.apply(t0+2, content.ModuleDeleted{ModuleID: "m1", App: "a1", By: "Ann"})
+	if mods := read(); len(mods) != 0 {
+		t.Fatalf("deleted module listed: %+v", mods)
+	}
+	if m, ok := f.store.KnownModule("m1"); ok {
+		t.Errorf("a module found deleted is still known: %+v", m)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -24,19 +25,19 @@ type Store struct {
 	// generic is a pool on the same database whose sessions run prepared
 	// statements from generic plans (see pageInOneTrip).
 	generic *pgxpool.Pool
-	// modules keeps the decoded lists of recently read modules (see
-	// scanModule): every search reads its modules, and decoding their
-	// field lists cost more than reading them.
+	// modules keeps recently read modules (see scanModule and
+	// KnownModule): decoding their field lists cost more than reading them.
 	modules *lru.Cache[string, decodedModule]
 }
 
 // decodedModule is a module's lists as read (tags, fields and slots
-// JSON) and as decoded.
+// JSON) and as decoded, and the whole module as last read.
 type decodedModule struct {
 	raw   []byte
 	tags  []Tag
 	flds  []content.Field
 	slots map[string]string
+	last  Module
 }
 
 // decodedModules bounds the modules a Store keeps decoded.
@@ -82,6 +83,9 @@ type Module struct {
 	// Slots maps the fields kept in typed columns of content_fields to
 	// their columns (see projections/content.Slots).
 	Slots map[string]string
+	// Revision counts the module's changes: a module kept since it was
+	// read is the same while its revision is.
+	Revision int64
 }
 
 // Item is a content item as read; dates are epoch milliseconds.
@@ -148,7 +152,7 @@ func decodeValues(b []byte) (map[string]any, error) {
 
 // moduleColumns is the select list scanModule reads.
 const moduleColumns = `m.id, m.app, m.name, m.single, m.module_type, m.created_at, m.updated_at,
-	m.deleted_at, m.created_by, m.updated_by, m.deleted_by, jsonb_build_array(m.tags, m.fields, m.slots)`
+	m.deleted_at, m.created_by, m.updated_by, m.deleted_by, m.revision, jsonb_build_array(m.tags, m.fields, m.slots)`
 
 // scanModule reads a module row. Its lists are decoded only when they
 // differ from those last read for the module; the Module returned then
@@ -158,11 +162,14 @@ func (s *Store) scanModule(row pgx.Row) (Module, error) {
 	var m Module
 	var raw []byte
 	err := row.Scan(&m.ID, &m.App, &m.Name, &m.Single, &m.ModuleType, &m.CreatedAt, &m.UpdatedAt,
-		&m.DeletedAt, &m.CreatedBy, &m.UpdatedBy, &m.DeletedBy, &raw)
+		&m.DeletedAt, &m.CreatedBy, &m.UpdatedBy, &m.DeletedBy, &m.Revision, &raw)
 	if err != nil {
 		return m, err
 	}
 	d, ok := s.modules.Get(m.ID)
+	if ok && d.last.Revision == m.Revision && bytes.Equal(d.raw, raw) {
+		return d.last, nil
+	}
 	if !ok || !bytes.Equal(d.raw, raw) {
 		var lists [3]json.RawMessage
 		if err := json.Unmarshal(raw, &lists); err != nil {
@@ -180,10 +187,23 @@ func (s *Store) scanModule(row pgx.Row) (Module, error) {
 		if d.slots, err = decodeSlots(lists[2]); err != nil {
 			return m, err
 		}
-		s.modules.Add(m.ID, d)
 	}
 	m.Tags, m.Fields, m.Slots = d.tags, d.flds, d.slots
+	d.last = m
+	s.modules.Add(m.ID, d)
 	return m, nil
+}
+
+// KnownModule returns module id as this store last read it, if it was
+// live then and is still kept. It may have changed since: a search with
+// it must say so (Query.Known), and is then checked against the module's
+// revision.
+func (s *Store) KnownModule(id string) (Module, bool) {
+	d, ok := s.modules.Get(id)
+	if !ok || d.last.DeletedAt != nil {
+		return Module{}, false
+	}
+	return d.last, true
 }
 
 // Item returns one item (deleted ones too), or a NotFound fault.
@@ -251,7 +271,16 @@ func (s *Store) Modules(ctx context.Context, q ModuleQuery) ([]Module, error) {
 		}
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// A module asked for by id and not found (deleted) is known no more.
+	for _, id := range q.IDs {
+		if !slices.ContainsFunc(out, func(m Module) bool { return m.ID == id }) {
+			s.modules.Remove(id)
+		}
+	}
+	return out, nil
 }
 
 // ModuleType is a module type as read.
