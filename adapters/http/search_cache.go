@@ -103,8 +103,13 @@ func noCache(r *http.Request) bool {
 // changed or a scheduled date passed since) or bypass (the client asked
 // for a fresh answer).
 func writeCached(w http.ResponseWriter, body []byte, lookup string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Cache", lookup)
+	writeEncoded(w, body)
+}
+
+// writeEncoded writes an encoded JSON answer with status 200.
+func writeEncoded(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
