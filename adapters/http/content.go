@@ -38,6 +38,9 @@ type ContentCommands interface {
 type ContentQueries interface {
 	Module(ctx context.Context, id string) (rmcontent.Module, error)
 	Modules(ctx context.Context, q rmcontent.ModuleQuery) ([]rmcontent.Module, error)
+	// KnownModule is a module as last read, possibly changed since (see
+	// rmcontent.Query.Known).
+	KnownModule(id string) (rmcontent.Module, bool)
 	ModuleTypes(ctx context.Context) ([]rmcontent.ModuleType, error)
 	Item(ctx context.Context, id string) (rmcontent.Item, error)
 	Items(ctx context.Context, ids []string) ([]rmcontent.Item, error)

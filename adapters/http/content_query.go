@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -204,17 +205,42 @@ func (s *server) searchModules(ctx context.Context, sc readScope, q *rmcontent.Q
 	if err != nil {
 		return err
 	}
+	useModules(q, mods, named)
+	return nil
+}
+
+// useModules restricts q to mods (when the request named modules) and gives
+// it their fields.
+func useModules(q *rmcontent.Query, mods []rmcontent.Module, named bool) {
 	q.Fields = fieldsOf(mods)
+	q.ModuleIDs, q.Slots, q.Revision = nil, nil, 0
 	if named {
 		q.ModuleIDs = []string{}
 		for _, m := range mods {
 			q.ModuleIDs = append(q.ModuleIDs, m.ID)
 		}
 		if len(mods) == 1 {
-			q.Slots = mods[0].Slots
+			q.Slots, q.Revision = mods[0].Slots, mods[0].Revision
 		}
 	}
-	return nil
+}
+
+// knownModule gives q the one module the request names by id as the
+// store last read it, when it has it and the caller may see it, and marks
+// q Known (see rmcontent.Query.Known): a search of one module then costs
+// no read of the module unless it changed.
+func (s *server) knownModule(ctx context.Context, sc readScope, q *rmcontent.Query, ids, names []string) {
+	if len(ids) != 1 || names != nil {
+		return
+	}
+	m, ok := s.ContentRead.KnownModule(ids[0])
+	if !ok {
+		return
+	}
+	if mods := s.visible(ctx, sc, []rmcontent.Module{m}); len(mods) == 1 {
+		useModules(q, mods, true)
+		q.Known = true
+	}
 }
 
 func (s *server) visible(ctx context.Context, sc readScope, mods []rmcontent.Module) []rmcontent.Module {
@@ -287,13 +313,6 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		}
 		s.cache.count(lookup)
 	}
-	if s.searches != nil { // after the cache: a hit never waits
-		if err := s.searches.Acquire(ctx, 1); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer s.searches.Release(1)
-	}
 	q := rmcontent.Query{InstanceIDs: b.InstanceIDs, Locale: b.Locale, Now: now, Count: true}
 	sc.apply(&q)
 	if cacheable {
@@ -306,9 +325,11 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	if b.ModuleName != nil {
 		names = append(slices.Clone(names), *b.ModuleName)
 	}
-	if err := s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err != nil {
-		s.fail(w, r, err)
-		return
+	if s.knownModule(ctx, sc, &q, b.ModuleIDs, names); !q.Known {
+		if err := s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	if q.SearchValues, err = parseExpr(b.SearchValues, "searchValues"); err != nil {
 		s.fail(w, r, err)
@@ -375,7 +396,25 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.RawValues = len(include) == 0 && len(b.Fields) == 0 // present passes them on as they are
+	// In line once compiled, after the cache: a hit never waits.
+	if s.searches != nil {
+		weight := int64(1)
+		if rmcontent.OneStatement(q) {
+			weight = min(2, int64(s.cfg.SearchConcurrency))
+		}
+		if err := s.searches.Acquire(ctx, weight); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer s.searches.Release(weight)
+	}
 	res, err := s.ContentRead.Search(ctx, q)
+	if errors.Is(err, rmcontent.ErrModuleUnverified) {
+		q.Known = false
+		if err = s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err == nil {
+			res, err = s.ContentRead.Search(ctx, q)
+		}
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -385,21 +424,22 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var answer any = items
+	var pg *paginationJSON
 	if !skip {
-		answer = map[string]any{"pagination": pagination(page, limit, res.Total), "items": items}
+		p := pagination(page, limit, res.Total)
+		pg = &p
 	}
-	if !cacheable {
-		writeJSON(w, http.StatusOK, answer)
-		return
-	}
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(answer); err != nil {
+	answer, err := encodeAnswer(items, pg)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.cache.put(key, cachedAnswer{version: res.Freshness.Version, until: res.Freshness.Until, body: buf.Bytes()})
-	writeCached(w, buf.Bytes(), lookup)
+	if !cacheable {
+		writeEncoded(w, answer)
+		return
+	}
+	s.cache.put(key, cachedAnswer{version: res.Freshness.Version, until: res.Freshness.Until, body: answer})
+	writeCached(w, answer, lookup)
 }
 
 // includeFields reads include: ["all"], a list of field names, or true.

@@ -119,7 +119,10 @@ type Config struct {
 	// PostgreSQL at once (0: no bound); the others wait in line, first
 	// come first served. Under load, searches sharing the CPUs all slow
 	// down together and the slowest wait many times the average; in line,
-	// each runs nearly alone and the p99 stays close to the mean.
+	// each runs nearly alone and the p99 stays close to the mean. A search
+	// answered by one statement (rmcontent.OneStatement) counts twice: it
+	// keeps PostgreSQL busy from start to end, where the others leave it
+	// idle between their statements.
 	SearchConcurrency int
 }
 

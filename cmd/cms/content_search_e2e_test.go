@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -630,5 +631,51 @@ func TestContentSync(t *testing.T) {
 	expectHaloError(t, ts.post(syncPath, "", map[string]any{"moduleName": "Feed"}), 401)
 	if r := ts.post(syncPath, tok, map[string]any{"moduleName": "No such module"}); r.Status != 404 && r.Status != 400 {
 		t.Errorf("%s: want 404 or 400", r)
+	}
+}
+
+// A search of one module by id uses the module as the server last read
+// it, checked by the search statement against the module's revision: a
+// change of the module's fields through another server, or its deletion,
+// shows in the very next search, as when every search read the module.
+func TestContentSearchKnownModule(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := startOn(t, ts.app.cfg, ln) // searches; ts makes the changes
+	app := ts.createApp("Known")
+	mod := ts.createModule(ts.admin, moduleBody(app.ID, "Shop", fld("title", ftText)))
+	past := nowMS() - 60_000
+	alpha := ts.createItem(ts.admin, itemBody(mod.ID, "alpha", map[string]any{"title": "Alpha one"}, "publishedAt", past))
+	search := func(t *testing.T, sv map[string]any, sort string) response {
+		t.Helper()
+		return reader.with(t).post(searchPath, ts.admin, map[string]any{"moduleIds": []string{mod.ID}, "searchValues": sv, "sort": sort,
+			"pagination": map[string]any{"page": 1, "limit": 10}})
+	}
+	byTitle := op("like", "title", "alp", "string")
+	for range 2 { // the first reads the module, the second uses it as read
+		if r := search(t, byTitle, "values.title asc"); r.Status != 200 || !sameSet(itemIDs(decodeSearch(t, r).items), []string{alpha.ID}) {
+			t.Fatalf("%s: want [%s]", r, alpha.ID)
+		}
+	}
+
+	ts.with(t).mustJSON(ts.put(modulePath+"/"+mod.ID, ts.admin, moduleBody(app.ID, "Shop", fld("title", ftText), fld("price", ftNumber))), 200, &moduleView{})
+	priced := ts.createItem(ts.admin, itemBody(mod.ID, "priced", map[string]any{"title": "Alpha two", "price": 5}, "publishedAt", past))
+	r := search(t, op(">=", "price", 1, "number"), "values.price desc")
+	if r.Status != 200 || !sameSet(itemIDs(decodeSearch(t, r).items), []string{priced.ID}) {
+		t.Fatalf("by the field added since the module was last read: %s, want [%s]", r, priced.ID)
+	}
+	if r := search(t, byTitle, "values.price desc"); r.Status != 200 || len(decodeSearch(t, r).items) != 2 {
+		t.Fatalf("%s: want both items", r)
+	}
+
+	expectStatus(t, ts.do(request{method: "DELETE", path: modulePath + "/" + mod.ID, token: ts.admin}), 200)
+	// As for a module never seen: it has no fields to sort by.
+	expectHaloError(t, search(t, byTitle, "values.title asc"), 400)
+	if r := search(t, byTitle, ""); r.Status != 200 || len(decodeSearch(t, r).items) != 0 {
+		t.Fatalf("the deleted module's items are still found: %s", r)
 	}
 }
