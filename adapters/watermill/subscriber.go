@@ -72,6 +72,27 @@ func (b *Backoff) arm() {
 	}
 }
 
+// fired reports whether the wake-up channel taken before the query has
+// fired since.
+func (b *Backoff) fired() bool {
+	select {
+	case <-b.next: // nil (no wake source) never fires
+		return true
+	default:
+		return false
+	}
+}
+
+// carry takes the wake-up channel for the next query, which counts as
+// woken (it polls fast if it finds nothing) when woken is set.
+func (b *Backoff) carry(woken bool) {
+	if woken && !b.hot {
+		b.hot, b.step = true, 0
+		b.starved.Store(true)
+	}
+	b.arm()
+}
+
 // HandleError implements wmsql.BackoffManager.
 func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) time.Duration {
 	if b.OnQuery != nil {
@@ -80,10 +101,15 @@ func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) ti
 	if b.ctx.Err() != nil {
 		return 0 // the subscriber notices the end of its context itself
 	}
+	// A wake-up that came while the query ran may announce events the
+	// query did not see. The next query runs at once (or after a retry
+	// wait) anyway, but if an open transaction hides those events from
+	// it too, it must count as woken and look again soon, not wait Idle.
+	woken := b.fired()
 	if err != nil {
 		msg := strings.ToLower(err.Error())
 		if strings.Contains(msg, "deadlock") || strings.Contains(msg, "could not serialize") {
-			b.arm()
+			b.carry(woken)
 			return 0
 		}
 		minR, maxR := b.MinRetry, b.MaxRetry
@@ -99,14 +125,14 @@ func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) ti
 			b.retry = maxR
 		}
 		logger.Error("querying events failed", err, wm.LogFields{"wait_time": b.retry})
-		b.arm()
+		b.carry(woken)
 		return b.retry
 	}
 	b.retry = 0
 	if !noMsg {
 		b.hot, b.step = false, 0
 		b.starved.Store(false)
-		b.arm()
+		b.carry(woken)
 		return 0
 	}
 	idle := b.Idle

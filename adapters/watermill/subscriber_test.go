@@ -59,3 +59,37 @@ func TestBackoffAfterAFruitlessWakeUp(t *testing.T) {
 		}
 	}
 }
+
+// A notification that arrives while a query reads a batch may announce
+// events that query did not see; if an open transaction hides them from
+// the next query too, the subscriber must look again soon, not after
+// Idle. (CI once waited a minute for such events with an hour's Idle.)
+func TestBackoffWokenDuringAFruitfulQuery(t *testing.T) {
+	t.Parallel()
+	logger := wm.NopLogger{}
+	for _, fruitful := range []bool{true, false} {
+		woken := make(chan struct{})
+		calls := 0
+		b := NewBackoff(context.Background(), func() <-chan struct{} {
+			calls++
+			if calls == 1 { // taken before the query
+				return woken
+			}
+			return nil
+		})
+		b.Idle, b.FastPoll = time.Hour, time.Millisecond
+		close(woken) // the notification arrives while the query runs
+		if fruitful {
+			b.HandleError(logger, false, nil) // the query read a batch
+		} else {
+			b.HandleError(logger, true, nil) // it found nothing: the wait ends at once
+		}
+		if !b.hot || !b.Starved() {
+			t.Fatalf("fruitful=%v: the wake-up during the query was dropped (hot %v, starved %v)", fruitful, b.hot, b.Starved())
+		}
+		b.HandleError(logger, true, nil) // the next query finds nothing: poll fast
+		if b.step != time.Millisecond {
+			t.Fatalf("fruitful=%v: the fruitless query after the wake-up waited %v, want FastPoll", fruitful, b.step)
+		}
+	}
+}
