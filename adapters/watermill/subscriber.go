@@ -60,9 +60,14 @@ var _ wmsql.BackoffManager = (*Backoff)(nil)
 // NewBackoff returns a back-off manager that stops waiting when ctx ends.
 // wake returns a channel closed at the next notification (for example
 // (*postgres.Listener).C); nil means plain polling every Idle.
+//
+// The first query counts as woken: the notifications announcing what the
+// log holds may have come before the subscriber took its first wake-up
+// channel, and an open transaction may hide those events from that query,
+// so if it finds nothing the subscriber polls fast, as after a wake-up.
 func NewBackoff(ctx context.Context, wake func() <-chan struct{}) *Backoff {
 	b := &Backoff{ctx: ctx, wake: wake}
-	b.arm()
+	b.carry(wake != nil)
 	return b
 }
 

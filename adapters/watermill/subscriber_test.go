@@ -2,6 +2,7 @@ package watermill
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,37 +19,31 @@ func TestBackoffAfterAFruitlessWakeUp(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		idle      time.Duration
-		wantSteps []time.Duration // b.step after each fruitless poll
+		wantSteps []time.Duration // b.step (ms) after each fruitless poll
 	}{
-		{"long idle", time.Hour, []time.Duration{0, 1, 2, 4, 8, 8, 8, 8}},
-		{"short idle", 6 * time.Millisecond, []time.Duration{0, 1, 2, 4, 0}},
+		{"long idle", time.Hour, []time.Duration{1, 2, 4, 8, 8, 8, 8}},
+		{"short idle", 6 * time.Millisecond, []time.Duration{1, 2, 4, 0}},
 	} {
+		b := NewBackoff(context.Background(), func() <-chan struct{} { return nil }) // never fires
+		b.Idle, b.FastPoll, b.MaxFastPoll = c.idle, time.Millisecond, 8*time.Millisecond
+		b.HandleError(logger, false, nil) // read something: no longer hot
+		if b.hot || b.step != 0 || b.Starved() {
+			t.Fatalf("%s: polling fast after a read", c.name)
+		}
 		woken := make(chan struct{})
 		close(woken)
-		calls := 0
-		b := NewBackoff(context.Background(), func() <-chan struct{} {
-			calls++
-			if calls == 1 { // taken before the first query: a notification arrives
-				return woken
-			}
-			return nil // none after it (nil blocks: only the timer ends a wait)
-		})
-		b.Idle, b.FastPoll, b.MaxFastPoll = c.idle, time.Millisecond, 8*time.Millisecond
-		var steps []time.Duration
-		b.HandleError(logger, true, nil) // woken: hot from now on
-		if !b.hot {
+		b.next = woken                   // a notification arrives during the next query
+		b.HandleError(logger, true, nil) // which finds nothing: woken, hot from now on
+		if !b.hot || b.step != 0 {
 			t.Fatalf("%s: not polling fast after a wake-up", c.name)
 		}
-		steps = append(steps, b.step)
-		for range len(c.wantSteps) - 1 {
+		var steps []time.Duration
+		for range c.wantSteps {
 			b.HandleError(logger, true, nil)
 			steps = append(steps, b.step/time.Millisecond)
 		}
-		for i, want := range c.wantSteps {
-			if steps[i] != want {
-				t.Errorf("%s: steps (ms) %v, want %v", c.name, steps, c.wantSteps)
-				break
-			}
+		if !slices.Equal(steps, c.wantSteps) {
+			t.Errorf("%s: steps (ms) %v, want %v", c.name, steps, c.wantSteps)
 		}
 		if c.idle == time.Hour && !b.Starved() {
 			t.Errorf("%s: not starved while nothing was read", c.name)
@@ -60,6 +55,28 @@ func TestBackoffAfterAFruitlessWakeUp(t *testing.T) {
 	}
 }
 
+// The notifications announcing what the log holds may have come before
+// the subscriber took its first wake-up channel: if an open transaction
+// hides those events from its first query, it must look again soon, not
+// after Idle. (CI once waited a minute for the first event with an hour's
+// Idle.)
+func TestBackoffFirstQueryCountsAsWoken(t *testing.T) {
+	t.Parallel()
+	// A failure ends the hour's wait with the context instead of hanging.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b := NewBackoff(ctx, func() <-chan struct{} { return nil }) // never fires
+	b.Idle, b.FastPoll = time.Hour, time.Millisecond
+	b.HandleError(wm.NopLogger{}, true, nil) // the first query finds nothing
+	if !b.Starved() || b.step != time.Millisecond {
+		t.Fatalf("after a fruitless first query: wait %v (starved %v), want FastPoll", b.step, b.Starved())
+	}
+	polling := NewBackoff(context.Background(), nil) // no wake source: plain polling
+	if polling.hot || polling.Starved() {
+		t.Error("a subscriber without a wake source starts hot")
+	}
+}
+
 // A notification that arrives while a query reads a batch may announce
 // events that query did not see; if an open transaction hides them from
 // the next query too, the subscriber must look again soon, not after
@@ -68,17 +85,12 @@ func TestBackoffWokenDuringAFruitfulQuery(t *testing.T) {
 	t.Parallel()
 	logger := wm.NopLogger{}
 	for _, fruitful := range []bool{true, false} {
-		woken := make(chan struct{})
-		calls := 0
-		b := NewBackoff(context.Background(), func() <-chan struct{} {
-			calls++
-			if calls == 1 { // taken before the query
-				return woken
-			}
-			return nil
-		})
+		b := NewBackoff(context.Background(), func() <-chan struct{} { return nil }) // never fires
 		b.Idle, b.FastPoll = time.Hour, time.Millisecond
-		close(woken) // the notification arrives while the query runs
+		b.HandleError(logger, false, nil) // read something: no longer hot
+		woken := make(chan struct{})
+		close(woken)
+		b.next = woken // the notification arrives while the next query runs
 		if fruitful {
 			b.HandleError(logger, false, nil) // the query read a batch
 		} else {
