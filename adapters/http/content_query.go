@@ -397,17 +397,16 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	q.RawValues = len(include) == 0 && len(b.Fields) == 0 // present passes them on as they are
 	// In line once compiled, after the cache: a hit never waits.
-	if s.searches != nil {
-		weight := int64(1)
-		if rmcontent.OneStatement(q) {
-			weight = min(2, int64(s.cfg.SearchConcurrency))
-		}
-		if err := s.searches.Acquire(ctx, weight); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer s.searches.Release(weight)
+	weight := int64(1)
+	if rmcontent.OneStatement(q) {
+		weight = 2
 	}
+	release, err := s.inLine(ctx, weight)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
 	res, err := s.ContentRead.Search(ctx, q)
 	if errors.Is(err, rmcontent.ErrModuleUnverified) {
 		q.Known = false

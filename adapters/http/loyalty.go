@@ -137,6 +137,12 @@ func (s *server) getLoyaltyUser(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	release, err := s.inLine(r.Context(), 1)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
 	v, err := s.readAccount(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, err)
@@ -164,6 +170,12 @@ func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	release, err := s.inLine(ctx, 1)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer release()
 	res, err := s.LoyaltyRead.Transactions(ctx, id, page, limit)
 	if err == nil {
 		err = s.mayReadAccountOf(ctx, a, res.App)

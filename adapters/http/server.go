@@ -115,23 +115,37 @@ type Config struct {
 	// SearchCacheEntries bounds the content search answer cache (default
 	// 1024 answers; negative: no cache). See searchCache.
 	SearchCacheEntries int
-	// SearchConcurrency bounds the content searches that run in
-	// PostgreSQL at once (0: no bound); the others wait in line, first
-	// come first served. Under load, searches sharing the CPUs all slow
-	// down together and the slowest wait many times the average; in line,
-	// each runs nearly alone and the p99 stays close to the mean. A search
+	// ReadConcurrency bounds the hot reads that run in PostgreSQL at once
+	// (0: no bound): content searches and loyalty account reads (an
+	// account, its transactions). The others wait in line, first come
+	// first served. Under load, reads sharing the CPUs all slow down
+	// together and the slowest wait many times the average; in line, each
+	// runs nearly alone and the p99 stays close to the mean. A search
 	// answered by one statement (rmcontent.OneStatement) counts twice: it
 	// keeps PostgreSQL busy from start to end, where the others leave it
 	// idle between their statements.
-	SearchConcurrency int
+	ReadConcurrency int
 }
 
 type server struct {
 	Deps
-	cfg      Config
-	cache    *searchCache
-	numbers  appNumbers
-	searches *semaphore.Weighted // see Config.SearchConcurrency; nil: no bound
+	cfg     Config
+	cache   *searchCache
+	numbers appNumbers
+	reads   *semaphore.Weighted // see Config.ReadConcurrency; nil: no bound
+}
+
+// inLine waits for weight places in the read line (Config.ReadConcurrency)
+// and returns what gives them back.
+func (s *server) inLine(ctx context.Context, weight int64) (release func(), err error) {
+	if s.reads == nil {
+		return func() {}, nil
+	}
+	weight = min(weight, int64(s.cfg.ReadConcurrency))
+	if err := s.reads.Acquire(ctx, weight); err != nil {
+		return nil, err
+	}
+	return func() { s.reads.Release(weight) }, nil
 }
 
 // NewRouter builds the whole HTTP API.
@@ -151,8 +165,8 @@ func NewRouter(d Deps, cfg Config) http.Handler {
 		cfg.SearchCacheEntries = 1024
 	}
 	s := &server{Deps: d, cfg: cfg, cache: newSearchCache(cfg.SearchCacheEntries, d.Metrics)}
-	if cfg.SearchConcurrency > 0 {
-		s.searches = semaphore.NewWeighted(int64(cfg.SearchConcurrency))
+	if cfg.ReadConcurrency > 0 {
+		s.reads = semaphore.NewWeighted(int64(cfg.ReadConcurrency))
 	}
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, s.clientIP, s.metrics, s.limitBody)

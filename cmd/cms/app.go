@@ -224,7 +224,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
 		Loyalty: a.loyalty, LoyaltyRead: a.loyaltyRead, LoyaltyAudit: a.auditor,
 	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: cacheEntries(a.cfg.SearchCache),
-		SearchConcurrency: a.cfg.SearchConcurrency})
+		ReadConcurrency: a.cfg.ReadConcurrency})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("serving", "addr", ln.Addr().String())

@@ -14,23 +14,23 @@ import (
 // Config is read from the environment; every variable has a documented
 // default (README, "Configuration").
 type Config struct {
-	DatabaseURL       string         // DATABASE_URL; empty: local server or private cluster
-	HTTPAddr          string         // CMS_HTTP_ADDR, default ":8080"
-	AdminUsername     string         // CMS_ADMIN_USERNAME, default "admin"
-	AdminPassword     string         // CMS_ADMIN_PASSWORD, default: generated and printed once
-	DataDir           string         // CMS_DATA_DIR, default "./.data"
-	TrustedProxies    []netip.Prefix // CMS_TRUSTED_PROXIES, comma-separated CIDRs, default none
-	AccessTokenTTL    time.Duration  // CMS_ACCESS_TOKEN_TTL, default 24h
-	RefreshTokenTTL   time.Duration  // CMS_REFRESH_TOKEN_TTL, default 720h
-	BcryptCost        int            // CMS_BCRYPT_COST, default 12
-	ReadYourWrites    time.Duration  // CMS_READ_YOUR_WRITES_TIMEOUT, default 2s
-	TokenCacheTTL     time.Duration  // CMS_TOKEN_CACHE_TTL, default 10s; 0 reads every token from the table
-	LogLevel          string         // CMS_LOG_LEVEL: debug, info, warn, error (default info)
-	ShutdownTimeout   time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
-	SearchCache       int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 turns the search answer cache off
-	SearchConcurrency int            // CMS_SEARCH_CONCURRENCY, default 2 × GOMAXPROCS; 0: no bound
-	Push              PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
-	Loyalty           LoyaltyConfig  // CMS_LOYALTY_*
+	DatabaseURL     string         // DATABASE_URL; empty: local server or private cluster
+	HTTPAddr        string         // CMS_HTTP_ADDR, default ":8080"
+	AdminUsername   string         // CMS_ADMIN_USERNAME, default "admin"
+	AdminPassword   string         // CMS_ADMIN_PASSWORD, default: generated and printed once
+	DataDir         string         // CMS_DATA_DIR, default "./.data"
+	TrustedProxies  []netip.Prefix // CMS_TRUSTED_PROXIES, comma-separated CIDRs, default none
+	AccessTokenTTL  time.Duration  // CMS_ACCESS_TOKEN_TTL, default 24h
+	RefreshTokenTTL time.Duration  // CMS_REFRESH_TOKEN_TTL, default 720h
+	BcryptCost      int            // CMS_BCRYPT_COST, default 12
+	ReadYourWrites  time.Duration  // CMS_READ_YOUR_WRITES_TIMEOUT, default 2s
+	TokenCacheTTL   time.Duration  // CMS_TOKEN_CACHE_TTL, default 10s; 0 reads every token from the table
+	LogLevel        string         // CMS_LOG_LEVEL: debug, info, warn, error (default info)
+	ShutdownTimeout time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
+	SearchCache     int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 turns the search answer cache off
+	ReadConcurrency int            // CMS_READ_CONCURRENCY, default 2 × GOMAXPROCS; 0: no bound
+	Push            PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
+	Loyalty         LoyaltyConfig  // CMS_LOYALTY_*
 }
 
 // LoyaltyConfig tunes the loyalty context. Zero values take the defaults.
@@ -140,11 +140,11 @@ func loadConfig() (Config, error) {
 	if c.SearchCache, err = integer("CMS_SEARCH_CACHE_ENTRIES", 1024); err != nil {
 		return c, err
 	}
-	if c.SearchConcurrency, err = integer("CMS_SEARCH_CONCURRENCY", 2*runtime.GOMAXPROCS(0)); err != nil {
+	if c.ReadConcurrency, err = integer("CMS_READ_CONCURRENCY", 2*runtime.GOMAXPROCS(0)); err != nil {
 		return c, err
 	}
-	if c.SearchConcurrency < 0 {
-		return c, fmt.Errorf("CMS_SEARCH_CONCURRENCY: %d is negative", c.SearchConcurrency)
+	if c.ReadConcurrency < 0 {
+		return c, fmt.Errorf("CMS_READ_CONCURRENCY: %d is negative", c.ReadConcurrency)
 	}
 	if c.Push, err = loadPushConfig(); err != nil {
 		return c, err

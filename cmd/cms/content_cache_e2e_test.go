@@ -104,12 +104,12 @@ func TestContentSearchCache(t *testing.T) {
 	})
 }
 
-// With CMS_SEARCH_CONCURRENCY 1 the searches run one at a time: many at
+// With CMS_READ_CONCURRENCY 1 the searches run one at a time: many at
 // once all wait their turn and all get the right answer, by app tokens
 // (cache bypassed) and CMS users alike.
 func TestContentSearchesWaitInLine(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t, withConfig(func(c *Config) { c.ReadYourWrites, c.SearchConcurrency = 20*time.Second, 1 }))
+	ts := startServer(t, withConfig(func(c *Config) { c.ReadYourWrites, c.ReadConcurrency = 20*time.Second, 1 }))
 	app := ts.createApp("InLine")
 	appTok := ts.appToken(app)
 	mod := ts.createModule(ts.admin, moduleBody(app.ID, "News", fld("title", ftText)))

@@ -125,3 +125,61 @@ func TestLoyaltyConcurrentRedeems(t *testing.T) {
 		t.Errorf("audit after the rush: balance %d consistent %v, read model %d", rep.Balance, rep.Consistent, u.Balance)
 	}
 }
+
+// With CMS_READ_CONCURRENCY 1 the loyalty account reads run one at a
+// time: many at once all wait their turn and each gets its own account,
+// whether the user reads themself or a CMS user reads an account or its
+// transactions.
+func TestLoyaltyReadsWaitInLine(t *testing.T) {
+	t.Parallel()
+	ts := startLoyaltyServer(t, withConfig(func(c *Config) { c.ReadConcurrency = 1 }))
+	app := ts.createApp("Queue")
+	appTok := ts.appToken(app)
+	ann := ts.newMember(appTok, "ann@example.com", "Ann", "Archer")
+	bob := ts.newMember(appTok, "bob@example.com", "Bob", "Baker")
+	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 30})
+	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 12})
+	ts.mustPoints(ts.admin, bob.ID, "earn", map[string]any{"amount": 7})
+	const n = 24
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, want := ann, int64(42)
+			if i%2 == 1 {
+				m, want = bob, 7
+			}
+			switch i % 3 {
+			case 0, 1: // the user themself, or a CMS user
+				token, path := m.Token, loyaltySelfPath
+				if i%3 == 1 {
+					token, path = ts.admin, userPath(m.ID, "")
+				}
+				r := ts.do(request{method: http.MethodGet, path: path, token: token})
+				var u loyaltyUserView
+				if err := json.Unmarshal(r.Body, &u); err != nil || r.Status != http.StatusOK || u.ID != m.ID || u.Balance != want {
+					errs <- fmt.Errorf("read %d (%s): status %d, id %s, balance %d, want %s with %d (%v)", i, path, r.Status, u.ID, u.Balance, m.ID, want, err)
+				}
+			case 2: // the account's transactions
+				r := ts.do(request{method: http.MethodGet, path: userPath(m.ID, "/transactions"), token: ts.admin})
+				var p txPageView
+				var sum int64
+				if err := json.Unmarshal(r.Body, &p); err == nil {
+					for _, tx := range p.Items {
+						sum += tx.Amount
+					}
+				}
+				if r.Status != http.StatusOK || sum != want {
+					errs <- fmt.Errorf("transactions %d of %s: status %d, amounts summing to %d, want %d", i, m.ID, r.Status, sum, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
