@@ -227,7 +227,8 @@ func TestListenerWakesOnAppend(t *testing.T) {
 	go func() { l.Run(ctx); close(stopped) }()
 	defer func() { cancel(); <-stopped }()
 
-	// Wait until the listener hears a notification of our own.
+	// Wait until the listener hears a notification of our own, then until
+	// it has been quiet for 200ms: its start and our pings wake it too.
 	deadline := time.Now().Add(10 * time.Second)
 	for ready := false; !ready; {
 		c := l.C()
@@ -236,11 +237,19 @@ func TestListenerWakesOnAppend(t *testing.T) {
 		}
 		select {
 		case <-c:
-			ready = true
+			ready = l.Listening()
 		case <-time.After(500 * time.Millisecond):
-			if time.Now().After(deadline) {
-				t.Fatal("listener never started listening")
-			}
+		}
+		if !ready && time.Now().After(deadline) {
+			t.Fatal("listener never started listening")
+		}
+	}
+	for quiet := false; !quiet; {
+		c := l.C()
+		select {
+		case <-c:
+		case <-time.After(200 * time.Millisecond):
+			quiet = true
 		}
 	}
 
