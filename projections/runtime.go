@@ -626,6 +626,7 @@ func (r *runner) subscribe(ctx context.Context) error {
 	r.backoff.Store(b)
 	b.Idle = r.rt.opts.IdleWait
 	b.OnQuery = func(noMsg bool, err error) { r.onQuery(subCtx, noMsg, err) }
+	b.Pending = r.eventsWaiting
 	r.buf, r.pending = nil, 0
 	sub, err := cmswm.NewSubscriber(r.rt.pool, cmswm.SubscriberConfig{
 		Projection:              r.name,
@@ -663,6 +664,22 @@ func (r *runner) subscribe(ctx context.Context) error {
 		failed = errors.New("subscription ended")
 	}
 	return failed
+}
+
+// eventsWaiting reports whether the log holds events of the projector's types
+// past its checkpoint, readable or not (see cmswm.Backoff.Pending); true
+// if it cannot tell.
+func (r *runner) eventsWaiting(ctx context.Context) bool {
+	skip := r.rt.skipFor(r.p)
+	if skip == nil {
+		skip = []string{} // NULL would make every type look skipped
+	}
+	var ok bool
+	err := r.rt.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events e
+		WHERE (e.transaction_id, e.global_position) >
+		      ((SELECT tx_id FROM projection_checkpoints WHERE name = $1), (SELECT position FROM projection_checkpoints WHERE name = $1))
+		  AND e.event_type <> ALL($2::text[]))`, r.name, skip).Scan(&ok)
+	return err != nil || ok
 }
 
 func (rt *Runtime) liveBatch() int {

@@ -574,6 +574,61 @@ func TestKilledRunnerHelper(t *testing.T) {
 	time.Sleep(time.Minute)
 }
 
+// Events whose notification came before the runner listened, and that an
+// open transaction hides from its first query, are still picked up soon
+// after that transaction ends, though the runner's idle wait is an hour:
+// the fruitless query finds them waiting past the checkpoint, and the
+// runner polls fast.
+func TestRunnerFindsEventsHiddenBeforeItListened(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	// The runtime's listener listens already, so that its start wakes no
+	// runner: only the events' notification could, and it is gone.
+	l := postgres.NewListener(e.pool, postgres.NotifyChannel, testLogger())
+	lctx, lcancel := context.WithCancel(ctx)
+	defer lcancel()
+	go l.Run(lctx)
+	for deadline := time.Now().Add(10 * time.Second); !l.Listening(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("listener never listened")
+		}
+	}
+	// An open transaction with an id hides every later commit from readers.
+	hider, err := e.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hider.Rollback(ctx) //nolint:errcheck
+	if _, err := hider.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	pos := e.appendEvents(t, "hidden", 2, 5)
+	time.Sleep(100 * time.Millisecond) // their notification has come and gone
+
+	c := &counter{name: "hidden"}
+	rt := projections.NewRuntime(e.pool, e.store, l, testLogger(),
+		projections.Options{IdleWait: time.Hour, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}, c)
+	rctx, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); rt.Wait() }()
+	if err := rt.Start(rctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the runner's first query finds nothing
+	if n := c.applied.Load(); n != 0 {
+		t.Fatalf("applied %d events hidden by an open transaction", n)
+	}
+	if err := hider.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if !rt.WaitForBound(ctx, 20*time.Second, pos, "hidden") {
+		t.Fatalf("the hidden events were not applied within 20s of the transaction's end (runner %+v)", rt.Health()[0])
+	}
+	t.Logf("applied %s after the hiding transaction ended", time.Since(start).Round(time.Millisecond))
+	assertExact(t, e.pool, c, nil)
+}
+
 // Two runtimes (two processes) running the same projection never apply at
 // the same time and together apply every event exactly once.
 func TestTwoRuntimesSameProjection(t *testing.T) {

@@ -43,6 +43,15 @@ type Backoff struct {
 	// OnQuery, if set, is called after every query transaction ended
 	// (committed or rolled back) with the subscriber's outcome.
 	OnQuery func(noMsg bool, err error)
+	// Pending, if set, is asked after a query that found nothing while
+	// the subscriber was not woken: does the log hold events for it past
+	// its checkpoint (committed, so the query found nothing because an
+	// open transaction hides them)? If so, the subscriber polls fast as
+	// after a wake-up instead of waiting for a notification: the one that
+	// announced those events may have come before the subscriber took its
+	// wake-up channel, or have been merged with an earlier one. Events
+	// committed after the check notify the channel taken before the query.
+	Pending func(ctx context.Context) bool
 
 	retry   time.Duration
 	hot     bool // woken by a notification, nothing found yet: poll fast
@@ -60,14 +69,9 @@ var _ wmsql.BackoffManager = (*Backoff)(nil)
 // NewBackoff returns a back-off manager that stops waiting when ctx ends.
 // wake returns a channel closed at the next notification (for example
 // (*postgres.Listener).C); nil means plain polling every Idle.
-//
-// The first query counts as woken: the notifications announcing what the
-// log holds may have come before the subscriber took its first wake-up
-// channel, and an open transaction may hide those events from that query,
-// so if it finds nothing the subscriber polls fast, as after a wake-up.
 func NewBackoff(ctx context.Context, wake func() <-chan struct{}) *Backoff {
 	b := &Backoff{ctx: ctx, wake: wake}
-	b.carry(wake != nil)
+	b.arm()
 	return b
 }
 
@@ -91,11 +95,19 @@ func (b *Backoff) fired() bool {
 // carry takes the wake-up channel for the next query, which counts as
 // woken (it polls fast if it finds nothing) when woken is set.
 func (b *Backoff) carry(woken bool) {
-	if woken && !b.hot {
-		b.hot, b.step = true, 0
-		b.starved.Store(true)
+	if woken {
+		b.heat()
 	}
 	b.arm()
+}
+
+// heat makes the subscriber poll fast until it reads something: it was
+// woken, or events it cannot read yet are waiting.
+func (b *Backoff) heat() {
+	if !b.hot {
+		b.hot, b.step = true, 0
+	}
+	b.starved.Store(true)
 }
 
 // HandleError implements wmsql.BackoffManager.
@@ -140,6 +152,9 @@ func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) ti
 		b.carry(woken)
 		return 0
 	}
+	if !b.hot && !woken && b.Pending != nil && b.Pending(b.ctx) {
+		b.heat()
+	}
 	idle := b.Idle
 	if idle <= 0 {
 		idle = DefaultIdleWait
@@ -172,10 +187,7 @@ func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) ti
 	t := time.NewTimer(wait)
 	select {
 	case <-b.next: // nil (no wake source) blocks: plain timeout
-		if !b.hot {
-			b.hot, b.step = true, 0
-		}
-		b.starved.Store(true)
+		b.heat()
 	case <-t.C:
 	case <-b.ctx.Done():
 	}

@@ -55,25 +55,38 @@ func TestBackoffAfterAFruitlessWakeUp(t *testing.T) {
 	}
 }
 
-// The notifications announcing what the log holds may have come before
-// the subscriber took its first wake-up channel: if an open transaction
-// hides those events from its first query, it must look again soon, not
-// after Idle. (CI once waited a minute for the first event with an hour's
-// Idle.)
-func TestBackoffFirstQueryCountsAsWoken(t *testing.T) {
+// A query that finds nothing while the subscriber was not woken asks
+// Pending whether events wait past its checkpoint (their notification may
+// have come before the subscriber listened, or been merged with another,
+// and an open transaction hide them): if so it polls fast, as after a
+// wake-up; if not it waits for a notification. (CI once waited a minute
+// for the first event with an hour's Idle.)
+func TestBackoffPending(t *testing.T) {
 	t.Parallel()
-	// A failure ends the hour's wait with the context instead of hanging.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	b := NewBackoff(ctx, func() <-chan struct{} { return nil }) // never fires
-	b.Idle, b.FastPoll = time.Hour, time.Millisecond
-	b.HandleError(wm.NopLogger{}, true, nil) // the first query finds nothing
-	if !b.Starved() || b.step != time.Millisecond {
-		t.Fatalf("after a fruitless first query: wait %v (starved %v), want FastPoll", b.step, b.Starved())
-	}
-	polling := NewBackoff(context.Background(), nil) // no wake source: plain polling
-	if polling.hot || polling.Starved() {
-		t.Error("a subscriber without a wake source starts hot")
+	for _, waiting := range []bool{true, false} {
+		// A failure ends the hour's wait with the context instead of hanging.
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		asked := 0
+		b := NewBackoff(ctx, func() <-chan struct{} { return nil }) // never fires
+		b.Idle, b.FastPoll = time.Hour, time.Millisecond
+		b.Pending = func(context.Context) bool { asked++; return waiting }
+		b.HandleError(wm.NopLogger{}, false, nil) // read something: not asked
+		b.HandleError(wm.NopLogger{}, true, nil)  // found nothing: asked
+		switch {
+		case asked != 1:
+			t.Errorf("waiting=%v: Pending asked %d times, want once", waiting, asked)
+		case waiting && (!b.Starved() || b.step != time.Millisecond):
+			t.Errorf("waiting=%v: wait %v (starved %v), want FastPoll", waiting, b.step, b.Starved())
+		case !waiting && (b.hot || b.Starved()):
+			t.Errorf("waiting=%v: polling fast with nothing waiting", waiting)
+		}
+		if waiting {
+			b.HandleError(wm.NopLogger{}, true, nil) // polling fast: not asked again
+			if asked != 1 || b.step != 2*time.Millisecond {
+				t.Errorf("while polling fast: asked %d times, wait %v", asked, b.step)
+			}
+		}
+		cancel()
 	}
 }
 
