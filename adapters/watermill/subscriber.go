@@ -54,7 +54,7 @@ type Backoff struct {
 	Pending func(ctx context.Context) bool
 
 	retry   time.Duration
-	hot     bool // woken by a notification, nothing found yet: poll fast
+	hot     bool // woken, or events wait that it cannot read yet: poll fast
 	step    time.Duration
 	starved atomic.Bool // woken by a notification, nothing found since
 }
