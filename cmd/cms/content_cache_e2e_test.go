@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 )
@@ -123,47 +122,34 @@ func TestContentSearchesWaitInLine(t *testing.T) {
 			map[string]any{"operation": "like", "property": "title", "value": "apple", "type": "string"},
 			map[string]any{"operation": "!=", "property": "title", "value": "x", "type": "string"}}},
 		"sort": "values.title asc", "pagination": map[string]any{"page": 1, "limit": 10}})
-	const n = 24
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tok := appTok
-			if i%2 == 1 {
-				tok = ts.admin
-			}
-			req, _ := http.NewRequest(http.MethodPost, ts.base+searchPath, bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+tok)
-			req.Header.Set("Cache-Control", "no-cache")
-			resp, err := ts.client.Do(req)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer resp.Body.Close()
-			var page struct {
-				Pagination struct{ TotalItems int } `json:"pagination"`
-				Items      []struct{ ID string }    `json:"items"`
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
-				errs <- fmt.Errorf("search %d: status %d, %v", i, resp.StatusCode, err)
-				return
-			}
-			var got []string
-			for _, it := range page.Items {
-				got = append(got, it.ID)
-			}
-			if page.Pagination.TotalItems != 2 || !sameSet(got, []string{want[0], want[1]}) {
-				errs <- fmt.Errorf("search %d: total %d, items %v, want %v", i, page.Pagination.TotalItems, got, want[:2])
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	atOnce(t, 24, func(i int) error {
+		tok := appTok
+		if i%2 == 1 {
+			tok = ts.admin
+		}
+		req, _ := http.NewRequest(http.MethodPost, ts.base+searchPath, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Cache-Control", "no-cache")
+		resp, err := ts.client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var page struct {
+			Pagination struct{ TotalItems int } `json:"pagination"`
+			Items      []struct{ ID string }    `json:"items"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
+			return fmt.Errorf("search %d: status %d, %v", i, resp.StatusCode, err)
+		}
+		var got []string
+		for _, it := range page.Items {
+			got = append(got, it.ID)
+		}
+		if page.Pagination.TotalItems != 2 || !sameSet(got, []string{want[0], want[1]}) {
+			return fmt.Errorf("search %d: total %d, items %v, want %v", i, page.Pagination.TotalItems, got, want[:2])
+		}
+		return nil
+	})
 }

@@ -140,46 +140,34 @@ func TestLoyaltyReadsWaitInLine(t *testing.T) {
 	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 30})
 	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 12})
 	ts.mustPoints(ts.admin, bob.ID, "earn", map[string]any{"amount": 7})
-	const n = 24
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m, want := ann, int64(42)
-			if i%2 == 1 {
-				m, want = bob, 7
-			}
-			switch i % 3 {
-			case 0, 1: // the user themself, or a CMS user
-				token, path := m.Token, loyaltySelfPath
-				if i%3 == 1 {
-					token, path = ts.admin, userPath(m.ID, "")
-				}
-				r := ts.do(request{method: http.MethodGet, path: path, token: token})
-				var u loyaltyUserView
-				if err := json.Unmarshal(r.Body, &u); err != nil || r.Status != http.StatusOK || u.ID != m.ID || u.Balance != want {
-					errs <- fmt.Errorf("read %d (%s): status %d, id %s, balance %d, want %s with %d (%v)", i, path, r.Status, u.ID, u.Balance, m.ID, want, err)
-				}
-			case 2: // the account's transactions
-				r := ts.do(request{method: http.MethodGet, path: userPath(m.ID, "/transactions"), token: ts.admin})
-				var p txPageView
-				var sum int64
-				if err := json.Unmarshal(r.Body, &p); err == nil {
-					for _, tx := range p.Items {
-						sum += tx.Amount
-					}
-				}
-				if r.Status != http.StatusOK || sum != want {
-					errs <- fmt.Errorf("transactions %d of %s: status %d, amounts summing to %d, want %d", i, m.ID, r.Status, sum, want)
+	atOnce(t, 24, func(i int) error {
+		m, want := ann, int64(42)
+		if i%2 == 1 {
+			m, want = bob, 7
+		}
+		if i%3 == 2 { // the account's transactions
+			r := ts.do(request{method: http.MethodGet, path: userPath(m.ID, "/transactions"), token: ts.admin})
+			var p txPageView
+			var sum int64
+			if err := json.Unmarshal(r.Body, &p); err == nil {
+				for _, tx := range p.Items {
+					sum += tx.Amount
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			if r.Status != http.StatusOK || sum != want {
+				return fmt.Errorf("transactions %d of %s: status %d, amounts summing to %d, want %d", i, m.ID, r.Status, sum, want)
+			}
+			return nil
+		}
+		token, path := m.Token, loyaltySelfPath // the user themself, or a CMS user
+		if i%3 == 1 {
+			token, path = ts.admin, userPath(m.ID, "")
+		}
+		r := ts.do(request{method: http.MethodGet, path: path, token: token})
+		var u loyaltyUserView
+		if err := json.Unmarshal(r.Body, &u); err != nil || r.Status != http.StatusOK || u.ID != m.ID || u.Balance != want {
+			return fmt.Errorf("read %d (%s): status %d, id %s, balance %d, want %s with %d (%v)", i, path, r.Status, u.ID, u.Balance, m.ID, want, err)
+		}
+		return nil
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -553,4 +554,26 @@ func (ts *testServer) with(t testing.TB) *testServer {
 	c := *ts
 	c.t = t
 	return &c
+}
+
+// atOnce runs f(0), …, f(n-1) on n goroutines at once and reports every
+// error they return.
+func atOnce(t *testing.T, n int, f func(i int) error) {
+	t.Helper()
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(i); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
