@@ -629,6 +629,60 @@ func TestRunnerFindsEventsHiddenBeforeItListened(t *testing.T) {
 	assertExact(t, e.pool, c, nil)
 }
 
+// The probe a fruitless query makes (are events waiting past the
+// checkpoint?) walks the log's primary key from the checkpoint, with
+// custom and generic plans alike: it runs after every idle poll of every
+// runner, and a scan of the log would cost milliseconds per million
+// events.
+func TestEventsWaitingReadsTheIndex(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, sql := range []string{`INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata)
+		SELECT 's' || (g % 500), g / 500, gen_random_uuid(), CASE WHEN g % 3 = 0 THEN 'a.x' ELSE 'b.y' END, 1, '{}', '{}'
+		FROM generate_series(1, 20000) g`,
+		`INSERT INTO projection_checkpoints (name, tx_id, position) SELECT 'probe', max(transaction_id), max(global_position) FROM events`,
+		`ANALYZE events`} {
+		if _, err := e.pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	generic := pgtest.Generic(t, e.pool)
+	for name, db := range map[string]*pgxpool.Pool{"custom": e.pool, "generic": generic} {
+		for _, skip := range [][]string{{}, {"a.x"}} {
+			rows, err := db.Query(ctx, "EXPLAIN "+projections.EventsWaitingQuery, "probe", skip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := strings.Join(lines, "\n")
+			if !strings.Contains(plan, "Index Scan using events_pkey") || strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "Bitmap") {
+				t.Errorf("%s plan, skipping %v: the probe should walk events_pkey from the checkpoint:\n%s", name, skip, plan)
+			}
+		}
+	}
+	var waiting bool
+	if err := e.pool.QueryRow(ctx, projections.EventsWaitingQuery, "probe", []string{}).Scan(&waiting); err != nil || waiting {
+		t.Fatalf("at the checkpoint: waiting %v, %v", waiting, err)
+	}
+	if _, err := e.pool.Exec(ctx, `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata)
+		VALUES ('late', 0, gen_random_uuid(), 'a.x', 1, '{}', '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	for skip, want := range map[string]bool{"": true, "a.x": false} {
+		types := []string{}
+		if skip != "" {
+			types = []string{skip}
+		}
+		if err := e.pool.QueryRow(ctx, projections.EventsWaitingQuery, "probe", types).Scan(&waiting); err != nil || waiting != want {
+			t.Errorf("an a.x event past the checkpoint, skipping %v: waiting %v, want %v (%v)", types, waiting, want, err)
+		}
+	}
+}
+
 // Two runtimes (two processes) running the same projection never apply at
 // the same time and together apply every event exactly once.
 func TestTwoRuntimesSameProjection(t *testing.T) {

@@ -1,0 +1,4 @@
+package projections
+
+// EventsWaitingQuery is eventsWaitingQuery, for its plan test.
+const EventsWaitingQuery = eventsWaitingQuery
