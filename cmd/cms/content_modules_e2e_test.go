@@ -286,9 +286,33 @@ func TestContentModules(t *testing.T) {
 	t.Run("delete", func(t *testing.T) {
 		ts := ts.with(t)
 		m := ts.createModule(ts.admin, moduleBody(app.ID, "Short-lived", fld("x", ftText)))
+		past := nowMS() - 60_000
+		live := ts.createItem(ts.admin, itemBody(m.ID, "live", map[string]any{"x": "a"}, "publishedAt", past))
+		draft := ts.createItem(ts.admin, itemBody(m.ID, "draft", map[string]any{"x": "b"}))
+		appTok := ts.appToken(app)
+		byIDs := map[string]any{"instanceIds": []string{live.ID, draft.ID}, "pagination": map[string]any{"skip": true}}
+		if got := ts.searchIDs(appTok, byIDs); !sameSet(got, []string{live.ID}) {
+			t.Fatalf("before the module's deletion the app finds %v, want [%s]", got, live.ID)
+		}
 		for _, p := range slashes(modulePath + "/" + m.ID)[1:] {
 			expectStatus(t, ts.do(request{method: "DELETE", path: p, token: ts.admin}), 200)
 		}
+		// Its items are deleted with it: no search finds them (not even by
+		// id, with no module named), the app cannot read them, and they
+		// take no more commands.
+		for _, tok := range []string{appTok, ts.admin} {
+			if got := ts.searchIDs(tok, byIDs); len(got) != 0 {
+				t.Errorf("after the module's deletion a search by ids finds %v", got)
+			}
+		}
+		expectHaloError(t, ts.get(instancePath+"/"+live.ID, appTok), 404)
+		if it := ts.item(live.ID); it.DeletedAt == nil {
+			t.Errorf("an item of a deleted module has no deletedAt: %+v", it)
+		}
+		expectHaloError(t, ts.put(instancePath+"/"+draft.ID, ts.admin, itemBody(m.ID, "draft", map[string]any{"x": "c"})), 404)
+		expectHaloError(t, ts.do(request{method: "DELETE", path: instancePath + "/" + draft.ID, token: ts.admin}), 404)
+		expectHaloError(t, ts.post(instancePath+"/"+live.ID+"/publish", ts.admin, map[string]any{}), 404)
+		expectStatus(t, ts.get(instancePath+"/"+live.ID+"/history", ts.admin), 200) // the log keeps it
 		var list []moduleView
 		ts.mustJSON(ts.get(modulePath+"?skip=true&app="+app.ID, ts.admin), 200, &list)
 		for _, x := range list {

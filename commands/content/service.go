@@ -578,6 +578,10 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 		if err != nil {
 			return i, event.Position{}, err
 		}
+		if m.Deleted {
+			// Its module's deletion deleted it too (see the projection).
+			return i, event.Position{}, fault.NotFoundf("Instance not found: its module was deleted").With("id", id)
+		}
 		evs, err := decide(i, m, by)
 		if err != nil || len(evs) == 0 {
 			return i, event.Position{}, err

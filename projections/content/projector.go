@@ -172,6 +172,22 @@ func apply(r *itemRow, data any, at int64) *itemRow {
 	return r
 }
 
+// deleteWithModule marks a live item deleted, with its module's date and
+// author, if its module is deleted at this point of the fold: before this
+// batch, or by an event of it that gone says the fold has passed. Its
+// revision stays: it counts the item's own events.
+func (p *batch) deleteWithModule(ctx context.Context, r *itemRow, gone map[string]bool) error {
+	if r == nil || r.DeletedAt != nil || p.deleting[r.Module] && !gone[r.Module] {
+		return nil
+	}
+	m, err := p.fields(ctx, r.Module)
+	if err != nil || m.deletedAt == nil {
+		return err
+	}
+	r.DeletedAt, r.DeletedBy, r.StateChangedAt = m.deletedAt, m.deletedBy, *m.deletedAt
+	return nil
+}
+
 func itemID(data any) string {
 	if e, ok := data.(content.ItemEvent); ok {
 		return e.Item()
@@ -185,31 +201,54 @@ func itemID(data any) string {
 // item events costs a handful of statements. Modules whose fields changed
 // get all their items' keys recomputed.
 func (Projector) Apply(ctx context.Context, db projections.DB, schema string, events []event.Recorded) error {
-	p := batch{db: db, schema: schema, rows: map[string]*itemRow{}, stored: map[string]bool{}, rekey: map[string]bool{}}
-	var order []string
+	p := batch{db: db, schema: schema, rows: map[string]*itemRow{}, stored: map[string]bool{}, rekey: map[string]bool{},
+		deleting: map[string]bool{}, order: []string{}} // order: not NULL in SQL
 	for _, r := range events {
-		at := r.RecordedAt.UnixMilli()
 		if id := itemID(r.Data); id != "" {
 			if _, seen := p.rows[id]; !seen {
-				order = append(order, id)
+				p.order = append(p.order, id)
 				p.rows[id] = nil
 			}
+		} else if d, ok := r.Data.(content.ModuleDeleted); ok {
+			p.deleting[d.ModuleID] = true
+		}
+	}
+	for _, r := range events {
+		if itemID(r.Data) != "" {
 			continue
 		}
-		if err := p.module(ctx, r.Data, at); err != nil {
+		if err := p.module(ctx, r.Data, r.RecordedAt.UnixMilli()); err != nil {
 			return fmt.Errorf("content projection, event %d (%s): %w", r.Pos, r.Type, err)
 		}
 	}
-	if len(order) > 0 {
-		if err := p.load(ctx, order); err != nil {
+	if len(p.order) > 0 {
+		if err := p.load(ctx, p.order); err != nil {
 			return err
 		}
+		// The items this batch writes are deleted with their module in log
+		// order (the others by module's UPDATE), and an item event after
+		// its module's deletion (a command that raced it) cannot make the
+		// item live again.
+		gone := map[string]bool{} // modules whose deletion the fold has passed
 		for _, r := range events {
 			if id := itemID(r.Data); id != "" {
-				p.rows[id] = apply(p.rows[id], r.Data, r.RecordedAt.UnixMilli())
+				row := apply(p.rows[id], r.Data, r.RecordedAt.UnixMilli())
+				p.rows[id] = row
+				if err := p.deleteWithModule(ctx, row, gone); err != nil {
+					return err
+				}
+			} else if d, ok := r.Data.(content.ModuleDeleted); ok {
+				gone[d.ModuleID] = true
+				for _, row := range p.rows {
+					if row != nil && row.Module == d.ModuleID {
+						if err := p.deleteWithModule(ctx, row, gone); err != nil {
+							return err
+						}
+					}
+				}
 			}
 		}
-		if err := p.write(ctx, order); err != nil {
+		if err := p.write(ctx, p.order); err != nil {
 			return err
 		}
 	}
@@ -246,13 +285,15 @@ func (p *batch) bumpVersions(ctx context.Context) error {
 }
 
 type batch struct {
-	db      projections.DB
-	schema  string
-	rows    map[string]*itemRow
-	stored  map[string]bool // items whose rows load found: the others are new
-	rekey   map[string]bool
-	modules map[string]moduleDef
-	touched []string // modules changed by module events
+	db       projections.DB
+	schema   string
+	rows     map[string]*itemRow
+	stored   map[string]bool // items whose rows load found: the others are new
+	rekey    map[string]bool
+	modules  map[string]moduleDef
+	touched  []string        // modules changed by module events
+	order    []string        // the items the batch's events touch, in order of first event
+	deleting map[string]bool // the modules the batch deletes
 }
 
 func (p *batch) t(name string) string { return p.schema + "." + name }
@@ -295,6 +336,21 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 		p.rekey[e.ModuleID] = true
 		delete(p.modules, e.ModuleID)
 	case content.ModuleDeleted:
+		// A module's items go with it: they are marked deleted too (with
+		// the module's date and author), so that no read, search or sync
+		// finds them live, and sync lists them as deleted. The items this
+		// batch writes are left to its fold (see Apply).
+		delete(p.modules, e.ModuleID)
+		if _, err := p.db.Exec(ctx, `UPDATE `+p.t("content_items")+` SET deleted_at = $2, deleted_by = $3, state_changed_at = $2, pub_from = NULL
+			WHERE module = $1 AND deleted_at IS NULL AND id <> ALL($4)`, e.ModuleID, at, e.By, p.order); err != nil {
+			return err
+		}
+		for _, t := range []string{"content_fields", "content_keys"} {
+			if _, err := p.db.Exec(ctx, `UPDATE `+p.t(t)+` SET pub_from = NULL WHERE module = $1 AND pub_from IS NOT NULL AND item_id <> ALL($2)`,
+				e.ModuleID, p.order); err != nil {
+				return err
+			}
+		}
 		sql, args = `UPDATE `+mods+` SET deleted_at = $2, deleted_by = $3, updated_at = $2, updated_by = $3, revision = revision + 1 WHERE id = $1`,
 			[]any{e.ModuleID, at, e.By}
 	case content.ModuleTypeSaved:
@@ -341,11 +397,14 @@ func (p *batch) load(ctx context.Context, ids []string) error {
 		` WHERE id = ANY($1)) x`, []any{ids}, func(r *itemRow) { p.rows[r.ID], p.stored[r.ID] = r, true })
 }
 
-// moduleDef is what the projector needs of a module: its fields and the
-// columns of content_fields they are kept in.
+// moduleDef is what the projector needs of a module: its fields, the
+// columns of content_fields they are kept in, and when and by whom it was
+// deleted (nil: live).
 type moduleDef struct {
-	fields []content.Field
-	slots  map[string]string
+	fields    []content.Field
+	slots     map[string]string
+	deletedAt *int64
+	deletedBy *string
 }
 
 func (p *batch) fields(ctx context.Context, module string) (moduleDef, error) {
@@ -356,17 +415,18 @@ func (p *batch) fields(ctx context.Context, module string) (moduleDef, error) {
 		return m, nil
 	}
 	var b []byte
-	err := p.db.QueryRow(ctx, `SELECT fields FROM `+p.t("content_modules")+` WHERE id = $1`, module).Scan(&b)
+	var m moduleDef
+	err := p.db.QueryRow(ctx, `SELECT fields, deleted_at, deleted_by FROM `+p.t("content_modules")+` WHERE id = $1`, module).
+		Scan(&b, &m.deletedAt, &m.deletedBy)
 	if err != nil {
 		return moduleDef{}, fmt.Errorf("module %s of an item: %w", module, err)
 	}
-	var f []content.Field
 	d := json.NewDecoder(strings.NewReader(string(b)))
 	d.UseNumber()
-	if err := d.Decode(&f); err != nil {
+	if err := d.Decode(&m.fields); err != nil {
 		return moduleDef{}, err
 	}
-	m := moduleDef{fields: f, slots: Slots(f)}
+	m.slots = Slots(m.fields)
 	p.modules[module] = m
 	return m, nil
 }

@@ -602,12 +602,14 @@ func checkAgainstFold(t *testing.T, ctx context.Context, db *pgxpool.Pool, w *wo
 			t.Fatalf("item %s: %v", id, err)
 		}
 		d := it.Dates
+		// An item is deleted with its module.
+		deleted := it.Deleted || w.modules[it.Module].Deleted
 		if module != it.Module || name != it.Content.Name || revision != it.Revision || !sameVals ||
-			!eqMs(pub, d.PublishedAt) || !eqMs(rem, d.RemovedAt) || !eqMs(arc, d.ArchivedAt) || (del != nil) != it.Deleted {
+			!eqMs(pub, d.PublishedAt) || !eqMs(rem, d.RemovedAt) || !eqMs(arc, d.ArchivedAt) || (del != nil) != deleted {
 			t.Fatalf("item %s: row {module %s name %q revision %d pub %v rem %v arc %v del %v vals equal %v}, fold %+v",
 				id, module, name, revision, deref(pub), deref(rem), deref(arc), deref(del), sameVals, it)
 		}
-		wantFrom, wantUntil := pubInterval(d, it.Deleted)
+		wantFrom, wantUntil := pubInterval(d, deleted)
 		if !eqPtr(from, wantFrom) || until != wantUntil {
 			t.Fatalf("item %s: pub_from %v pub_until %d, want %v %d", id, deref(from), until, deref(wantFrom), wantUntil)
 		}
@@ -1368,5 +1370,55 @@ func TestUpkeepAnalyzesAsTablesGrow(t *testing.T) {
 	upkeep()
 	if n := reltuples(); n != 1000 {
 		t.Fatalf("after 2,000 items: reltuples %v, want 1000 (next ANALYZE at 4,000)", n)
+	}
+}
+
+// TestItemsDeletedWithTheirModule: deleting a module deletes its items in
+// the read model, whether the deletion comes alone, in the batch that
+// creates an item, or before an event that would make an item live again;
+// items of other modules stay.
+func TestItemsDeletedWithTheirModule(t *testing.T) {
+	t.Parallel()
+	T := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
+	fields := []content.Field{{ID: "1", Name: "title", Type: fid("Text")}}
+	created := func(id, module string) content.ItemCreated {
+		return content.ItemCreated{ItemID: id, App: "a", Module: module, Name: id, Values: map[string]any{"title": id},
+			PublishedAt: T, By: "Ann"}
+	}
+	rec := newRecorder(T)
+	setupEvs := rec.add("modules", time.Minute,
+		content.ModuleCreated{ModuleID: "m1", App: "a", Name: "M1", Fields: fields, By: "Ann"},
+		content.ModuleCreated{ModuleID: "m2", App: "a", Name: "M2", Fields: fields, By: "Ann"},
+		created("old", "m1"), created("other", "m2"))
+	same := rec.add("m1", time.Minute, created("fresh", "m1"), content.ModuleDeleted{ModuleID: "m1", App: "a", By: "Bob"})
+	deletedAt := ms(same[1].RecordedAt)
+	late := rec.add("fresh", time.Minute, content.ItemRestored{ItemID: "fresh", App: "a", Module: "m1", By: "Cy"})
+
+	for name, batches := range map[string][][]event.Recorded{
+		"one batch":         {append(append(append([]event.Recorded{}, setupEvs...), same...), late...)},
+		"deletion alone":    {setupEvs, same[:1], same[1:], late},
+		"with the creation": {setupEvs, same, late},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, pool := setup(t)
+			for _, b := range batches {
+				apply(t, ctx, pool, b...)
+			}
+			for _, id := range []string{"old", "fresh"} {
+				r := readRow(t, ctx, pool, id)
+				if r.deletedAt == nil || *r.deletedAt != deletedAt || r.deletedBy == nil || *r.deletedBy != "Bob" || r.stateChangedAt != deletedAt {
+					t.Errorf("%s: deleted_at %v by %v, state changed at %d; want deleted with the module at %d by Bob",
+						id, deref(r.deletedAt), r.deletedBy, r.stateChangedAt, deletedAt)
+				}
+			}
+			if r := readRow(t, ctx, pool, "other"); r.deletedAt != nil {
+				t.Errorf("an item of another module was deleted")
+			}
+			live := pgtest.Strings(t, pool, `SELECT item_id FROM content_fields WHERE pub_from IS NOT NULL
+				UNION SELECT id FROM content_items WHERE pub_from IS NOT NULL ORDER BY 1`)
+			if !slices.Equal(live, []string{"other"}) {
+				t.Errorf("published rows: %v, want [other]", live)
+			}
+		})
 	}
 }

@@ -41,8 +41,11 @@ var (
 // a pattern lower-cased once, which finds exactly what ILIKE finds
 // (ILIKE lower-cases both sides with the same lower()) without
 // lower-casing every candidate's texts; content_modules.revision counts
-// each module's changes. Versions made before are paused until rebuilt.
-func (Projector) Layout() string { return "content_fields.tx lower-cased; content_modules.revision" }
+// each module's changes; the items of a deleted module are deleted with
+// it. Versions made before are paused until rebuilt.
+func (Projector) Layout() string {
+	return "content_fields.tx lower-cased; content_modules.revision; items deleted with their module"
+}
 
 // Handles reports that the projector uses the content context's events only.
 func (Projector) Handles(eventType string) bool { return strings.HasPrefix(eventType, "content.") }
