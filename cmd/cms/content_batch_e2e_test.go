@@ -392,3 +392,39 @@ func TestContentBatch(t *testing.T) {
 		}
 	})
 }
+
+// One bad entry fails on its own: the other operations of the batch, and
+// of the same append chunk, still run (issue 3: "each failure carrying its
+// own status while the others succeed").
+func TestContentBatchOwnFailures(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Batch Failures App")
+	m := ts.createModule(ts.admin, moduleBody(app.ID, "Own failures", fld("title", ftText), fld("data", ftObject)))
+
+	// A chunk whose append PostgreSQL refuses for a reason other than a
+	// version conflict: only the entry it cannot store fails.
+	t.Run("a value the store refuses", func(t *testing.T) {
+		ts := ts.with(t)
+		for name, bad := range map[string]map[string]any{
+			"NUL in a text":            {"title": "bad\u0000title"},
+			"a number jsonb overflows": {"title": "huge", "data": map[string]any{"n": json.Number("1e1000000")}},
+		} {
+			before := ts.moduleState(m.ID)
+			var a batchAnswer
+			ts.mustNum(ts.post(batchPath, ts.admin, map[string]any{"created": []map[string]any{
+				itemBody(m.ID, name+" ok 1", map[string]any{"title": "ok 1"}),
+				itemBody(m.ID, name+" bad", bad),
+				itemBody(m.ID, name+" ok 2", map[string]any{"title": "ok 2"}),
+			}}), 200, &a)
+			a.expectOp(t, "create", 0, 0)
+			a.expectOp(t, "create", 1, 400)
+			a.expectOp(t, "create", 2, 0)
+			a.expectCounts(t, map[string]counter{"total": {Total: 3, Success: 2, Failure: 1}, "create": {Success: 2, Failure: 1}})
+			want := sorted(append(before, name+" ok 1@0", name+" ok 2@0"))
+			if got := ts.moduleState(m.ID); !slices.Equal(got, want) {
+				t.Errorf("%s: the module holds %v, want %v", name, got, want)
+			}
+		}
+	})
+}

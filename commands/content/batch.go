@@ -2,7 +2,6 @@ package content
 
 import (
 	"context"
-	"errors"
 
 	"github.com/halocms/halocms/commands"
 	"github.com/halocms/halocms/domain/access"
@@ -103,8 +102,9 @@ func (s *Service) Batch(ctx context.Context, ops []BatchOp) []BatchResult {
 }
 
 // createMany validates the creates, appends the valid ones in chunks and
-// falls back to one-by-one appends for a chunk that meets a conflict (a
-// client-chosen id that exists already, a single-item module).
+// falls back to one-by-one appends for a chunk whose append fails: a
+// conflict, or an item the store cannot hold. Each item then fails with
+// its own error while the rest of the chunk is written.
 func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []BatchResult, idx []int) event.Position {
 	var last event.Position
 	by, err := s.by(ctx)
@@ -139,17 +139,20 @@ func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []Batch
 			if last.Less(res.Last) {
 				last = res.Last
 			}
-		case errors.Is(err, event.ErrVersionConflict):
+		case ctx.Err() != nil:
+			for _, p := range batch {
+				results[p.n].Err = err
+			}
+		default:
+			// A conflict, or an item the store refuses (a data
+			// exception): the chunk's transaction wrote nothing, so its
+			// items run one by one and only the culprit fails.
 			for _, p := range batch {
 				var pos event.Position
 				results[p.n].Item, pos, results[p.n].Err = s.createItem(ctx, ops[p.n].Item)
 				if last.Less(pos) {
 					last = pos
 				}
-			}
-		default:
-			for _, p := range batch {
-				results[p.n].Err = err
 			}
 		}
 		batch = batch[:0]
