@@ -402,8 +402,10 @@ func TestContentBatchOwnFailures(t *testing.T) {
 	app := ts.createApp("Batch Failures App")
 	m := ts.createModule(ts.admin, moduleBody(app.ID, "Own failures", fld("title", ftText), fld("data", ftObject)))
 
-	// A chunk whose append PostgreSQL refuses for a reason other than a
-	// version conflict: only the entry it cannot store fails.
+	// An entry PostgreSQL cannot store fails alone: a NUL character is
+	// refused by the value checks, a number jsonb cannot hold (in an
+	// Object field, whose content is free) by PostgreSQL, which fails the
+	// append of the whole chunk, whose entries then run one by one.
 	t.Run("a value the store refuses", func(t *testing.T) {
 		ts := ts.with(t)
 		for name, bad := range map[string]map[string]any{
@@ -418,7 +420,10 @@ func TestContentBatchOwnFailures(t *testing.T) {
 				itemBody(m.ID, name+" ok 2", map[string]any{"title": "ok 2"}),
 			}}), 200, &a)
 			a.expectOp(t, "create", 0, 0)
-			a.expectOp(t, "create", 1, 400)
+			o := a.expectOp(t, "create", 1, 400)
+			if _, ex := o.errorOf(t); name == "NUL in a text" && (ex["field"] != "title" || ex["error"] != "validator.nul") {
+				t.Errorf("a NUL in a text: extra %v, want field title, validator.nul", ex)
+			}
 			a.expectOp(t, "create", 2, 0)
 			a.expectCounts(t, map[string]counter{"total": {Total: 3, Success: 2, Failure: 1}, "create": {Success: 2, Failure: 1}})
 			want := sorted(append(before, name+" ok 1@0", name+" ok 2@0"))

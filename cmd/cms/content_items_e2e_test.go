@@ -416,6 +416,35 @@ func TestContentItemValidation(t *testing.T) {
 			t.Errorf("refused updates changed the item: %+v", got)
 		}
 	})
+
+	// PostgreSQL cannot store a NUL character (\u0000): the value checks
+	// refuse it with a 400 naming the field, at any depth of a value.
+	t.Run("NUL characters", func(t *testing.T) {
+		ts := ts.with(t)
+		m := ts.createModule(ts.admin, moduleBody(app.ID, "No NUL", fld("title", ftText), fld("data", ftObject), fld("items", ftList)))
+		for _, c := range []struct {
+			field string
+			value any
+		}{
+			{"title", "bad\u0000title"},
+			{"data", map[string]any{"deep": map[string]any{"er": []any{"fine", "bad\u0000"}}}},
+			{"data", map[string]any{"key\u0000": 1}},
+			{"items", []any{1, "\u0000"}},
+		} {
+			expectViolation(t, ts.post(instancePath, ts.admin, itemBody(m.ID, "nul", map[string]any{c.field: c.value})), c.field, "validator.nul")
+		}
+		for _, field := range []string{"name", "externalId"} {
+			b := itemBody(m.ID, "nul", nil, field, "x\u0000")
+			if ex := haloExtra(t, ts.post(instancePath, ts.admin, b), 400); ex != nil && ex["field"] != field {
+				t.Errorf("a NUL in %s: extra %v, want field %s", field, ex, field)
+			}
+		}
+		it := ts.createItem(ts.admin, itemBody(m.ID, "clean", map[string]any{"title": "clean"}))
+		expectViolation(t, ts.put(instancePath+"/"+it.ID, ts.admin, itemBody(m.ID, "clean", map[string]any{"title": "\u0000"})), "title", "validator.nul")
+		if got := ts.moduleState(m.ID); !slices.Equal(got, []string{"clean@0"}) {
+			t.Errorf("the module holds %v, want only the clean item", got)
+		}
+	})
 }
 
 func TestContentItemStates(t *testing.T) {

@@ -85,6 +85,7 @@ const (
 	ErrAllowed     = "validator.allowed"
 	ErrMediaType   = "validator.mediaType"
 	ErrTargetModel = "validator.relationTarget"
+	ErrNUL         = "validator.nul"
 )
 
 func typ(n int, name string, kind Kind, long bool, rules ...Rule) FieldType {

@@ -123,6 +123,11 @@ func checkContent(m Module, c Content) (Content, error) {
 	if len(c.ExternalID) > 200 {
 		return c, fault.Invalidf("externalId must be at most 200 characters").With("field", "externalId")
 	}
+	for _, s := range []struct{ field, v string }{{"name", c.Name}, {"externalId", c.ExternalID}} {
+		if HasNUL(s.v) {
+			return c, fault.Invalidf("%s must not contain a NUL character (\\u0000)", s.field).With("field", s.field)
+		}
+	}
 	if c.Values == nil {
 		c.Values = map[string]any{}
 	}
@@ -135,6 +140,9 @@ func checkContent(m Module, c Content) (Content, error) {
 	for _, t := range c.Tags {
 		if t.ID == "" && strings.TrimSpace(t.Name) == "" {
 			return c, fault.Invalidf("a tag needs an id or a name").With("field", "tags")
+		}
+		if HasNUL(t.ID) || HasNUL(t.Name) || HasNUL(t.Value) || HasNUL(t.TagType) {
+			return c, fault.Invalidf("tags must not contain a NUL character (\\u0000)").With("field", "tags")
 		}
 		if len(m.Tags) > 0 && !slices.ContainsFunc(m.Tags, t.Matches) {
 			return c, fault.Invalidf("tag %s=%s is not allowed in module %s", t.Name, t.Value, m.Name).With("field", "tags")

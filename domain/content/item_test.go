@@ -562,3 +562,20 @@ func TestRevisionCountsEvents(t *testing.T) {
 		}
 	}
 }
+
+// Name, external id and tags cannot hold a NUL character either.
+func TestCreateItemRefusesNUL(t *testing.T) {
+	m := itemModule(t)
+	vals := map[string]any{"title": "T"}
+	for field, c := range map[string]Content{
+		"name":       {Name: "a\u0000", Values: vals},
+		"externalId": {Name: "x", Values: vals, ExternalID: "e\u0000"},
+		"tags":       {Name: "x", Values: vals, Tags: []Tag{{Name: "color", Value: "red\u0000"}}},
+	} {
+		_, err := CreateItem(Item{}, "i1", m, c, Dates{}, "Ann")
+		var fe *fault.Error
+		if !errors.As(err, &fe) || fe.Kind != fault.Invalid || fe.Extra["field"] != field {
+			t.Errorf("%s with a NUL: %v, want a 400 naming the field", field, err)
+		}
+	}
+}

@@ -58,6 +58,8 @@ func ValidateValues(fields []Field, values map[string]any) []Violation {
 		}
 		if vi := validateValue(f, v); vi != nil {
 			out = append(out, *vi)
+		} else if HasNUL(v) {
+			out = append(out, Violation{f.Name, ErrNUL, "noNULCharacter", `must not contain a NUL character (\u0000)`})
 		}
 	}
 	var unknown []string
@@ -71,6 +73,25 @@ func ValidateValues(fields []Field, values map[string]any) []Violation {
 		out = append(out, Violation{name, ErrUnknown, "knownField", "the module has no such field"})
 	}
 	return out
+}
+
+// HasNUL reports whether a JSON-like value holds a NUL character in a
+// string or an object key, at any depth. PostgreSQL can store neither in
+// jsonb nor in text, so such a value is refused up front.
+func HasNUL(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.IndexByte(x, 0) >= 0
+	case []any:
+		return slices.ContainsFunc(x, HasNUL)
+	case map[string]any:
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 || HasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // empty reports an empty array or object: no value for a required field.

@@ -684,3 +684,33 @@ func TestRelationIDs(t *testing.T) {
 		t.Errorf("text: %v", got)
 	}
 }
+
+// PostgreSQL stores no NUL character in jsonb or text: a value holding one,
+// at any depth and in object keys too, is refused with the field named.
+func TestNULCharacterRefused(t *testing.T) {
+	fields := []Field{
+		{Name: "title", Type: typeID(t, "Text")},
+		{Name: "body", Type: typeID(t, "Long text")},
+		{Name: "loc", Type: typeID(t, "Text"), Localized: true},
+		{Name: "obj", Type: typeID(t, "Object")},
+		{Name: "list", Type: typeID(t, "List")},
+	}
+	for name, c := range map[string]struct {
+		field string
+		value any
+	}{
+		"text":             {"title", "a\u0000b"},
+		"long text":        {"body", "\u0000"},
+		"localized text":   {"loc", map[string]any{"en-US": "ok", "nl-NL": "x\u0000"}},
+		"nested in object": {"obj", map[string]any{"a": map[string]any{"b": []any{"ok", "bad\u0000"}}}},
+		"object key":       {"obj", map[string]any{"k\u0000": 1}},
+		"nested in list":   {"list", []any{json.Number("1"), map[string]any{"s": "\u0000"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vs := ValidateValues(fields, map[string]any{c.field: c.value})
+			expectViolation(t, vs, c.field, ErrNUL)
+		})
+	}
+	expectValid(t, ValidateValues(fields, map[string]any{"title": "no nul", "obj": map[string]any{"a": []any{"x", nil, true}},
+		"list": []any{"\\u0000 spelled out"}}))
+}
