@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"time"
@@ -13,14 +15,25 @@ import (
 )
 
 // batchBody is the batch request: Android says "truncate", iOS
-// "truncated"; entries are full instances or bare {id}/{module}.
+// "truncated"; entries are full instances or bare {id}/{module}. Each
+// entry is decoded on its own (batchEntry), so that a bad one fails alone.
 type batchBody struct {
-	Created          []instanceBody `json:"created"`
-	Updated          []instanceBody `json:"updated"`
-	CreatedOrUpdated []instanceBody `json:"createdOrUpdated"`
-	Deleted          []instanceBody `json:"deleted"`
-	Truncate         []instanceBody `json:"truncate"`
-	Truncated        []instanceBody `json:"truncated"`
+	Created          []json.RawMessage `json:"created"`
+	Updated          []json.RawMessage `json:"updated"`
+	CreatedOrUpdated []json.RawMessage `json:"createdOrUpdated"`
+	Deleted          []json.RawMessage `json:"deleted"`
+	Truncate         []json.RawMessage `json:"truncate"`
+	Truncated        []json.RawMessage `json:"truncated"`
+}
+
+// batchEntry decodes one entry of a batch list, as strictly as a single
+// request's body.
+func batchEntry(raw json.RawMessage) (instanceBody, error) {
+	var ib instanceBody
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return ib, fault.Invalidf("each entry must be a JSON object: an instance, {id} or {module}")
+	}
+	return ib, decodeFrom(bytes.NewReader(raw), &ib)
 }
 
 // maxBatchOps bounds the operations of one batch.
@@ -52,27 +65,32 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	truncates := append(b.Truncate, b.Truncated...)
+	if n := len(truncates) + len(b.Created) + len(b.Updated) + len(b.CreatedOrUpdated) + len(b.Deleted); n > maxBatchOps {
+		s.fail(w, r, fault.Invalidf("a batch may hold at most %d operations", maxBatchOps))
+		return
+	}
 	var ops []cmdcontent.BatchOp
 	var parseErrs = map[int]error{}
-	add := func(kind string, list []instanceBody) {
-		for pos, ib := range list {
-			in, err := ib.input()
+	add := func(kind string, list []json.RawMessage) {
+		for pos, raw := range list {
+			ib, err := batchEntry(raw)
+			var in cmdcontent.ItemInput
+			if err == nil {
+				in, err = ib.input()
+			}
 			if err != nil {
 				parseErrs[len(ops)] = err
 			}
 			ops = append(ops, cmdcontent.BatchOp{Kind: kind, Position: pos, Item: in, Module: ib.Module})
 		}
 	}
-	add(cmdcontent.OpTruncate, append(b.Truncate, b.Truncated...))
+	add(cmdcontent.OpTruncate, truncates)
 	add(cmdcontent.OpCreate, b.Created)
 	add(cmdcontent.OpUpdate, b.Updated)
 	add(cmdcontent.OpCreateOrUpdate, b.CreatedOrUpdated)
 	add(cmdcontent.OpDelete, b.Deleted)
-	if len(ops) > maxBatchOps {
-		s.fail(w, r, fault.Invalidf("a batch may hold at most %d operations", maxBatchOps))
-		return
-	}
-	// Operations whose body did not parse fail on their own; the rest run.
+	// Operations whose entry did not decode fail on their own; the rest run.
 	var run []cmdcontent.BatchOp
 	var runIdx []int
 	for i, op := range ops {

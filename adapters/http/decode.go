@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 
 	"github.com/halocms/halocms/domain/fault"
 )
@@ -19,7 +20,10 @@ func badJSON(err error) error {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fault.Invalidf("field %q must be a %s", te.Field, te.Type.String()).With("field", te.Field)
+		if te.Field == "" {
+			return fault.Invalidf("the body must be %s, not a JSON %s", jsonKindOf(te.Type), te.Value)
+		}
+		return fault.Invalidf("field %q must be %s, not a JSON %s", te.Field, jsonKindOf(te.Type), te.Value).With("field", te.Field)
 	}
 	if errors.Is(err, io.EOF) {
 		return fault.Invalidf("request body is empty")
@@ -65,4 +69,27 @@ func formError(err error) error {
 		return err
 	}
 	return fault.Invalidf("malformed form body")
+}
+
+// jsonKindOf names, in JSON terms, what a Go type decodes from.
+func jsonKindOf(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Map, reflect.Struct:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a " + t.String()
 }

@@ -432,4 +432,64 @@ func TestContentBatchOwnFailures(t *testing.T) {
 			}
 		}
 	})
+
+	// An entry of the wrong shape is that operation's own 400; the others
+	// run. Only a body that is not an object, or a list that is not an
+	// array, refuses the whole request.
+	t.Run("a wrongly typed entry", func(t *testing.T) {
+		ts := ts.with(t)
+		gone := ts.createItem(ts.admin, itemBody(m.ID, "to delete", map[string]any{"title": "x"}))
+		before := ts.moduleState(m.ID)
+		body := `{
+			"created": [
+				{"module": "` + m.ID + `", "name": "typed ok 1", "values": {"title": "ok"}},
+				{"module": "` + m.ID + `", "name": "typed bad", "values": "oops"},
+				"` + m.ID + `",
+				{"module": "` + m.ID + `", "name": "typed odd", "values": {}, "colour": "red"},
+				{"module": "` + m.ID + `", "name": "typed ok 2", "values": {"title": "ok"}, "tags": []}
+			],
+			"updated": [{"id": 5, "module": "` + m.ID + `", "name": "x"}],
+			"deleted": [{"id": "` + gone.ID + `"}, null]
+		}`
+		var a batchAnswer
+		ts.mustNum(ts.post(batchPath, ts.admin, body), 200, &a)
+		a.expectOp(t, "create", 0, 0)
+		a.expectOp(t, "create", 4, 0)
+		a.expectOp(t, "delete", 0, 0)
+		for _, c := range []struct {
+			kind          string
+			pos           int
+			field, inText string
+		}{
+			{"create", 1, "values", "values"},
+			{"create", 2, "", "object"},
+			{"create", 3, "", "colour"},
+			{"update", 0, "id", "id"},
+			{"delete", 1, "", "object"},
+		} {
+			o := a.expectOp(t, c.kind, c.pos, 400)
+			var d struct {
+				Error struct {
+					Message string         `json:"message"`
+					Extra   map[string]any `json:"extra"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(o.Data, &d); err != nil || !strings.Contains(d.Error.Message, c.inText) ||
+				c.field != "" && d.Error.Extra["field"] != c.field {
+				t.Errorf("%s #%d: error %s, want a message naming %q (and extra.field %q)", c.kind, c.pos, o.Data, c.inText, c.field)
+			}
+		}
+		a.expectCounts(t, map[string]counter{"total": {Total: 8, Success: 3, Failure: 5}, "create": {Success: 2, Failure: 3},
+			"update": {Failure: 1}, "delete": {Success: 1, Failure: 1}})
+		want := sorted(append(slices.DeleteFunc(before, func(s string) bool { return s == "to delete@0" }), "typed ok 1@0", "typed ok 2@0"))
+		if got := ts.moduleState(m.ID); !slices.Equal(got, want) {
+			t.Errorf("the module holds %v, want %v", got, want)
+		}
+
+		// The whole request is refused: not an object, a list that is
+		// not an array, an unknown list.
+		for _, bad := range []string{`[]`, `"created"`, `{"created": {"module": "x"}}`, `{"deleted": "` + gone.ID + `"}`, `{"removed": []}`} {
+			expectHaloError(t, ts.post(batchPath, ts.admin, bad), 400)
+		}
+	})
 }
