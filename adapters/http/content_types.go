@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -157,7 +159,10 @@ func ExportModuleTypes(ts []rmcontent.ModuleType) any {
 }
 
 // ParseModuleTypes reads and checks a download document: every type must
-// be valid before any is saved, so a bad document changes nothing.
+// be valid before any is saved, so a bad document changes nothing. Each
+// type must carry its id (a download always does), and no id may appear
+// twice: an import saves every type under its id, so importing the same
+// document again changes nothing.
 func ParseModuleTypes(r io.Reader) ([]ModuleTypeSpec, error) {
 	var doc moduleTypesDocument
 	dec := json.NewDecoder(r)
@@ -170,20 +175,39 @@ func ParseModuleTypes(r io.Reader) ([]ModuleTypeSpec, error) {
 		return nil, fault.Invalidf("unsupported document version %d (want %d)", doc.Version, ModuleTypesFormat).With("field", "version")
 	}
 	out := make([]ModuleTypeSpec, 0, len(doc.ModuleTypes))
+	seen := make(map[string]int, len(doc.ModuleTypes))
 	for i, b := range doc.ModuleTypes {
+		if b.ID == "" {
+			return nil, fault.Invalidf("moduleTypes[%d].id is required: an import saves each type under its id", i).With("field", "id").With("moduleType", i)
+		}
+		if j, ok := seen[b.ID]; ok {
+			return nil, fault.Invalidf("moduleTypes[%d].id %q is the id of moduleTypes[%d] too", i, b.ID, j).With("field", "id").With("moduleType", i)
+		}
+		seen[b.ID] = i
 		if b.Name == nil {
-			return nil, fault.Invalidf("moduleTypes[%d].name is required", i).With("field", "name")
+			return nil, fault.Invalidf("moduleTypes[%d].name is required", i).With("field", "name").With("moduleType", i)
 		}
 		fields, err := fieldsFromBody(b.Fields)
 		if err == nil {
 			_, err = content.ModuleType{}.Save(b.ID, *b.Name, b.IsSingle, fields)
 		}
 		if err != nil {
-			return nil, err
+			return nil, inModuleType(i, err)
 		}
 		out = append(out, ModuleTypeSpec{ID: b.ID, Name: *b.Name, Single: b.IsSingle, Fields: fields})
 	}
 	return out, nil
+}
+
+// inModuleType says which type of an import document err is about.
+func inModuleType(i int, err error) error {
+	var fe *fault.Error
+	if !errors.As(err, &fe) {
+		return err
+	}
+	c := fe.With("moduleType", i)
+	c.Message = fmt.Sprintf("moduleTypes[%d]: %s", i, fe.Message)
+	return c
 }
 
 // importModuleTypes takes a download document and saves each type under

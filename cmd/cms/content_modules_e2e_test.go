@@ -700,6 +700,44 @@ func TestContentModuleTypes(t *testing.T) {
 			map[string]any{"id": "bad-type", "name": "Bad", "isSingle": false, "fields": []any{fld("x", 77)}}}}), 400)
 	})
 
+	// A document is checked whole before anything is saved: a type without
+	// an id (an import saves each under its id, and a download always
+	// carries them), a bad id or an id given twice refuses the import and
+	// changes nothing.
+	t.Run("import is all or nothing", func(t *testing.T) {
+		fresh := startContentServer(t)
+		good := map[string]any{"id": "type-good", "name": "Good", "isSingle": false, "fields": []any{fld("title", ftText)}}
+		for name, c := range map[string]struct {
+			second map[string]any
+			field  string
+		}{
+			"no id":       {map[string]any{"name": "No id", "isSingle": false, "fields": []any{}}, "id"},
+			"empty id":    {map[string]any{"id": "", "name": "Empty id", "isSingle": false, "fields": []any{}}, "id"},
+			"bad id":      {map[string]any{"id": "bad id!", "name": "Bad id", "isSingle": false, "fields": []any{}}, "id"},
+			"repeated id": {map[string]any{"id": "type-good", "name": "Again", "isSingle": true, "fields": []any{}}, "id"},
+		} {
+			r := fresh.post(moduleTypePath+"/import", fresh.admin, map[string]any{"version": 1, "moduleTypes": []any{good, c.second}})
+			if ex := haloExtra(t, r, 400); ex != nil && (ex["field"] != c.field || fmt.Sprint(ex["moduleType"]) != "1") {
+				t.Errorf("%s: extra %v, want field %s of moduleType 1", name, ex, c.field)
+			}
+			var list []moduleTypeView
+			fresh.mustJSON(fresh.get(moduleTypePath, fresh.admin), 200, &list)
+			if len(list) != 0 {
+				t.Errorf("%s: a refused import saved %+v", name, list)
+			}
+		}
+		// Imported twice, a document holds as many types as it lists.
+		doc := map[string]any{"version": 1, "moduleTypes": []any{good}}
+		for range 2 {
+			fresh.mustJSON(fresh.post(moduleTypePath+"/import", fresh.admin, doc), 200, nil)
+		}
+		var list []moduleTypeView
+		fresh.mustJSON(fresh.get(moduleTypePath, fresh.admin), 200, &list)
+		if len(list) != 1 || list[0].ID != "type-good" {
+			t.Errorf("after importing one type twice: %+v", list)
+		}
+	})
+
 	t.Run("delete", func(t *testing.T) {
 		ts := ts.with(t)
 		expectHaloError(t, ts.do(request{method: "DELETE", path: moduleTypePath + "/" + config.ID, token: editor}), 403)

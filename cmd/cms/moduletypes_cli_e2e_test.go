@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,7 @@ func TestModuleTypesCLIExportImport(t *testing.T) { // not parallel: it sets DAT
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.json")
-	if err := os.WriteFile(bad, []byte(`{"version": 1, "moduleTypes": [{"name": "X", "fields": [{"name": "f", "type": "nope"}]}]}`), 0o600); err != nil {
+	if err := os.WriteFile(bad, []byte(`{"version": 1, "moduleTypes": [{"id": "x", "name": "X", "fields": [{"name": "f", "type": "nope"}]}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := moduleTypesCmd()
@@ -85,6 +86,50 @@ func TestModuleTypesCLIExportImport(t *testing.T) { // not parallel: it sets DAT
 	cmd.SetArgs([]string{"import", bad})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "unknown field type") {
 		t.Errorf("importing a bad document: %v, want an unknown field type error", err)
+	}
+
+	// A document is checked whole first: a type without an id, or with a
+	// bad one, after a good one refuses the import, and nothing is saved.
+	for name, second := range map[string]string{
+		"no id":  `{"name": "No id", "fields": []}`,
+		"bad id": `{"id": "bad id!", "name": "Bad id", "fields": []}`,
+	} {
+		doc := `{"version": 1, "moduleTypes": [{"id": "cli-new", "name": "New", "fields": []}, ` + second + `]}`
+		if err := os.WriteFile(bad, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := moduleTypesCmd()
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		cmd.SetArgs([]string{"import", bad})
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "moduleTypes[1]") {
+			t.Errorf("%s: importing %s: %v, want an error about moduleTypes[1]", name, doc, err)
+		}
+	}
+	// A good import after them: once the API shows it, it would show
+	// anything the refused ones saved before it.
+	if err := os.WriteFile(bad, []byte(`{"version": 1, "moduleTypes": [{"id": "cli-after", "name": "After", "fields": []}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runCLI(t, dst.dbURL, "import", bad)
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		var list []moduleTypeView
+		dst.mustJSON(dst.get(moduleTypePath, dst.admin), 200, &list)
+		var names []string
+		for _, mt := range list {
+			names = append(names, mt.Name)
+		}
+		if slices.Contains(names, "After") {
+			if !sameSet(names, []string{"Article", "After"}) {
+				t.Errorf("after refused imports the installation lists %v, want Article and After", names)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the good import never showed: %v", names)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

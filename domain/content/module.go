@@ -334,8 +334,12 @@ func (t ModuleType) Apply(ev any) ModuleType {
 	return t
 }
 
-// Save decides the creation or replacement of a module type.
+// Save decides the creation or replacement of module type id (1 to 64
+// letters, digits, '-' or '_').
 func (t ModuleType) Save(id, name string, single bool, fields []Field) ([]any, error) {
+	if !validID(id) {
+		return nil, fault.Invalidf("module type id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
+	}
 	name, err := ValidateModuleName(name)
 	if err != nil {
 		return nil, err

@@ -343,6 +343,11 @@ func TestModuleTypeSave(t *testing.T) {
 	if _, err := mt.Save("t1", "Blog", false, []Field{{Name: "x", Type: "bad"}}); !fault.Is(err, fault.Invalid) {
 		t.Fatalf("bad fields: %v", err)
 	}
+	for _, id := range []string{"", "a b", "a/b", string(make([]byte, 65))} {
+		if _, err := (ModuleType{}).Save(id, "Blog", false, testFields(t)); !fault.Is(err, fault.Invalid) {
+			t.Errorf("id %q: %v, want it refused", id, err)
+		}
+	}
 	evs, err = mt.Delete()
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("delete: %v, %v", evs, err)
