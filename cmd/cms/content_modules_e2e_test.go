@@ -334,6 +334,26 @@ func TestContentModules(t *testing.T) {
 		expectHaloError(t, ts.post(instancePath, ts.admin, itemBody(m.ID, "x", nil)), 404)
 	})
 
+	t.Run("restore after a field change", func(t *testing.T) {
+		ts := ts.with(t)
+		m := ts.createModule(ts.admin, moduleBody(app.ID, "Changing", fld("price", ftNumber)))
+		it := ts.createItem(ts.admin, itemBody(m.ID, "priced", map[string]any{"price": 5}))
+		expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + it.ID, token: ts.admin}), 200)
+		// No live item holds a price, so the change is accepted...
+		ts.mustJSON(ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Changing", fld("price", ftText))), 200, &moduleView{})
+		// ...and the deleted item, whose price is a number, cannot come back
+		// into a module whose price is a text.
+		expectHaloError(t, ts.post(instancePath+"/"+it.ID+"/restore", ts.admin, map[string]any{}), 409)
+		if got := ts.item(it.ID); got.DeletedAt == nil {
+			t.Errorf("a refused restore brought the item back")
+		}
+		// Back to a number, it can.
+		ts.mustJSON(ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Changing", fld("price", ftNumber))), 200, &moduleView{})
+		if got := ts.transit(ts.admin, it.ID, "restore", map[string]any{}); got.DeletedAt != nil {
+			t.Errorf("restored item still deleted: %+v", got)
+		}
+	})
+
 	t.Run("rights", func(t *testing.T) {
 		ts := ts.with(t)
 		_, none := ts.userWith("mod-nobody")

@@ -634,7 +634,7 @@ func (s *Service) Transit(ctx context.Context, id string, t Transition, at time.
 	if at.IsZero() {
 		at = now
 	}
-	i, pos, err := s.itemCommand(ctx, id, rights.Update, func(i content.Item, _ content.Module, by string) ([]any, error) {
+	i, pos, err := s.itemCommand(ctx, id, rights.Update, func(i content.Item, m content.Module, by string) ([]any, error) {
 		switch t {
 		case Publish:
 			return i.Publish(at, now, by)
@@ -645,7 +645,7 @@ func (s *Service) Transit(ctx context.Context, id string, t Transition, at time.
 		case Unarchive:
 			return i.Unarchive(by)
 		case Restore:
-			return i.Restore(by)
+			return i.Restore(m, by)
 		}
 		return nil, fault.Invalidf("unknown transition %q", t)
 	})

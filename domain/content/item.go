@@ -323,12 +323,18 @@ func (i Item) Delete(revision *int64, by string) ([]any, error) {
 }
 
 // Restore brings a deleted item back.
-func (i Item) Restore(by string) ([]any, error) {
+func (i Item) Restore(m Module, by string) ([]any, error) {
 	if !i.exists {
 		return nil, fault.NotFoundf("Instance not found")
 	}
 	if !i.Deleted {
 		return nil, nil
+	}
+	// The module may have changed while the item was deleted (a field
+	// change checks live items only): a restored item satisfies the
+	// module as any live one does.
+	if _, err := checkContent(m, i.Content); err != nil {
+		return nil, fault.Conflictf("instance %s no longer fits its module's fields: %v", i.ID, err).With("field", "values")
 	}
 	return []any{ItemRestored{i.ID, i.App, i.Module, by}}, nil
 }

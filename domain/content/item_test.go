@@ -284,11 +284,11 @@ func TestEditRevisions(t *testing.T) {
 		}
 	}
 	// Restore, then edits work again.
-	evs := h.apply(h.item.Restore("Bob"))
+	evs := h.apply(h.item.Restore(m, "Bob"))
 	if !reflect.DeepEqual(evs, []any{ItemRestored{"i1", "app1", "m1", "Bob"}}) {
 		t.Fatalf("restore %#v", evs)
 	}
-	if evs, err := h.item.Restore("Bob"); err != nil || evs != nil {
+	if evs, err := h.item.Restore(m, "Bob"); err != nil || evs != nil {
 		t.Fatalf("restore of a live item: %v, %v", evs, err)
 	}
 	if _, err := h.item.Edit(m, Content{Name: "c", Values: vals}, Dates{}, nil, "Bob"); err != nil {
@@ -298,7 +298,7 @@ func TestEditRevisions(t *testing.T) {
 	if _, err := (Item{}).Edit(m, Content{Name: "c", Values: vals}, Dates{}, nil, "Bob"); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("missing item: %v", err)
 	}
-	if _, err := (Item{}).Restore("Bob"); !fault.Is(err, fault.NotFound) {
+	if _, err := (Item{}).Restore(m, "Bob"); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("restore missing item: %v", err)
 	}
 }
@@ -534,7 +534,7 @@ func TestRevisionCountsEvents(t *testing.T) {
 		func() ([]any, error) { return h.item.Unarchive("x") },
 		func() ([]any, error) { return h.item.Unpublish("x") },
 		func() ([]any, error) { return h.item.Delete(nil, "x") },
-		func() ([]any, error) { return h.item.Restore("x") },
+		func() ([]any, error) { return h.item.Restore(m, "x") },
 		func() ([]any, error) { return h.item.Revert(m, 0, h.snaps[0], "x") },
 	}
 	total := int64(0)

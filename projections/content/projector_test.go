@@ -440,7 +440,7 @@ func (w *world) step() {
 	case op < 71:
 		evs, err = h.item.Delete(nil, "Bob")
 	case op < 77:
-		evs, err = h.item.Restore("Bob")
+		evs, err = h.item.Restore(m, "Bob")
 	case op < 87:
 		if h.item.Revision == 0 {
 			return
