@@ -177,8 +177,29 @@ func TestLoyaltyRebalance(t *testing.T) {
 	if late.OpeningBalance != 100 || late.Balance != 85 || len(late.Entries) != 4 || late.Entries[0].Type != "redeem" {
 		t.Errorf("audit from %d: opening %d balance %d entries %d", sc.redeemAt, late.OpeningBalance, late.Balance, len(late.Entries))
 	}
+	// An entry's own createdAt (milliseconds; the log keeps microseconds)
+	// as to, or as from and to, includes it.
+	for i, e := range rep.Entries {
+		upTo := ts.auditLoyalty(ts.admin, ann.ID, 0, e.CreatedAt)
+		if !hasAuditEntry(upTo, e.EventID) {
+			t.Errorf("audit to entry %d's createdAt %d leaves it out (%d entries)", i, e.CreatedAt, len(upTo.Entries))
+		}
+		at := ts.auditLoyalty(ts.admin, ann.ID, e.CreatedAt, e.CreatedAt)
+		if !hasAuditEntry(at, e.EventID) {
+			t.Errorf("audit from and to entry %d's createdAt %d leaves it out (%d entries)", i, e.CreatedAt, len(at.Entries))
+		}
+	}
 	expectHaloError(t, ts.get(loyaltyAuditURL("identified-nosuchuser", 0, 0), ts.admin), http.StatusNotFound)
 	expectStatus(t, ts.get(loyaltyAuditPath+"/?user="+ann.ID, ts.admin), http.StatusOK)
+}
+
+func hasAuditEntry(rep loyaltyAuditView, eventID string) bool {
+	for _, e := range rep.Entries {
+		if e.EventID == eventID {
+			return true
+		}
+	}
+	return false
 }
 
 func (ts *testServer) auditLoyalty(token, user string, from, to int64) loyaltyAuditView {

@@ -13,7 +13,9 @@ import (
 )
 
 // LoyaltyQuery selects a loyalty account's history, optionally a window
-// of it (zero From or To: unbounded; both inclusive).
+// of it (zero From or To: unbounded; both inclusive). Moments compare at
+// the wire's precision, milliseconds: an entry's own createdAt as From or
+// To includes it, though the log records microseconds.
 type LoyaltyQuery struct {
 	User     string
 	From, To time.Time
@@ -85,9 +87,11 @@ func (a *Auditor) Loyalty(ctx context.Context, q LoyaltyQuery) (LoyaltyReport, e
 	}
 
 	rep := LoyaltyReport{User: q.User, App: app, From: q.From, To: q.To, Entries: []LoyaltyEntry{}}
+	from, to := q.From.Truncate(time.Millisecond), q.To.Truncate(time.Millisecond)
 	var balance, recorded int64
 	for _, r := range recs {
-		if !q.To.IsZero() && r.RecordedAt.After(q.To) {
+		at := r.RecordedAt.Truncate(time.Millisecond)
+		if !to.IsZero() && at.After(to) {
 			break
 		}
 		e, ok := loyaltyEntry(r.Data)
@@ -101,7 +105,7 @@ func (a *Auditor) Loyalty(ctx context.Context, q LoyaltyQuery) (LoyaltyReport, e
 			balance += e.Amount
 			recorded = e.Recorded
 		}
-		if r.RecordedAt.Before(q.From) {
+		if at.Before(from) {
 			rep.Opening = balance
 			continue
 		}

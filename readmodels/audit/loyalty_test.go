@@ -270,6 +270,53 @@ func TestLoyaltyWindow(t *testing.T) {
 	}
 }
 
+// TestLoyaltyWindowAtWirePrecision: moments come from the wire in
+// milliseconds (an entry's createdAt), the log records microseconds; an
+// entry's own createdAt as to or from includes it.
+func TestLoyaltyWindowAtWirePrecision(t *testing.T) {
+	t.Parallel()
+	w := newLoyaltyWorld(t)
+	all, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := 0
+	for i, e := range all.Entries {
+		ms := e.RecordedAt.Truncate(time.Millisecond)
+		if ms.Equal(e.RecordedAt) {
+			continue // on a millisecond exactly: it says nothing
+		}
+		tested++
+		// The entries recorded in the same millisecond as e.
+		last := i
+		for last+1 < len(all.Entries) && all.Entries[last+1].RecordedAt.Truncate(time.Millisecond).Equal(ms) {
+			last++
+		}
+		first := i
+		for first > 0 && all.Entries[first-1].RecordedAt.Truncate(time.Millisecond).Equal(ms) {
+			first--
+		}
+		rep, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice", To: time.UnixMilli(ms.UnixMilli())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Entries) != last+1 {
+			t.Errorf("to = entry %d's createdAt %d: %d entries, want %d (up to and with it)", i, ms.UnixMilli(), len(rep.Entries), last+1)
+		}
+		rep, err = w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice", From: time.UnixMilli(ms.UnixMilli()),
+			To: time.UnixMilli(ms.UnixMilli())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Entries) != last-first+1 || rep.Entries[i-first].EventID != e.EventID {
+			t.Errorf("from = to = entry %d's createdAt: %d entries, want %d with it", i, len(rep.Entries), last-first+1)
+		}
+	}
+	if tested == 0 {
+		t.Skip("every entry was recorded on a millisecond exactly")
+	}
+}
+
 func TestLoyaltyRights(t *testing.T) {
 	t.Parallel()
 	w := newLoyaltyWorld(t)
