@@ -231,6 +231,49 @@ func TestExpiry(t *testing.T) {
 	}
 }
 
+// TestExpiryNeverBelowZero: on a damaged history the lots can hold more
+// points than the recorded balance; expiry takes at most the balance, and
+// a lot with nothing left to take still expires (it does not come due
+// again).
+func TestExpiryNeverBelowZero(t *testing.T) {
+	a := newAcct()
+	lot := a.earn(t, 100, at(time.Hour))
+	// A damaged earn: 10 points, but a recorded balance of 50 (not 110).
+	a.Apply(loyalty.PointsEarned{Account: "u1", App: "app1", Transaction: "damaged", Amount: 10, Balance: 50, IdempotencyKey: "damaged"})
+	a.ok(t)(a.Redeem(loyalty.Points{Amount: 50}, t0, a.newID)) // from the expiring lot: 50 of it left
+	if a.Balance() != 0 || lotIDs(a.Lots()) != lot+":50 damaged:10" {
+		t.Fatalf("before the expiry: balance %d, lots %s", a.Balance(), lotIDs(a.Lots()))
+	}
+	d := a.ok(t)(a.ExpireDue(t0.Add(time.Hour), a.newID), nil)
+	if len(d.Events) != 1 || d.Expired != 1 {
+		t.Fatalf("expire: %+v", d)
+	}
+	if e := d.Events[0].(loyalty.PointsExpired); e.Lot != lot || e.Amount != 0 || e.Balance != 0 {
+		t.Errorf("expired %+v, want the lot with amount 0 and balance 0", e)
+	}
+	if a.Balance() != 0 || lotIDs(a.Lots()) != "damaged:10" {
+		t.Errorf("after the expiry: balance %d, lots %s; want 0 and the lot gone", a.Balance(), lotIDs(a.Lots()))
+	}
+	if d := a.ExpireDue(t0.Add(2*time.Hour), a.newID); len(d.Events) != 0 {
+		t.Errorf("the expired lot came due again: %v", types(d.Events))
+	}
+
+	// Partly: the balance holds less than the due lot.
+	b := newAcct()
+	lot = b.earn(t, 100, at(time.Hour))
+	b.Apply(loyalty.PointsRedeemed{Account: "u1", App: "app1", Transaction: "damaged", Amount: 30, Balance: 40, IdempotencyKey: "damaged"})
+	d = b.ok(t)(b.ExpireDue(t0.Add(time.Hour), b.newID), nil)
+	if e := d.Events[0].(loyalty.PointsExpired); len(d.Events) != 1 || e.Lot != lot || e.Amount != 40 || e.Balance != 0 {
+		t.Errorf("expired %+v, want 40 of the lot (what the balance held), balance 0", d.Events)
+	}
+	// A debit sees the same: the expiry leaves nothing to spend.
+	c := newAcct()
+	c.earn(t, 100, at(time.Hour))
+	c.Apply(loyalty.PointsRedeemed{Account: "u1", App: "app1", Transaction: "damaged", Amount: 30, Balance: 40, IdempotencyKey: "damaged"})
+	_, err := c.Redeem(loyalty.Points{Amount: 1}, t0.Add(time.Hour), c.newID)
+	wantFault(t, err, fault.Conflict, map[string]any{"balance": int64(0), "requested": int64(1)})
+}
+
 func TestIdempotency(t *testing.T) {
 	a := newAcct()
 	p := loyalty.Points{Amount: 10, Reason: "order", Reference: "o-1", IdempotencyKey: "k1", ExpiresAt: at(time.Hour)}

@@ -71,13 +71,16 @@ type PointsAdjusted struct {
 	Lots           []LotUse
 }
 
-// PointsExpired: the unspent points of a lot reached its expiry date.
+// PointsExpired: the unspent points of a lot reached its expiry date. The
+// lot is gone. Amount is never more than the balance held: on a damaged
+// history (lots holding more than the recorded balance) it can be less
+// than the lot's points, down to 0.
 type PointsExpired struct {
 	Account     string
 	App         string
 	Transaction string
 	Lot         string
-	Amount      int64 // > 0, the points that expired
+	Amount      int64 // >= 0, the points that expired
 	Balance     int64
 	ExpiresAt   time.Time
 }

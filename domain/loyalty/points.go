@@ -222,15 +222,20 @@ func (a *Account) debit(k kind, p Points, now time.Time, newID func() string) (D
 }
 
 // due returns the expiry of the lots due at now (they lead the
-// consumption order), the balance after it and the lots left.
+// consumption order), the balance after it and the lots left. A lot
+// expires at most what the recorded balance still holds: on a damaged
+// history the lots can hold more points than the balance, and expiry must
+// not take it below zero. A lot with nothing left to take still expires
+// (Amount 0), so that it does not come due again.
 func (a *Account) due(now time.Time, newID func() string) (evs []any, balance int64, rest []Lot) {
 	balance = a.recorded
 	i := 0
 	for ; i < len(a.lots) && a.lots[i].ExpiresAt != nil && !now.Before(*a.lots[i].ExpiresAt); i++ {
 		l := a.lots[i]
-		balance -= l.Points
+		amount := max(0, min(l.Points, balance))
+		balance -= amount
 		evs = append(evs, PointsExpired{Account: a.id, App: a.app, Transaction: newID(), Lot: l.ID,
-			Amount: l.Points, Balance: balance, ExpiresAt: *l.ExpiresAt})
+			Amount: amount, Balance: balance, ExpiresAt: *l.ExpiresAt})
 	}
 	return evs, balance, a.lots[i:]
 }
@@ -244,7 +249,8 @@ func (a *Account) NextExpiry() (time.Time, bool) {
 }
 
 // ExpireDue decides the expiry of the lots due at now: one PointsExpired
-// per lot, with its unspent points. Nothing when none is due.
+// per lot, with its unspent points (no more than the balance holds).
+// Nothing when none is due.
 func (a *Account) ExpireDue(now time.Time, newID func() string) Decision {
 	evs, _, _ := a.due(now, newID)
 	return Decision{Events: evs, Expired: len(evs)}

@@ -16,6 +16,7 @@ import (
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/loyalty"
 	"github.com/halocms/halocms/projections"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	"github.com/halocms/halocms/projections/loyalty/loyaltytest"
@@ -193,6 +194,39 @@ func TestTablesFollowTheHistory(t *testing.T) {
 	got = pgtest.Strings(t, pool, `SELECT DISTINCT created_by FROM loyalty_transactions`)
 	if !slices.Equal(got, []string{"user:cms"}) {
 		t.Errorf("created_by %v, want the actor of the events' metadata", got)
+	}
+}
+
+// TestExpiryOfNothing: on a damaged history a due lot can find nothing
+// left in the balance; its expiry has amount 0, and the lot is gone all
+// the same (it does not come due again).
+func TestExpiryOfNothing(t *testing.T) {
+	t.Parallel()
+	s := loyaltytest.New(t0)
+	due := t0.Add(time.Hour)
+	lot := s.Earn("u1", "app1", 100, &due)
+	s.Damage("u1", 10, -60) // an earn of 10 that recorded 50
+	s.Redeem("u1", 50)      // 50 of the expiring lot, balance 0
+	s.Now = due
+	if s.ExpireDue("u1") != 1 {
+		t.Fatal("the lot is not due")
+	}
+	evs := s.Recorded()
+	if e, ok := evs[len(evs)-1].Data.(loyalty.PointsExpired); !ok || e.Lot != lot || e.Amount != 0 || e.Balance != 0 {
+		t.Fatalf("the last event %+v, want the lot's expiry of 0 points", evs[len(evs)-1].Data)
+	}
+	for _, batches := range [][]int{{len(evs)}, {len(evs) - 1, 1}} {
+		ctx, pool := setup(t)
+		rest := evs
+		for _, n := range batches {
+			apply(t, ctx, pool, rest[:n]...)
+			rest = rest[n:]
+		}
+		check(t, ctx, pool, s, true, fmt.Sprintf("batches %v", batches))
+		got := pgtest.Strings(t, pool, `SELECT concat_ws('|', kind, amount, balance) FROM loyalty_transactions ORDER BY version DESC LIMIT 1`)
+		if !slices.Equal(got, []string{"expire|0|0"}) {
+			t.Errorf("batches %v: the expiry's transaction %v, want expire|0|0", batches, got)
+		}
 	}
 }
 

@@ -174,11 +174,12 @@ func (s *Sim) expireDue(a *Account) []any {
 			kept = append(kept, l)
 			continue
 		}
-		a.Balance -= l.Remaining
-		a.Expired += l.Remaining
+		amount := max(0, min(l.Remaining, a.Balance)) // as the domain: never below zero
+		a.Balance -= amount
+		a.Expired += amount
 		a.Transactions++
 		evs = append(evs, loyalty.PointsExpired{Account: a.ID, App: a.App, Transaction: s.NewID("tx"), Lot: l.ID,
-			Amount: l.Remaining, Balance: a.Balance, ExpiresAt: *l.ExpiresAt})
+			Amount: amount, Balance: a.Balance, ExpiresAt: *l.ExpiresAt})
 	}
 	a.Lots = kept
 	return evs
