@@ -486,6 +486,18 @@ type loyaltyAuditJSON struct {
 	Balance         int64                   `json:"balance"`
 	RecordedBalance int64                   `json:"recordedBalance"`
 	Consistent      bool                    `json:"consistent"`
+	// ReadModel: only without to (the read model holds the balance now).
+	ReadModel *loyaltyAuditReadModelJSON `json:"readModel,omitempty"`
+}
+
+// loyaltyAuditReadModelJSON is the loyalty read model's balance of the
+// account, set against the replay.
+type loyaltyAuditReadModelJSON struct {
+	Balance        int64 `json:"balance"`
+	AppliedVersion int64 `json:"appliedVersion"`
+	LastVersion    int64 `json:"lastVersion"`
+	CaughtUp       bool  `json:"caughtUp"`
+	Matches        bool  `json:"matches"`
 }
 
 type loyaltyAuditEntryJSON struct {
@@ -513,6 +525,10 @@ func loyaltyAuditJSONOf(rep rmaudit.LoyaltyReport) loyaltyAuditJSON {
 	out := loyaltyAuditJSON{User: rep.User, App: rep.App, From: msPtr(&rep.From), To: msPtr(&rep.To),
 		OpeningBalance: rep.Opening, Entries: make([]loyaltyAuditEntryJSON, len(rep.Entries)), Balance: rep.Balance,
 		RecordedBalance: rep.Recorded, Consistent: rep.Consistent}
+	if m := rep.ReadModel; m != nil {
+		out.ReadModel = &loyaltyAuditReadModelJSON{Balance: m.Balance, AppliedVersion: m.Applied, LastVersion: m.Last,
+			CaughtUp: m.CaughtUp, Matches: m.Matches}
+	}
 	for i, e := range rep.Entries {
 		out.Entries[i] = loyaltyAuditEntryJSON{EventID: e.EventID, Position: e.Position.Pos, Type: e.Type,
 			Transaction: e.Transaction, Amount: e.Amount, Balance: e.Balance, RecordedBalance: e.Recorded,

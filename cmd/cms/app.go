@@ -148,7 +148,6 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.sessions = session.NewService(a.users, a.users, hasher, tokens, postgres.NewLoginThrottle(pool),
 		session.Config{AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL})
 	a.identity = cmdidentity.NewService(a.store, hasher, ids.Generator{}, waiter, a.sessions)
-	a.auditor = audit.New(a.store, a.authz)
 	if a.generic, err = postgres.GenericPlans(pool); err != nil {
 		a.Close()
 		return nil, err
@@ -160,6 +159,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.pushes = rmpush.NewStore(pool)
 	a.push = cmdpush.NewService(a.store, a.authz, a.appUsersRead, a.pushes, ids.Generator{}, waiter)
 	a.loyaltyRead = rmloyalty.New(pool)
+	a.auditor = audit.New(a.store, a.authz, a.loyaltyRead)
 	a.loyalty = cmdloyalty.NewService(a.store, ids.Generator{}, a.authz, waiter, cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries})
 	return a, nil
 }

@@ -174,7 +174,8 @@ func runAudit[R any](ctx context.Context, asJSON bool, run func(context.Context,
 
 // auditLoyaltyCmd is `cms audit loyalty`: a loyalty account's events
 // replayed from the log, each with the running balance, who, when and
-// from where; the last line is the final balance.
+// from where; the last line is the final balance and, without --to, the
+// read model's set against it.
 func auditLoyaltyCmd() *cobra.Command {
 	var user, from, to string
 	var asJSON bool
@@ -241,7 +242,21 @@ func printLoyaltyReport(rep audit.LoyaltyReport) {
 	if !rep.Consistent {
 		state = "INCONSISTENT: a rebalance would record a correction"
 	}
-	fmt.Printf("\nFinal balance: %d (recorded %d, %s)\n", rep.Balance, rep.Recorded, state)
+	fmt.Printf("\nFinal balance: %d (recorded %d, %s)%s\n", rep.Balance, rep.Recorded, state, readModelText(rep.ReadModel))
+}
+
+// readModelText says how the read model's balance compares with the
+// replay ("" when the report has no comparison: a to in the past).
+func readModelText(m *audit.LoyaltyReadModelCheck) string {
+	switch {
+	case m == nil:
+		return ""
+	case !m.CaughtUp:
+		return fmt.Sprintf("; read model %d, NOT CAUGHT UP (applied version %d of %d)", m.Balance, m.Applied, m.Last)
+	case !m.Matches:
+		return fmt.Sprintf("; read model %d, caught up, DIFFERS FROM THE REPLAY", m.Balance)
+	}
+	return fmt.Sprintf("; read model %d, caught up, matches", m.Balance)
 }
 
 func dash(s string) string {

@@ -111,6 +111,9 @@ func TestLoyaltyRebalance(t *testing.T) {
 	if rep.Balance != 80 || rep.RecordedBalance != 100 || rep.Consistent {
 		t.Errorf("audit of the damaged history: balance %d recorded %d consistent %v", rep.Balance, rep.RecordedBalance, rep.Consistent)
 	}
+	if m := rep.ReadModel; m == nil || m.Balance != 100 || !m.CaughtUp || m.Matches || m.LastVersion != 4 || m.AppliedVersion != 4 {
+		t.Errorf("audit of the damaged history: read model %+v, want 100 (recorded), caught up at version 4, not matching 80", m)
+	}
 
 	rb := ts.rebalance(ts.admin, ann.ID)
 	if !rb.Corrected || rb.PreviousBalance != 100 || rb.Balance != 80 {
@@ -146,6 +149,9 @@ func TestLoyaltyRebalance(t *testing.T) {
 	}
 	if u := ts.loyaltyUser(ts.admin, ann.ID); rep.Balance != u.Balance {
 		t.Errorf("the audit's final balance %d differs from the read model's %d", rep.Balance, u.Balance)
+	}
+	if m := rep.ReadModel; m == nil || m.Balance != 85 || !m.CaughtUp || !m.Matches || m.AppliedVersion != m.LastVersion || m.LastVersion != 6 {
+		t.Errorf("audit after the writes: read model %+v, want 85, caught up at version 6, matching", m)
 	}
 	var kinds []string
 	for _, e := range rep.Entries {
@@ -189,8 +195,21 @@ func TestLoyaltyRebalance(t *testing.T) {
 			t.Errorf("audit from and to entry %d's createdAt %d leaves it out (%d entries)", i, e.CreatedAt, len(at.Entries))
 		}
 	}
+	if early.ReadModel != nil || late.ReadModel == nil || late.ReadModel.Balance != 85 {
+		t.Errorf("a window up to a past moment leaves the read model out: %+v; one from a moment keeps it: %+v", early.ReadModel, late.ReadModel)
+	}
 	expectHaloError(t, ts.get(loyaltyAuditURL("identified-nosuchuser", 0, 0), ts.admin), http.StatusNotFound)
 	expectStatus(t, ts.get(loyaltyAuditPath+"/?user="+ann.ID, ts.admin), http.StatusOK)
+
+	// A read model that drifted from the log (changed behind the
+	// projection's back) is reported as not matching.
+	if _, err := ts.app.pool.Exec(context.Background(), `UPDATE loyalty_accounts SET balance = 90 WHERE id = $1`, ann.ID); err != nil {
+		t.Fatal(err)
+	}
+	rep = ts.auditLoyalty(ts.admin, ann.ID, 0, 0)
+	if m := rep.ReadModel; m == nil || m.Balance != 90 || !m.CaughtUp || m.Matches || rep.Balance != 85 || !rep.Consistent {
+		t.Errorf("audit of a drifted read model: %+v (balance %d, consistent %v), want 90, caught up, not matching 85", m, rep.Balance, rep.Consistent)
+	}
 }
 
 func hasAuditEntry(rep loyaltyAuditView, eventID string) bool {
@@ -232,6 +251,9 @@ func TestLoyaltyAuditCLI(t *testing.T) {
 	last := lines[len(lines)-1]
 	if !strings.HasPrefix(last, "Final balance: "+strconv.FormatInt(balance, 10)+" ") || !strings.Contains(last, "consistent") {
 		t.Errorf("last line %q: want the final balance %d", last, balance)
+	}
+	if want := "; read model " + strconv.FormatInt(balance, 10) + ", caught up, matches"; !strings.HasSuffix(last, want) {
+		t.Errorf("last line %q: want it to end with %q", last, want)
 	}
 	var rows []string
 	for _, l := range lines {

@@ -163,6 +163,13 @@ type loyaltyAuditView struct {
 	Balance         int64                   `json:"balance"`
 	RecordedBalance int64                   `json:"recordedBalance"`
 	Consistent      bool                    `json:"consistent"`
+	ReadModel       *struct {
+		Balance        int64 `json:"balance"`
+		AppliedVersion int64 `json:"appliedVersion"`
+		LastVersion    int64 `json:"lastVersion"`
+		CaughtUp       bool  `json:"caughtUp"`
+		Matches        bool  `json:"matches"`
+	} `json:"readModel"`
 }
 
 // member is an identified user of an app, signed in on a device of it.

@@ -12,6 +12,13 @@ import (
 	"github.com/halocms/halocms/domain/rights"
 )
 
+// LoyaltyReadModel says what the loyalty read model holds of an account:
+// its balance, and the stream version of the last balance-changing event
+// (points event or correction) it applied (0: none).
+type LoyaltyReadModel interface {
+	LoyaltyBalance(ctx context.Context, account string) (balance, version int64, err error)
+}
+
 // LoyaltyQuery selects a loyalty account's history, optionally a window
 // of it (zero From or To: unbounded; both inclusive). Moments compare at
 // the wire's precision, milliseconds: an entry's own createdAt as From or
@@ -53,6 +60,27 @@ type LoyaltyReport struct {
 	Recorded  int64 // the balance the account recorded at To
 	// Consistent: the recorded balance is what the transactions add up to.
 	Consistent bool
+	// ReadModel compares the loyalty read model with the replay. Only for
+	// an unbounded To (the read model holds the balance now); nil for a
+	// To in the past.
+	ReadModel *LoyaltyReadModelCheck
+}
+
+// LoyaltyReadModelCheck is the loyalty read model's balance of the
+// account, set against the replay.
+type LoyaltyReadModelCheck struct {
+	Balance int64 // the read model's balance
+	// Applied is the stream version of the last balance-changing event
+	// (points event or correction) the read model applied, Last that of
+	// the account's last one in the log (0: none).
+	Applied, Last int64
+	// CaughtUp: the read model applied the account's last
+	// balance-changing event (else it lags: the projection is behind).
+	CaughtUp bool
+	// Matches: caught up, and its balance is the replayed one. A damaged
+	// history not corrected yet does not match either: the read model
+	// keeps the recorded balance.
+	Matches bool
 }
 
 // Loyalty replays a loyalty account's stream from the event log: every
@@ -72,6 +100,16 @@ func (a *Auditor) Loyalty(ctx context.Context, q LoyaltyQuery) (LoyaltyReport, e
 	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
 		return LoyaltyReport{}, fault.Invalidf("to must not be before from").With("field", "to")
 	}
+	// The read model first, then the log: the projection applies only
+	// events already committed, so it cannot be ahead of what is read next.
+	var rm *LoyaltyReadModelCheck
+	if q.To.IsZero() {
+		rm = &LoyaltyReadModelCheck{}
+		var err error
+		if rm.Balance, rm.Applied, err = a.loyalty.LoyaltyBalance(ctx, q.User); err != nil {
+			return LoyaltyReport{}, err
+		}
+	}
 	recs, err := a.log.ReadStream(ctx, loyalty.AccountStream(q.User), 0)
 	if err != nil {
 		return LoyaltyReport{}, err
@@ -88,7 +126,7 @@ func (a *Auditor) Loyalty(ctx context.Context, q LoyaltyQuery) (LoyaltyReport, e
 
 	rep := LoyaltyReport{User: q.User, App: app, From: q.From, To: q.To, Entries: []LoyaltyEntry{}}
 	from, to := q.From.Truncate(time.Millisecond), q.To.Truncate(time.Millisecond)
-	var balance, recorded int64
+	var balance, recorded, last int64
 	for _, r := range recs {
 		at := r.RecordedAt.Truncate(time.Millisecond)
 		if !to.IsZero() && at.After(to) {
@@ -100,10 +138,10 @@ func (a *Auditor) Loyalty(ctx context.Context, q LoyaltyQuery) (LoyaltyReport, e
 		}
 		switch d := r.Data.(type) {
 		case loyalty.BalanceCorrected:
-			recorded = d.New
+			recorded, last = d.New, r.StreamVersion
 		case loyalty.PointsEarned, loyalty.PointsRedeemed, loyalty.PointsAdjusted, loyalty.PointsExpired:
 			balance += e.Amount
-			recorded = e.Recorded
+			recorded, last = e.Recorded, r.StreamVersion
 		}
 		if at.Before(from) {
 			rep.Opening = balance
@@ -115,6 +153,12 @@ func (a *Auditor) Loyalty(ctx context.Context, q LoyaltyQuery) (LoyaltyReport, e
 		rep.Entries = append(rep.Entries, e)
 	}
 	rep.Balance, rep.Recorded, rep.Consistent = balance, recorded, balance == recorded
+	if rm != nil {
+		rm.Last = last
+		rm.CaughtUp = rm.Applied == last
+		rm.Matches = rm.CaughtUp && rm.Balance == balance
+		rep.ReadModel = rm
+	}
 	return rep, nil
 }
 

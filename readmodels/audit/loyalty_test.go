@@ -89,7 +89,7 @@ func newLoyaltyWorld(t *testing.T) *loyaltyWorld {
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(rctx) }()
 	t.Cleanup(func() { stop(); <-done })
-	w := &loyaltyWorld{ctx: ctx, pool: pool, store: store, rt: rt, auditor: audit.New(store, rmrights.NewAuthorizer(pool)),
+	w := &loyaltyWorld{ctx: ctx, pool: pool, store: store, rt: rt, auditor: audit.New(store, rmrights.NewAuthorizer(pool), rmloyalty.New(pool)),
 		sim: loyaltytest.New(time.Now())}
 
 	for _, g := range []rights.Granted{
@@ -225,13 +225,65 @@ func TestLoyaltyReplaysTheAccount(t *testing.T) {
 			carla.Balance, carla.Recorded, carla.Consistent, c)
 	}
 
-	// The final balance equals the read model's.
+	// The final balance equals the read model's, and the report says so.
 	v, err := rmloyalty.New(w.pool).Account(w.ctx, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v.Balance != rep.Recorded || v.Balance != rep.Balance {
 		t.Errorf("read model balance %d, audit %d/%d", v.Balance, rep.Balance, rep.Recorded)
+	}
+	last := rep.Entries[len(rep.Entries)-2] // the last earn (a card redemption follows)
+	if m := rep.ReadModel; m == nil || m.Balance != v.Balance || !m.CaughtUp || !m.Matches || m.Applied != m.Last ||
+		m.Last != int64(len(rep.Entries)-1) || last.Type != "earn" {
+		t.Errorf("read model check %+v, want balance %d, caught up at the last earn (version %d), matching", m, v.Balance, len(rep.Entries)-1)
+	}
+	// carla's read model keeps the correction's balance: not the replay's.
+	if m := carla.ReadModel; m == nil || m.Balance != 25 || !m.CaughtUp || m.Matches {
+		t.Errorf("carla's read model check %+v, want 25, caught up, not matching the replayed 10", m)
+	}
+	// bruno has no account yet: nothing to catch up with, and 0 matches 0.
+	bruno, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "bruno"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := bruno.ReadModel; m == nil || *m != (audit.LoyaltyReadModelCheck{CaughtUp: true, Matches: true}) {
+		t.Errorf("bruno's read model check %+v, want 0 at version 0, caught up and matching", m)
+	}
+	// With a to, the read model (which is now) is left out.
+	if to, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice", To: time.Now()}); err != nil || to.ReadModel != nil {
+		t.Errorf("with to: read model check %+v, %v; want none", to.ReadModel, err)
+	}
+}
+
+// TestLoyaltyReadModelDrift: a read model that differs from the log is
+// reported: a balance changed behind the projection's back does not
+// match; a read model that misses the last transaction has not caught up.
+func TestLoyaltyReadModelDrift(t *testing.T) {
+	t.Parallel()
+	w := newLoyaltyWorld(t)
+	if _, err := w.pool.Exec(w.ctx, `UPDATE loyalty_accounts SET balance = balance + 3 WHERE id = 'alice'`); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := rep.ReadModel; m == nil || m.Balance != rep.Balance+3 || !m.CaughtUp || m.Matches || !rep.Consistent {
+		t.Errorf("drifted balance: read model check %+v (replayed %d, consistent %v); want %d, caught up, not matching",
+			m, rep.Balance, rep.Consistent, rep.Balance+3)
+	}
+	if _, err := w.pool.Exec(w.ctx, `UPDATE loyalty_accounts SET balance = balance - 3 WHERE id = 'alice';
+		DELETE FROM loyalty_transactions WHERE (account, version) = (SELECT account, max(version) FROM loyalty_transactions
+			WHERE account = (SELECT number FROM loyalty_accounts WHERE id = 'alice') GROUP BY account)`); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := rep.ReadModel; m == nil || m.CaughtUp || m.Matches || m.Applied >= m.Last {
+		t.Errorf("a missing transaction: read model check %+v; want behind, not matching", m)
 	}
 }
 

@@ -25,16 +25,18 @@ type Authorizer interface {
 
 // Auditor replays histories.
 type Auditor struct {
-	log   StreamReader
-	authz Authorizer
+	log     StreamReader
+	authz   Authorizer
+	loyalty LoyaltyReadModel
 }
 
-// New returns an auditor reading log.
-func New(log StreamReader, authz Authorizer) *Auditor {
-	if log == nil || authz == nil {
+// New returns an auditor reading log; loyalty is the loyalty read model a
+// loyalty audit compares its replay with.
+func New(log StreamReader, authz Authorizer, loyalty LoyaltyReadModel) *Auditor {
+	if log == nil || authz == nil || loyalty == nil {
 		panic("audit.New: nil dependency")
 	}
-	return &Auditor{log: log, authz: authz}
+	return &Auditor{log: log, authz: authz, loyalty: loyalty}
 }
 
 // RightsQuery selects a user's rights history: optionally one app, up to

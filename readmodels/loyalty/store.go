@@ -249,6 +249,21 @@ func (s *Store) owner(ctx context.Context, id string) (app string, number int32,
 	return app, number, count, nil
 }
 
+// LoyaltyBalance returns what the read model holds of an account's
+// balance: the recorded balance and the stream version of the last
+// balance-changing event (points event or correction) it applied, read
+// in one statement so that they agree. 0 and 0 for an account the
+// projection has no such event of (or no row at all).
+func (s *Store) LoyaltyBalance(ctx context.Context, account string) (balance, version int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT a.balance, coalesce((SELECT t.version FROM loyalty_transactions t
+		WHERE t.account = a.number ORDER BY t.version DESC LIMIT 1), 0)
+		FROM loyalty_accounts a WHERE a.id = $1`, account).Scan(&balance, &version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, 0, nil
+	}
+	return balance, version, err
+}
+
 // MaxFilter bounds a search's text filters (bytes).
 const MaxFilter = 255
 
