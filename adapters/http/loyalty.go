@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -29,6 +30,9 @@ type LoyaltyCommands interface {
 	DefineCard(ctx context.Context, app string, d cmdloyalty.CardDefinition) (string, event.Position, error)
 	ChangeCard(ctx context.Context, id string, d cmdloyalty.CardDefinition) (event.Position, error)
 	RetireCard(ctx context.Context, id string) (event.Position, error)
+	// Check returns the refusal the caller gets for op whatever the
+	// request holds (nil: it depends on the account's or card's app).
+	Check(ctx context.Context, account string, op cmdloyalty.Op) error
 }
 
 // LoyaltyQueries reads accounts, transactions and stamp cards. It checks
@@ -63,6 +67,44 @@ func (s *server) appNumber(ctx context.Context, app string) int {
 	return n
 }
 
+// requestFault reports whether err is the request's own fault: bad input
+// (400, 413) or an id that names nothing (404).
+func requestFault(err error) bool {
+	var mbe *http.MaxBytesError
+	return fault.Is(err, fault.Invalid) || fault.Is(err, fault.NotFound) || errors.As(err, &mbe)
+}
+
+// refusedFirst puts refusals before a request's own faults: in place of
+// err, a request fault, a caller who holds p on no app at all gets their
+// 403 (401), so that a caller refused whatever the request holds learns
+// nothing from it, not what is wrong with it, not whether an id exists.
+// Someone who holds p on some app gets err: which app counts is known
+// only once the id is. Other errors pass as they are. It costs a query
+// on the failure path only.
+func (s *server) refusedFirst(ctx context.Context, p rights.Permission, err error) error {
+	if err == nil || !requestFault(err) {
+		return err
+	}
+	if refused := s.Authorizer.AuthorizeAnyApp(ctx, access.From(ctx), p); refused != nil {
+		return refused
+	}
+	return err
+}
+
+// checkedFirst is refusedFirst for a loyalty command: the refusal the
+// command gives whatever the request holds (LoyaltyCommands.Check, which
+// also knows that identified users redeem from their own account) comes
+// before the request's own faults.
+func (s *server) checkedFirst(ctx context.Context, account string, op cmdloyalty.Op, err error) error {
+	if err == nil || !requestFault(err) {
+		return err
+	}
+	if refused := s.Loyalty.Check(ctx, account, op); refused != nil {
+		return refused
+	}
+	return err
+}
+
 // pointsKind says which points command a path records.
 type pointsKind int
 
@@ -73,6 +115,10 @@ const (
 )
 
 func (k pointsKind) String() string { return [...]string{"earn", "redeem", "adjust"}[k] }
+
+func (k pointsKind) op() cmdloyalty.Op {
+	return [...]cmdloyalty.Op{cmdloyalty.OpEarn, cmdloyalty.OpRedeem, cmdloyalty.OpAdjust}[k]
+}
 
 // loyaltyAccount resolves a path's {id}: "self" (or the /self path) is the
 // account of the identified user whose token calls; everyone else names
@@ -115,7 +161,7 @@ func (s *server) readAccount(ctx context.Context, id string) (rmloyalty.AccountV
 	}
 	v, err := s.LoyaltyRead.Account(ctx, id)
 	if err != nil {
-		return v, err
+		return v, s.refusedFirst(ctx, rights.Read, err)
 	}
 	return v, s.mayReadAccountOf(ctx, a, v.App)
 }
@@ -160,14 +206,14 @@ func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	page, limit, err := pageParams(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	a := access.From(ctx)
 	if err := canReadAccount(a, id); err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	page, limit, err := pageParams(r)
+	if err != nil {
+		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
 		return
 	}
 	release, err := s.inLine(ctx, 1)
@@ -177,7 +223,9 @@ func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	res, err := s.LoyaltyRead.Transactions(ctx, id, page, limit)
-	if err == nil {
+	if err != nil {
+		err = s.refusedFirst(ctx, rights.Read, err)
+	} else {
 		err = s.mayReadAccountOf(ctx, a, res.App)
 	}
 	if err != nil {
@@ -190,24 +238,28 @@ func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) {
 // searchLoyaltyUsers serves POST /api/loyalty/user/search: an app's
 // loyalty users, for CMS users holding read on the app.
 func (s *server) searchLoyaltyUsers(w http.ResponseWriter, r *http.Request) {
-	var b loyaltySearchBody
-	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
+	ctx := r.Context()
+	if access.From(ctx).ClientApp() != "" {
+		s.fail(w, r, errSearchCMSOnly())
 		return
 	}
-	ctx := r.Context()
+	var b loyaltySearchBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
+		return
+	}
 	q, err := b.query()
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
 		return
 	}
 	appID, err := b.app()
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
 		return
 	}
 	if q.App, err = s.loyaltyApp(ctx, appID); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
 		return
 	}
 	res, err := s.LoyaltyRead.Search(ctx, q)
@@ -223,12 +275,16 @@ func (s *server) searchLoyaltyUsers(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+func errSearchCMSOnly() error {
+	return fault.Forbiddenf("searching loyalty users is for CMS users").With("permission", rights.Read.String())
+}
+
 // loyaltyApp resolves the app of a CMS listing (its number or id) and
 // checks that the caller, a CMS user, holds read on it.
 func (s *server) loyaltyApp(ctx context.Context, appID any) (string, error) {
 	a := access.From(ctx)
 	if a.ClientApp() != "" {
-		return "", fault.Forbiddenf("searching loyalty users is for CMS users").With("permission", rights.Read.String())
+		return "", errSearchCMSOnly()
 	}
 	if appID == nil {
 		return "", fault.Invalidf("app is required").With("field", "app")
@@ -245,22 +301,22 @@ func (s *server) loyaltyApp(ctx context.Context, appID any) (string, error) {
 // Idempotent-Replayed: true and the original transaction.
 func (s *server) loyaltyPoints(kind pointsKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var b pointsBody
-		if err := decode(r, &b); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		p, err := b.points(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
+		ctx := r.Context()
 		account, err := loyaltyAccount(r)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		ctx := r.Context()
+		var b pointsBody
+		if err := decode(r, &b); err != nil {
+			s.fail(w, r, s.checkedFirst(ctx, account, kind.op(), err))
+			return
+		}
+		p, err := b.points(r)
+		if err != nil {
+			s.fail(w, r, s.checkedFirst(ctx, account, kind.op(), err))
+			return
+		}
 		var res cmdloyalty.Result
 		switch kind {
 		case earnPoints:
@@ -327,22 +383,22 @@ func (s *server) userCards(ctx context.Context, account string, ids []string) []
 
 // addStamps serves POST /api/loyalty/user/{id}/stamps.
 func (s *server) addStamps(w http.ResponseWriter, r *http.Request) {
-	var b stampsBody
-	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	st, err := b.stamps(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	ctx := r.Context()
 	account, err := loyaltyAccount(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ctx := r.Context()
+	var b stampsBody
+	if err := decode(r, &b); err != nil {
+		s.fail(w, r, s.checkedFirst(ctx, account, cmdloyalty.OpAddStamps, err))
+		return
+	}
+	st, err := b.stamps(r)
+	if err != nil {
+		s.fail(w, r, s.checkedFirst(ctx, account, cmdloyalty.OpAddStamps, err))
+		return
+	}
 	res, err := s.Loyalty.AddStamps(ctx, account, st)
 	s.Metrics.Command("loyalty.stamps", err)
 	if err != nil {
@@ -359,22 +415,22 @@ func (s *server) addStamps(w http.ResponseWriter, r *http.Request) {
 
 // redeemStampCard serves POST /api/loyalty/user/{id|self}/stampcards/{card}/redeem.
 func (s *server) redeemStampCard(w http.ResponseWriter, r *http.Request) {
-	var b cardRedeemBody
-	if err := decodeOptional(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	key, err := idempotencyKey(r, b.IdempotencyKey)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	ctx := r.Context()
 	account, err := loyaltyAccount(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ctx := r.Context()
+	var b cardRedeemBody
+	if err := decodeOptional(r, &b); err != nil {
+		s.fail(w, r, s.checkedFirst(ctx, account, cmdloyalty.OpRedeemCard, err))
+		return
+	}
+	key, err := idempotencyKey(r, b.IdempotencyKey)
+	if err != nil {
+		s.fail(w, r, s.checkedFirst(ctx, account, cmdloyalty.OpRedeemCard, err))
+		return
+	}
 	card := chi.URLParam(r, "card")
 	res, err := s.Loyalty.RedeemCard(ctx, account, card, key)
 	s.Metrics.Command("loyalty.redeem_card", err)
@@ -393,11 +449,11 @@ func (s *server) redeemStampCard(w http.ResponseWriter, r *http.Request) {
 func (s *server) rebalanceLoyalty(w http.ResponseWriter, r *http.Request) {
 	var b rebalanceBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.checkedFirst(r.Context(), "", cmdloyalty.OpRebalance, err))
 		return
 	}
 	if b.User == "" {
-		s.fail(w, r, fault.Invalidf("user is required").With("field", "user"))
+		s.fail(w, r, s.checkedFirst(r.Context(), "", cmdloyalty.OpRebalance, fault.Invalidf("user is required").With("field", "user")))
 		return
 	}
 	res, err := s.Loyalty.Rebalance(r.Context(), b.User)
@@ -448,7 +504,7 @@ func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) {
 	}
 	app, err := s.cardsApp(ctx, appID)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
 		return
 	}
 	cards, err := s.LoyaltyRead.Cards(ctx, app)
@@ -469,7 +525,7 @@ func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) {
 func (s *server) readCard(ctx context.Context, id string) (stampCardJSON, error) {
 	c, err := s.LoyaltyRead.Card(ctx, id)
 	if err != nil {
-		return stampCardJSON{}, err
+		return stampCardJSON{}, s.refusedFirst(ctx, rights.Read, err)
 	}
 	a := access.From(ctx)
 	if own := a.ClientApp(); own != "" {
@@ -493,29 +549,30 @@ func (s *server) getStampCard(w http.ResponseWriter, r *http.Request) {
 
 // defineStampCard serves POST /api/loyalty/stampcard.
 func (s *server) defineStampCard(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	refused := func(err error) error { return s.checkedFirst(ctx, "", cmdloyalty.OpDefineCard, err) }
 	var b stampCardBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, refused(err))
 		return
 	}
 	d, err := b.definition()
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, refused(err))
 		return
 	}
 	appID, err := b.app()
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, refused(err))
 		return
 	}
 	if appID == nil {
-		s.fail(w, r, fault.Invalidf("app is required").With("field", "app"))
+		s.fail(w, r, refused(fault.Invalidf("app is required").With("field", "app")))
 		return
 	}
-	ctx := r.Context()
 	app, err := s.appOf(ctx, appID)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, refused(err))
 		return
 	}
 	id, _, err := s.Loyalty.DefineCard(ctx, app, d)
@@ -541,17 +598,17 @@ func (s *server) cardView(ctx context.Context, id string, fallback stampCardJSON
 // changeStampCard serves PUT /api/loyalty/stampcard/{id}: the whole
 // definition; a card stays in its app (app and appId are ignored).
 func (s *server) changeStampCard(w http.ResponseWriter, r *http.Request) {
+	ctx, id := r.Context(), chi.URLParam(r, "id")
 	var b stampCardBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.checkedFirst(ctx, "", cmdloyalty.OpChangeCard, err))
 		return
 	}
 	d, err := b.definition()
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.checkedFirst(ctx, "", cmdloyalty.OpChangeCard, err))
 		return
 	}
-	ctx, id := r.Context(), chi.URLParam(r, "id")
 	_, err = s.Loyalty.ChangeCard(ctx, id, d)
 	s.Metrics.Command("loyalty.change_card", err)
 	if err != nil {
@@ -578,24 +635,24 @@ func (s *server) retireStampCard(w http.ResponseWriter, r *http.Request) {
 // auditLoyalty serves GET /api/audit/loyalty?user=&from=&to=: the
 // account's events replayed from the log with the running balance.
 func (s *server) auditLoyalty(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	ctx, q := r.Context(), r.URL.Query()
 	from, err := parseMoment(q.Get("from"), "from")
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(ctx, rights.Manage, err))
 		return
 	}
 	to, err := parseMoment(q.Get("to"), "to")
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(ctx, rights.Manage, err))
 		return
 	}
 	if !from.IsZero() && !to.IsZero() && to.Before(from) {
-		s.fail(w, r, fault.Invalidf("to is before from").With("field", "to"))
+		s.fail(w, r, s.refusedFirst(ctx, rights.Manage, fault.Invalidf("to is before from").With("field", "to")))
 		return
 	}
 	user := q.Get("user")
 	if user == "" {
-		s.fail(w, r, fault.Invalidf("user is required").With("field", "user"))
+		s.fail(w, r, s.refusedFirst(ctx, rights.Manage, fault.Invalidf("user is required").With("field", "user")))
 		return
 	}
 	rep, err := s.LoyaltyAudit.Loyalty(r.Context(), rmaudit.LoyaltyQuery{User: user, From: from, To: to})

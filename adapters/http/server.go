@@ -60,6 +60,7 @@ type RightsCommands interface {
 // projection.
 type Authorizer interface {
 	Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error
+	AuthorizeAnyApp(ctx context.Context, actor access.Actor, p rights.Permission) error
 	VisibleApps(ctx context.Context, actor access.Actor) ([]string, bool, error)
 	Of(ctx context.Context, userID, app string) ([]rmrights.Right, error)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,6 +117,69 @@ func TestLoyaltyRights(t *testing.T) {
 		for _, c := range row.calls {
 			check(row.who, row.token, c, row.want)
 		}
+	}
+
+	// A caller refused whatever the request holds learns nothing from it:
+	// not whether an id exists (403, not 404), not what is wrong with a
+	// body or a query (403, not 400).
+	const unknown = "identified-nosuchuser"
+	malformed := `{"amount": `
+	var (
+		unknownIDs = []call{
+			{"get unknown user", "GET", userPath(unknown, ""), nil},
+			{"unknown's transactions", "GET", userPath(unknown, "/transactions"), nil},
+			{"earn unknown", "POST", userPath(unknown, "/earn"), map[string]any{"amount": 1}},
+			{"redeem unknown", "POST", userPath(unknown, "/redeem"), map[string]any{"amount": 1}},
+			{"adjust unknown", "POST", userPath(unknown, "/adjust"), map[string]any{"amount": 1}},
+			{"stamps unknown", "POST", userPath(unknown, "/stamps"), map[string]any{"card": card.ID, "stamps": 1}},
+			{"redeem unknown's card", "POST", userPath(unknown, "/stampcards/x/redeem"), nil},
+			{"rebalance unknown", "POST", loyaltyRebalancePath, map[string]any{"user": unknown}},
+			{"change unknown card", "PUT", stampCardPath + "/nosuchcard", map[string]any{"name": "Card", "stampsNeeded": 1, "reward": "r2"}},
+			{"retire unknown card", "DELETE", stampCardPath + "/nosuchcard", nil},
+			{"audit unknown", "GET", loyaltyAuditURL(unknown, 0, 0), nil},
+		}
+		badInput = []call{
+			{"earn malformed", "POST", userPath(ann.ID, "/earn"), malformed},
+			{"earn unknown, malformed", "POST", userPath(unknown, "/earn"), malformed},
+			{"redeem malformed", "POST", userPath(ann.ID, "/redeem"), malformed},
+			{"adjust amount 0", "POST", userPath(ann.ID, "/adjust"), map[string]any{"amount": 0}},
+			{"stamps malformed", "POST", userPath(ann.ID, "/stamps"), malformed},
+			{"redeem card malformed", "POST", userPath(ann.ID, "/stampcards/"+userCards[0]+"/redeem"), malformed},
+			{"rebalance malformed", "POST", loyaltyRebalancePath, malformed},
+			{"rebalance without user", "POST", loyaltyRebalancePath, map[string]any{}},
+			{"search malformed", "POST", loyaltySearchPath, malformed},
+			{"search without app", "POST", loyaltySearchPath, map[string]any{}},
+			{"define card malformed", "POST", stampCardPath, malformed},
+			{"define card without app", "POST", stampCardPath, map[string]any{"name": "New", "stampsNeeded": 2, "reward": "r"}},
+			{"change card malformed", "PUT", stampCardPath + "/" + card.ID, malformed},
+			{"transactions limit abc", "GET", userPath(ann.ID, "/transactions?limit=abc"), nil},
+			{"audit bad from", "GET", loyaltyAuditPath + "?user=" + ann.ID + "&from=noon", nil},
+			{"audit without user", "GET", loyaltyAuditPath, nil},
+		}
+	)
+	for _, who := range []struct{ name, token string }{{"app token", tokA}, {"CMS user without rights", nobody}} {
+		for _, c := range append(slices.Clone(unknownIDs), badInput...) {
+			check(who.name, who.token, c, http.StatusForbidden)
+		}
+	}
+	// Rights that do not cover a command count as none for it.
+	for _, c := range []call{unknownIDs[2], unknownIDs[4], badInput[0], badInput[3]} { // earn, adjust
+		check("read only", reader, c, http.StatusForbidden)
+	}
+	// An identified user: the commands that are not theirs are refused
+	// first; their own redemptions report the body.
+	for _, c := range []call{badInput[0], badInput[3], badInput[4], badInput[6], badInput[8], unknownIDs[3]} {
+		check("identified user", ann.Token, c, http.StatusForbidden)
+	}
+	check("identified user", ann.Token, call{"redeem self malformed", "POST", userPath("self", "/redeem"), malformed}, http.StatusBadRequest)
+	check("identified user", ann.Token, badInput[2], http.StatusBadRequest)
+	// Who holds the right on some app is told: the app that counts is
+	// the account's (or card's), known only from the id.
+	for _, c := range []call{unknownIDs[0], unknownIDs[2], unknownIDs[8], unknownIDs[10]} {
+		check("CMS user on another app", writerB, c, http.StatusNotFound)
+	}
+	for _, c := range []call{badInput[0], badInput[8], badInput[10]} {
+		check("CMS user on another app", writerB, c, http.StatusBadRequest)
 	}
 	if n := ts.loyaltyEvents(); n != events {
 		t.Fatalf("refused calls appended %d events", n-events)

@@ -31,9 +31,11 @@ import (
 // IDs generates identifiers (transactions, stamp cards).
 type IDs interface{ NewID() string }
 
-// Authorizer checks the caller's rights.
+// Authorizer checks the caller's rights: on a resource, or
+// (AuthorizeAnyApp) on some app at all.
 type Authorizer interface {
 	Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error
+	AuthorizeAnyApp(ctx context.Context, actor access.Actor, p rights.Permission) error
 }
 
 // Projections this service's responses and the caller's next reads depend on.
@@ -121,18 +123,60 @@ const (
 	msgCardRequired = "the stamp card is required"
 )
 
-// who says who may do an account command: CMS users with permission
-// perm on the account's app, and (own) the identified user on their own
-// account.
-type who struct {
+// Op names a command by who may do it: CMS users with permission perm on
+// the account's (or the stamp card's) app, and (own) the identified user
+// on their own account.
+type Op struct {
 	perm rights.Permission
 	own  bool
+}
+
+// The commands, for Check.
+var (
+	OpEarn       = Op{perm: rights.Write}
+	OpRedeem     = Op{perm: rights.Write, own: true}
+	OpAdjust     = Op{perm: rights.Update}
+	OpRebalance  = Op{perm: rights.Update}
+	OpAddStamps  = Op{perm: rights.Write}
+	OpRedeemCard = Op{perm: rights.Write, own: true}
+	OpDefineCard = Op{perm: rights.Write}
+	OpChangeCard = Op{perm: rights.Update}
+	OpRetireCard = Op{perm: rights.Delete}
+	opExpire     = Op{perm: rights.Update} // admins and the system only (ExpireDue checks)
+)
+
+// Check returns the refusal the caller gets for op whatever the request
+// holds, without reading anything of the account or card: 401 for
+// anonymous callers; 403 for app tokens, identified users on another
+// account (account: the account named, "" for stamp card commands) or on
+// a command that is not theirs, and CMS users who hold op's permission on
+// no app at all. nil: the caller may be allowed, depending on the app of
+// the account or card. The commands check the same first; handlers call
+// Check before reporting a request's own faults (a malformed body), so
+// that a caller who may do nothing learns nothing from the request.
+func (s *Service) Check(ctx context.Context, account string, op Op) error {
+	a := access.From(ctx)
+	if err := precheck(a, account, op); err != nil {
+		return err
+	}
+	return s.anyApp(ctx, a, op.perm)
+}
+
+// anyApp refuses a CMS user who holds perm on no app at all. It costs a
+// query: the commands call it only before answering that an account or
+// card does not exist, or that the request lacks its app or card, so that
+// such a user cannot probe ids; with any right they may learn it.
+func (s *Service) anyApp(ctx context.Context, a access.Actor, perm rights.Permission) error {
+	if a.Kind != access.User || a.IsAdmin() {
+		return nil
+	}
+	return s.authz.AuthorizeAnyApp(ctx, a, perm)
 }
 
 // precheck refuses, before anything is read, callers who may not do the
 // command whatever the account: anonymous (401), app tokens, identified
 // users on another account or on a command that is not theirs (403).
-func precheck(a access.Actor, account string, w who) error {
+func precheck(a access.Actor, account string, w Op) error {
 	switch a.Kind {
 	case access.Anonymous:
 		return access.ErrUnauthenticated
@@ -154,7 +198,7 @@ func precheck(a access.Actor, account string, w who) error {
 }
 
 // authorize checks the caller against the account's app.
-func (s *Service) authorize(ctx context.Context, a access.Actor, w who, app string) error {
+func (s *Service) authorize(ctx context.Context, a access.Actor, w Op, app string) error {
 	if a.Kind == access.Identified {
 		if a.App != app {
 			return fault.Forbiddenf(msgOwnOnly)
@@ -221,13 +265,18 @@ func (s *Service) state(ctx context.Context, account, app string) (*loaded, erro
 // it read (on a conflict with another process it reads the newer events
 // and decides again), and waits for the read model once the lock is
 // released.
-func (s *Service) run(ctx context.Context, account string, w who,
+func (s *Service) run(ctx context.Context, account string, w Op,
 	decide func(a *loyalty.Account, now time.Time) (loyalty.Decision, error), prepare ...func(context.Context) error) (outcome, error) {
 	actor := access.From(ctx)
 	if err := precheck(actor, account, w); err != nil {
 		return outcome{}, err
 	}
 	app, err := s.appOf(ctx, account)
+	if fault.Is(err, fault.NotFound) {
+		if rerr := s.anyApp(ctx, actor, w.perm); rerr != nil {
+			return outcome{}, rerr // not whether the account exists
+		}
+	}
 	if err != nil {
 		return outcome{}, err
 	}
@@ -309,7 +358,7 @@ func (p Points) domain() loyalty.Points {
 // Earn credits points to an identified user's account (CMS users with
 // write on its app). The first transaction opens the account.
 func (s *Service) Earn(ctx context.Context, account string, p Points) (Result, error) {
-	out, err := s.run(ctx, account, who{perm: rights.Write}, func(a *loyalty.Account, now time.Time) (loyalty.Decision, error) {
+	out, err := s.run(ctx, account, OpEarn, func(a *loyalty.Account, now time.Time) (loyalty.Decision, error) {
 		return a.Earn(p.domain(), now, s.ids.NewID)
 	})
 	return out.result(account), err
@@ -318,7 +367,7 @@ func (s *Service) Earn(ctx context.Context, account string, p Points) (Result, e
 // Redeem spends points (CMS users with write on the app, or the identified
 // user on their own account); more than the balance is a conflict.
 func (s *Service) Redeem(ctx context.Context, account string, p Points) (Result, error) {
-	out, err := s.run(ctx, account, who{perm: rights.Write, own: true}, func(a *loyalty.Account, now time.Time) (loyalty.Decision, error) {
+	out, err := s.run(ctx, account, OpRedeem, func(a *loyalty.Account, now time.Time) (loyalty.Decision, error) {
 		return a.Redeem(p.domain(), now, s.ids.NewID)
 	})
 	return out.result(account), err
@@ -327,7 +376,7 @@ func (s *Service) Redeem(ctx context.Context, account string, p Points) (Result,
 // Adjust corrects points by hand, up or down (CMS users with update on the
 // app).
 func (s *Service) Adjust(ctx context.Context, account string, p Points) (Result, error) {
-	out, err := s.run(ctx, account, who{perm: rights.Update}, func(a *loyalty.Account, now time.Time) (loyalty.Decision, error) {
+	out, err := s.run(ctx, account, OpAdjust, func(a *loyalty.Account, now time.Time) (loyalty.Decision, error) {
 		return a.Adjust(p.domain(), now, s.ids.NewID)
 	})
 	return out.result(account), err
@@ -337,7 +386,7 @@ func (s *Service) Adjust(ctx context.Context, account string, p Points) (Result,
 // correction when the recorded one differs (CMS users with update on the
 // app).
 func (s *Service) Rebalance(ctx context.Context, account string) (Rebalanced, error) {
-	out, err := s.run(ctx, account, who{perm: rights.Update}, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
+	out, err := s.run(ctx, account, OpRebalance, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
 		return a.Rebalance(), nil
 	})
 	if err != nil {
@@ -354,7 +403,7 @@ func applyCard(c loyalty.Card, ev any) loyalty.Card { return c.Apply(ev) }
 // goes on new cards.
 func (s *Service) AddStamps(ctx context.Context, account string, st Stamps) (StampsResult, error) {
 	var card loyalty.Card
-	out, err := s.run(ctx, account, who{perm: rights.Write}, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
+	out, err := s.run(ctx, account, OpAddStamps, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
 		return a.AddStamps(card, loyalty.Stamps{Count: st.Count, Reason: st.Reason, Reference: st.Reference,
 			IdempotencyKey: st.IdempotencyKey}, s.ids.NewID)
 	}, func(ctx context.Context) error {
@@ -371,7 +420,7 @@ func (s *Service) AddStamps(ctx context.Context, account string, st Stamps) (Sta
 // RedeemCard gives a completed stamp card's reward (CMS users with write
 // on the app, or the identified user on their own account).
 func (s *Service) RedeemCard(ctx context.Context, account, userCard, idempotencyKey string) (Result, error) {
-	out, err := s.run(ctx, account, who{perm: rights.Write, own: true}, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
+	out, err := s.run(ctx, account, OpRedeemCard, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
 		return a.RedeemCard(userCard, idempotencyKey, s.ids.NewID)
 	})
 	return out.result(account), err
@@ -383,7 +432,7 @@ func (s *Service) ExpireDue(ctx context.Context, account string, now time.Time) 
 	if err := access.RequireAdmin(access.From(ctx)); err != nil {
 		return 0, err
 	}
-	out, err := s.run(ctx, account, who{perm: rights.Update}, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
+	out, err := s.run(ctx, account, opExpire, func(a *loyalty.Account, _ time.Time) (loyalty.Decision, error) {
 		return a.ExpireDue(now, s.ids.NewID), nil
 	})
 	return out.d.Expired, err
@@ -419,6 +468,9 @@ func (s *Service) DefineCard(ctx context.Context, app string, d CardDefinition) 
 		return "", event.Position{}, err
 	}
 	if app == "" {
+		if err := s.anyApp(ctx, a, OpDefineCard.perm); err != nil {
+			return "", event.Position{}, err
+		}
 		return "", event.Position{}, fault.Invalidf("the app is required").With("field", "app")
 	}
 	if err := s.authz.Authorize(ctx, a, rights.Write, rights.Resource{App: app}); err != nil {
@@ -446,20 +498,25 @@ func (s *Service) DefineCard(ctx context.Context, app string, d CardDefinition) 
 }
 
 // changeCard authorizes perm on the card's app and records decide's
-// events; the position is zero when there was nothing to record.
+// events; the position is zero when there was nothing to record. A CMS
+// user who holds perm on no app is refused rather than told that a card
+// does not exist.
 func (s *Service) changeCard(ctx context.Context, id string, perm rights.Permission, decide func(loyalty.Card) ([]any, error)) (event.Position, error) {
 	a := access.From(ctx)
 	if err := cmsUser(a); err != nil {
 		return event.Position{}, err
 	}
-	if id == "" {
-		return event.Position{}, loyalty.ErrCardNotFound
-	}
-	card, _, err := commands.Load(ctx, s.store, loyalty.CardStream(id), loyalty.Card{}, applyCard)
-	if err != nil {
-		return event.Position{}, err
+	card := loyalty.Card{}
+	if id != "" {
+		var err error
+		if card, _, err = commands.Load(ctx, s.store, loyalty.CardStream(id), loyalty.Card{}, applyCard); err != nil {
+			return event.Position{}, err
+		}
 	}
 	if !card.Exists() {
+		if err := s.anyApp(ctx, a, perm); err != nil {
+			return event.Position{}, err
+		}
 		return event.Position{}, loyalty.ErrCardNotFound
 	}
 	if err := s.authz.Authorize(ctx, a, perm, rights.Resource{App: card.App}); err != nil {
@@ -478,11 +535,11 @@ func (s *Service) changeCard(ctx context.Context, id string, perm rights.Permiss
 // ChangeCard changes a stamp card definition (update on its app). Cards
 // already started keep what they need and promise.
 func (s *Service) ChangeCard(ctx context.Context, id string, d CardDefinition) (event.Position, error) {
-	return s.changeCard(ctx, id, rights.Update, func(c loyalty.Card) ([]any, error) { return c.Change(d.spec()) })
+	return s.changeCard(ctx, id, OpChangeCard.perm, func(c loyalty.Card) ([]any, error) { return c.Change(d.spec()) })
 }
 
 // RetireCard retires a stamp card definition (delete on its app): it takes
 // no more stamps; its completed cards can still be redeemed.
 func (s *Service) RetireCard(ctx context.Context, id string) (event.Position, error) {
-	return s.changeCard(ctx, id, rights.Delete, loyalty.Card.Retire)
+	return s.changeCard(ctx, id, OpRetireCard.perm, loyalty.Card.Retire)
 }

@@ -46,15 +46,16 @@ type env struct {
 }
 
 var (
-	admin   = access.Actor{Kind: access.User, ID: "root", Admin: true}
-	reader  = access.Actor{Kind: access.User, ID: "reader"}
-	writer  = access.Actor{Kind: access.User, ID: "writer", ClientIP: "198.51.100.7"}
-	updater = access.Actor{Kind: access.User, ID: "updater"}
-	deleter = access.Actor{Kind: access.User, ID: "deleter"}
-	writer2 = access.Actor{Kind: access.User, ID: "writer2"}
-	appTok  = access.Actor{Kind: access.App, ID: "app1", App: "app1"}
-	ann     = access.Actor{Kind: access.Identified, ID: "ann", App: "app1"}
-	bob     = access.Actor{Kind: access.Identified, ID: "bob", App: "app1"}
+	admin    = access.Actor{Kind: access.User, ID: "root", Admin: true}
+	reader   = access.Actor{Kind: access.User, ID: "reader"}
+	writer   = access.Actor{Kind: access.User, ID: "writer", ClientIP: "198.51.100.7"}
+	updater  = access.Actor{Kind: access.User, ID: "updater"}
+	deleter  = access.Actor{Kind: access.User, ID: "deleter"}
+	writer2  = access.Actor{Kind: access.User, ID: "writer2"}
+	noRights = access.Actor{Kind: access.User, ID: "norights"}
+	appTok   = access.Actor{Kind: access.App, ID: "app1", App: "app1"}
+	ann      = access.Actor{Kind: access.Identified, ID: "ann", App: "app1"}
+	bob      = access.Actor{Kind: access.Identified, ID: "bob", App: "app1"}
 )
 
 func newEnv(t testing.TB, opts cmdloyalty.Options) *env {
@@ -199,6 +200,37 @@ func TestRightsRefusals(t *testing.T) {
 			return err
 		}, fault.Forbidden},
 		{"unknown identified user", admin, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "nobody", p); return err }, fault.NotFound},
+		// A CMS user who holds the command's permission on no app learns
+		// nothing: not whether the account, the card or the app exists.
+		{"no rights earns on a known account", noRights, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "ann", p); return err }, fault.Forbidden},
+		{"no rights earns on an unknown account", noRights, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "nobody", p); return err }, fault.Forbidden},
+		{"no rights earns on no account", noRights, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "", p); return err }, fault.Forbidden},
+		{"reader redeems from an unknown account", reader, func(ctx context.Context) error { _, err := e.svc.Redeem(ctx, "nobody", p); return err }, fault.Forbidden},
+		{"writer rebalances an unknown account", writer, func(ctx context.Context) error { _, err := e.svc.Rebalance(ctx, "nobody"); return err }, fault.Forbidden},
+		{"no rights stamps with no card", noRights, func(ctx context.Context) error {
+			_, err := e.svc.AddStamps(ctx, "nobody", cmdloyalty.Stamps{Count: 1})
+			return err
+		}, fault.Forbidden},
+		{"no rights defines a card of no app", noRights, func(ctx context.Context) error {
+			_, _, err := e.svc.DefineCard(ctx, "", cmdloyalty.CardDefinition{})
+			return err
+		}, fault.Forbidden},
+		{"writer changes an unknown card", writer, func(ctx context.Context) error {
+			_, err := e.svc.ChangeCard(ctx, "nosuchcard", cmdloyalty.CardDefinition{Name: "x", Reward: "y", StampsNeeded: 1})
+			return err
+		}, fault.Forbidden},
+		{"updater retires an unknown card", updater, func(ctx context.Context) error { _, err := e.svc.RetireCard(ctx, "nosuchcard"); return err }, fault.Forbidden},
+		// With the permission on some app, an unknown id is a 404 (the app
+		// that counts is the account's, and there is none).
+		{"writer of another app earns on an unknown account", writer2, func(ctx context.Context) error { _, err := e.svc.Earn(ctx, "nobody", p); return err }, fault.NotFound},
+		{"updater changes an unknown card", updater, func(ctx context.Context) error {
+			_, err := e.svc.ChangeCard(ctx, "nosuchcard", cmdloyalty.CardDefinition{Name: "x", Reward: "y", StampsNeeded: 1})
+			return err
+		}, fault.NotFound},
+		{"writer defines a card of no app", writer, func(ctx context.Context) error {
+			_, _, err := e.svc.DefineCard(ctx, "", cmdloyalty.CardDefinition{})
+			return err
+		}, fault.Invalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := e.ctx
@@ -236,6 +268,52 @@ func TestRightsRefusals(t *testing.T) {
 	}
 	if a := e.fold(t, "ann"); a.Balance() != 75 {
 		t.Errorf("balance %d, want 100-10-10-5", a.Balance())
+	}
+}
+
+// TestCheck: the refusal a caller gets whatever the request holds, for
+// handlers to give before a request's own faults.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	for _, c := range []struct {
+		name    string
+		actor   access.Actor
+		account string
+		op      cmdloyalty.Op
+		kind    fault.Kind // 0 (Internal): allowed
+	}{
+		{"anonymous", access.Actor{}, "ann", cmdloyalty.OpEarn, fault.Unauthenticated},
+		{"app token", appTok, "ann", cmdloyalty.OpRedeem, fault.Forbidden},
+		{"identified user redeems their own", ann, "ann", cmdloyalty.OpRedeem, 0},
+		{"identified user redeems their own card", ann, "ann", cmdloyalty.OpRedeemCard, 0},
+		{"identified user redeems another's", ann, "bob", cmdloyalty.OpRedeem, fault.Forbidden},
+		{"identified user earns", ann, "ann", cmdloyalty.OpEarn, fault.Forbidden},
+		{"identified user defines a card", ann, "", cmdloyalty.OpDefineCard, fault.Forbidden},
+		{"no rights", noRights, "ann", cmdloyalty.OpEarn, fault.Forbidden},
+		{"no rights, unknown account", noRights, "nobody", cmdloyalty.OpRedeem, fault.Forbidden},
+		{"reader earns", reader, "ann", cmdloyalty.OpEarn, fault.Forbidden},
+		{"writer adjusts", writer, "", cmdloyalty.OpAdjust, fault.Forbidden},
+		{"writer earns", writer, "ann", cmdloyalty.OpEarn, 0},
+		{"writer of another app earns: it depends on the account", writer2, "ann", cmdloyalty.OpEarn, 0},
+		{"updater rebalances", updater, "", cmdloyalty.OpRebalance, 0},
+		{"deleter retires a card", deleter, "", cmdloyalty.OpRetireCard, 0},
+		{"admin", admin, "nobody", cmdloyalty.OpAdjust, 0},
+	} {
+		ctx := e.ctx
+		if c.actor.Kind != access.Anonymous {
+			ctx = as(ctx, c.actor)
+		}
+		err := e.svc.Check(ctx, c.account, c.op)
+		if c.kind == 0 {
+			if err != nil {
+				t.Errorf("%s: %v, want allowed", c.name, err)
+			}
+			continue
+		}
+		if !fault.Is(err, c.kind) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
+		}
 	}
 }
 

@@ -88,11 +88,18 @@ type LoyaltyReadModelCheck struct {
 // where. Admins may audit any account, users holding the manage
 // permission on the account's app that app's. An identified user without
 // loyalty events has an empty history; fault.NotFound when no identified
-// user has that id.
+// user has that id. A caller who holds manage on no app at all is
+// refused before anything else (the query checked, the account looked
+// up): they learn nothing, not even whether the user exists.
 func (a *Auditor) Loyalty(ctx context.Context, q LoyaltyQuery) (LoyaltyReport, error) {
 	actor := access.From(ctx)
 	if actor.Kind == access.Anonymous {
 		return LoyaltyReport{}, access.ErrUnauthenticated
+	}
+	if !actor.IsAdmin() {
+		if err := a.authz.AuthorizeAnyApp(ctx, actor, rights.Manage); err != nil {
+			return LoyaltyReport{}, err
+		}
 	}
 	if q.User == "" {
 		return LoyaltyReport{}, fault.Invalidf("user is required").With("field", "user")

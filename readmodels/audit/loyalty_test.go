@@ -379,17 +379,27 @@ func TestLoyaltyRights(t *testing.T) {
 		ok    bool
 		want  fault.Kind
 	}{
-		"admin":                       {actor: admin, q: q, ok: true},
-		"system":                      {actor: access.SystemActor, q: q, ok: true},
-		"manage on the app":           {actor: access.Actor{Kind: access.User, ID: "manager"}, q: q, ok: true},
-		"every right but manage":      {actor: access.Actor{Kind: access.User, ID: "writer"}, want: fault.Forbidden, q: q},
-		"manage on another app":       {actor: access.Actor{Kind: access.User, ID: "other"}, want: fault.Forbidden, q: q},
-		"the user themself":           {actor: access.Actor{Kind: access.Identified, ID: "alice", App: "a"}, want: fault.Forbidden, q: q},
-		"the app's token":             {actor: access.Actor{Kind: access.App, ID: "a"}, want: fault.Forbidden, q: q},
-		"anonymous":                   {want: fault.Unauthenticated, q: q},
-		"unknown user":                {actor: admin, want: fault.NotFound, q: audit.LoyaltyQuery{User: "nobody"}},
-		"no user":                     {actor: admin, want: fault.Invalid},
-		"user without loyalty events": {actor: access.Actor{Kind: access.User, ID: "manager"}, q: audit.LoyaltyQuery{User: "bruno"}, ok: true},
+		"admin":                  {actor: admin, q: q, ok: true},
+		"system":                 {actor: access.SystemActor, q: q, ok: true},
+		"manage on the app":      {actor: access.Actor{Kind: access.User, ID: "manager"}, q: q, ok: true},
+		"every right but manage": {actor: access.Actor{Kind: access.User, ID: "writer"}, want: fault.Forbidden, q: q},
+		"manage on another app":  {actor: access.Actor{Kind: access.User, ID: "other"}, want: fault.Forbidden, q: q},
+		"the user themself":      {actor: access.Actor{Kind: access.Identified, ID: "alice", App: "a"}, want: fault.Forbidden, q: q},
+		"the app's token":        {actor: access.Actor{Kind: access.App, ID: "a"}, want: fault.Forbidden, q: q},
+		"anonymous":              {want: fault.Unauthenticated, q: q},
+		"unknown user":           {actor: admin, want: fault.NotFound, q: audit.LoyaltyQuery{User: "nobody"}},
+		"no user":                {actor: admin, want: fault.Invalid},
+		// Who holds manage on no app learns nothing: not whether the user
+		// exists, not what is wrong with the query.
+		"no rights, unknown user":   {actor: access.Actor{Kind: access.User, ID: "writer"}, want: fault.Forbidden, q: audit.LoyaltyQuery{User: "nobody"}},
+		"no rights, no user":        {actor: access.Actor{Kind: access.User, ID: "writer"}, want: fault.Forbidden},
+		"no rights, to before from": {actor: access.Actor{Kind: access.User, ID: "nobody"}, want: fault.Forbidden, q: audit.LoyaltyQuery{User: "alice", From: time.Now(), To: time.Now().Add(-time.Hour)}},
+		"app token, unknown user":   {actor: access.Actor{Kind: access.App, ID: "a"}, want: fault.Forbidden, q: audit.LoyaltyQuery{User: "nobody"}},
+		"identified, unknown user":  {actor: access.Actor{Kind: access.Identified, ID: "alice", App: "a"}, want: fault.Forbidden, q: audit.LoyaltyQuery{User: "nobody"}},
+		// Who holds manage on another app may get to know the user is
+		// not there: the app is the account's, and there is no account.
+		"manage elsewhere, unknown user": {actor: access.Actor{Kind: access.User, ID: "other"}, want: fault.NotFound, q: audit.LoyaltyQuery{User: "nobody"}},
+		"user without loyalty events":    {actor: access.Actor{Kind: access.User, ID: "manager"}, q: audit.LoyaltyQuery{User: "bruno"}, ok: true},
 	} {
 		rep, err := w.auditor.Loyalty(as(w.ctx, c.actor), c.q)
 		if c.ok {

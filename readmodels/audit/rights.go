@@ -18,9 +18,11 @@ type StreamReader interface {
 	ReadStream(ctx context.Context, stream string, after int64) ([]event.Recorded, error)
 }
 
-// Authorizer checks the auditor's own right to look.
+// Authorizer checks the auditor's own right to look: on a resource, or
+// (AuthorizeAnyApp) on some app at all.
 type Authorizer interface {
 	Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error
+	AuthorizeAnyApp(ctx context.Context, actor access.Actor, p rights.Permission) error
 }
 
 // Auditor replays histories.
