@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -59,6 +58,7 @@ type keyRow struct {
 	Field    string       `json:"field"`
 	Loc      string       `json:"loc"`
 	S        *string      `json:"s"`
+	X        *string      `json:"x,omitempty"` // S whole, when S was cut (see MaxKeyText)
 	N        *json.Number `json:"n"`
 	PubFrom  *int64       `json:"pub_from"`
 	PubUntil int64        `json:"pub_until"`
@@ -600,7 +600,7 @@ func (p *batch) writeFields(ctx context.Context, rows []fieldRow, upsert bool) e
 		n := min(chunk, len(rows))
 		ids, modules, eqs := make([]string, n), make([]string, n), make([]string, n)
 		from, until, tx := make(pgtype.FlatArray[*int64], n), make([]int64, n), make(pgtype.FlatArray[*string], n)
-		slots := make([]pgtype.FlatArray[*string], TextSlots+NumberSlots)
+		slots := make([]pgtype.FlatArray[*string], TextSlots+NumberSlots+TextSlots)
 		for i := range slots {
 			slots[i] = make(pgtype.FlatArray[*string], n)
 		}
@@ -613,6 +613,9 @@ func (p *batch) writeFields(ctx context.Context, rows []fieldRow, upsert bool) e
 				if v != nil {
 					slots[TextSlots+i][j] = strPtr(v.String())
 				}
+			}
+			for i, x := range r.X {
+				slots[TextSlots+NumberSlots+i][j] = x
 			}
 			tx[j], eqs[j] = r.tx(), textArray(r.eqs())
 		}
@@ -637,7 +640,7 @@ func (p *batch) writeFields(ctx context.Context, rows []fieldRow, upsert bool) e
 // The column list, unnest parameters, select list and upsert assignments
 // of content_fields.
 var fieldsNames, fieldsParams, fieldsSelect, fieldsSet = func() (string, string, string, string) {
-	names := append([]string{"item_id", "module", "pub_from", "pub_until"}, SlotColumns...)
+	names := slices.Concat([]string{"item_id", "module", "pub_from", "pub_until"}, SlotColumns, WholeColumns)
 	names = append(names, "tx", "eqs")
 	var params, set []string
 	for i, c := range names {
@@ -731,9 +734,9 @@ func (p *batch) insertKeys(ctx context.Context, keys []keyRow) error {
 		if err != nil {
 			return err
 		}
-		if _, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_keys")+` (item_id, module, field, loc, s, n, pub_from, pub_until)
-			SELECT item_id, module, field, loc, s, n, pub_from, pub_until FROM jsonb_to_recordset($1::jsonb)
-			AS x(item_id text, module text, field text, loc text, s text, n numeric, pub_from bigint, pub_until bigint)`, data); err != nil {
+		if _, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_keys")+` (item_id, module, field, loc, s, n, pub_from, pub_until, x)
+			SELECT item_id, module, field, loc, s, n, pub_from, pub_until, x FROM jsonb_to_recordset($1::jsonb)
+			AS r(item_id text, module text, field text, loc text, s text, n numeric, pub_from bigint, pub_until bigint, x text)`, data); err != nil {
 			return fmt.Errorf("content projection, write keys: %w", err)
 		}
 		keys = keys[n:]
@@ -790,7 +793,9 @@ func (p *batch) rekeyModule(ctx context.Context, module string) error {
 // indexed fields that have no column in content_fields (slots).
 func Keys(keys []keyRow, id, module string, fields []content.Field, slots map[string]string, vals map[string]any, from *int64, until int64) []keyRow {
 	row := func(field, loc string, s *string, n *json.Number) keyRow {
-		return keyRow{ItemID: id, Module: module, Field: field, Loc: loc, S: s, N: n, PubFrom: from, PubUntil: until}
+		k := keyRow{ItemID: id, Module: module, Field: field, Loc: loc, N: n, PubFrom: from, PubUntil: until}
+		k.S, k.X = keyText(s)
+		return k
 	}
 	for _, f := range fields {
 		v := vals[f.Name]
@@ -806,7 +811,7 @@ func Keys(keys []keyRow, id, module string, fields []content.Field, slots map[st
 			added := false
 			for loc, e := range m {
 				if s, ok := e.(string); ok {
-					keys = append(keys, row(f.Name, loc, keyText(s), nil))
+					keys = append(keys, row(f.Name, loc, &s, nil))
 					added = true
 				}
 			}
@@ -833,11 +838,12 @@ func Keys(keys []keyRow, id, module string, fields []content.Field, slots map[st
 	return keys
 }
 
-// scalar splits a scalar JSON value into the key's text or number.
+// scalar splits a scalar JSON value into the key's text (whole) or
+// number.
 func scalar(v any) (*string, *json.Number, bool) {
 	switch x := v.(type) {
 	case string:
-		return keyText(x), nil, true
+		return &x, nil, true
 	case bool:
 		return strPtr(strconv.FormatBool(x)), nil, true
 	case json.Number:
@@ -855,9 +861,19 @@ func scalar(v any) (*string, *json.Number, bool) {
 	return nil, nil, false
 }
 
-func keyText(s string) *string {
-	if utf8.RuneCountInString(s) > MaxKeyText {
-		s = string([]rune(s)[:MaxKeyText])
+// keyText is how a text is indexed: its first MaxKeyText characters and,
+// when it is longer, the whole text (nil otherwise).
+func keyText(s *string) (key, whole *string) {
+	if s == nil || len(*s) <= MaxKeyText {
+		return s, nil
 	}
-	return &s
+	n := 0
+	for i := range *s {
+		if n == MaxKeyText {
+			k := (*s)[:i]
+			return &k, s
+		}
+		n++
+	}
+	return s, nil
 }

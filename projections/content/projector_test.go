@@ -94,12 +94,13 @@ func apply(t *testing.T, ctx context.Context, pool *pgxpool.Pool, evs ...event.R
 // typed columns: content_keys plus one row per content_fields column a
 // module's slot map names. The tests check the rows of both tables
 // against one set of rules through it.
-const allKeys = `(SELECT item_id, module, field, loc, s, n, pub_from, pub_until FROM content_keys
+const allKeys = `(SELECT item_id, module, field, loc, s, n, pub_from, pub_until, x FROM content_keys
 	UNION ALL
 	SELECT f.item_id, f.module, e.key, '',
 		CASE e.value WHEN 't1' THEN f.t1 WHEN 't2' THEN f.t2 WHEN 't3' THEN f.t3 WHEN 't4' THEN f.t4 WHEN 't5' THEN f.t5 WHEN 't6' THEN f.t6 END,
 		CASE e.value WHEN 'n1' THEN f.n1 WHEN 'n2' THEN f.n2 WHEN 'n3' THEN f.n3 WHEN 'n4' THEN f.n4 END,
-		f.pub_from, f.pub_until
+		f.pub_from, f.pub_until,
+		CASE e.value WHEN 't1' THEN f.x1 WHEN 't2' THEN f.x2 WHEN 't3' THEN f.x3 WHEN 't4' THEN f.x4 WHEN 't5' THEN f.x5 WHEN 't6' THEN f.x6 END
 	FROM content_fields f JOIN content_modules m ON m.id = f.module, jsonb_each_text(m.slots) e)`
 
 type dump struct{ modules, types, items, keys, fields []string }
@@ -620,30 +621,30 @@ func checkAgainstFold(t *testing.T, ctx context.Context, db *pgxpool.Pool, w *wo
 			if k.n == "9007199254740993" {
 				long++
 			}
-			wantKeys = append(wantKeys, keyString(id, it.Module, k.field, k.loc, k.s, k.n, wantFrom, wantUntil))
+			wantKeys = append(wantKeys, keyString(id, it.Module, k.field, k.loc, k.s, k.x, k.n, wantFrom, wantUntil))
 		}
 	}
 	if truncated == 0 || long == 0 {
 		t.Fatalf("the history holds %d truncated texts and %d long integers; want some of each", truncated, long)
 	}
-	rows, err := db.Query(ctx, `SELECT item_id, module, field, loc, s, n::text, pub_from, pub_until FROM `+allKeys+` k`)
+	rows, err := db.Query(ctx, `SELECT item_id, module, field, loc, s, x, n::text, pub_from, pub_until FROM `+allKeys+` k`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var gotKeys []string
 	for rows.Next() {
 		var item, module, field, loc string
-		var s, n *string
+		var s, x, n *string
 		var from *int64
 		var until int64
-		if err := rows.Scan(&item, &module, &field, &loc, &s, &n, &from, &until); err != nil {
+		if err := rows.Scan(&item, &module, &field, &loc, &s, &x, &n, &from, &until); err != nil {
 			t.Fatal(err)
 		}
 		ns := ""
 		if n != nil {
 			ns = *n
 		}
-		gotKeys = append(gotKeys, keyString(item, module, field, loc, s, ns, from, until))
+		gotKeys = append(gotKeys, keyString(item, module, field, loc, s, x, ns, from, until))
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
@@ -687,39 +688,40 @@ func pubInterval(d content.Dates, deleted bool) (*int64, int64) {
 
 type wantKey struct {
 	field, loc string
-	s          *string
-	n          string // "" for NULL
+	s, x       *string // x: the whole text, when s is cut
+	n          string  // "" for NULL
 }
 
 // expectedKeys derives an item's key rows from its values, by the rules
 // the projector documents (independently of its code).
 func expectedKeys(fields []content.Field, vals map[string]any) []wantKey {
 	var out []wantKey
-	trunc := func(s string) *string {
+	trunc := func(s string) (*string, *string) {
 		r := []rune(s)
-		if len(r) > projcontent.MaxKeyText {
-			r = r[:projcontent.MaxKeyText]
+		if len(r) <= projcontent.MaxKeyText {
+			return &s, nil
 		}
-		x := string(r)
-		return &x
+		c := string(r[:projcontent.MaxKeyText])
+		return &c, &s
 	}
-	scalar := func(v any) (*string, string, bool) {
+	scalar := func(v any) (*string, *string, string, bool) {
 		switch x := v.(type) {
 		case string:
-			return trunc(x), "", true
+			s, whole := trunc(x)
+			return s, whole, "", true
 		case bool:
 			s := strconv.FormatBool(x)
-			return &s, "", true
+			return &s, nil, "", true
 		case json.Number:
-			return nil, string(x), true
+			return nil, nil, string(x), true
 		case float64:
-			return nil, strconv.FormatFloat(x, 'f', -1, 64), true
+			return nil, nil, strconv.FormatFloat(x, 'f', -1, 64), true
 		case int:
-			return nil, strconv.Itoa(x), true
+			return nil, nil, strconv.Itoa(x), true
 		case int64:
-			return nil, strconv.FormatInt(x, 10), true
+			return nil, nil, strconv.FormatInt(x, 10), true
 		}
-		return nil, "", false
+		return nil, nil, "", false
 	}
 	for _, f := range fields {
 		v := vals[f.Name]
@@ -731,19 +733,20 @@ func expectedKeys(fields []content.Field, vals map[string]any) []wantKey {
 			m, _ := v.(map[string]any)
 			for loc, e := range m {
 				if s, ok := e.(string); ok {
-					out = append(out, wantKey{f.Name, loc, trunc(s), ""})
+					s, x := trunc(s)
+					out = append(out, wantKey{f.Name, loc, s, x, ""})
 				}
 			}
 		case k.Multi() || k == content.KindList:
 			arr, _ := v.([]any)
 			for _, e := range arr {
-				if s, n, ok := scalar(e); ok {
-					out = append(out, wantKey{f.Name, "", s, n})
+				if s, x, n, ok := scalar(e); ok {
+					out = append(out, wantKey{f.Name, "", s, x, n})
 				}
 			}
 		default:
-			s, n, _ := scalar(v)
-			out = append(out, wantKey{f.Name, "", s, n})
+			s, x, n, _ := scalar(v)
+			out = append(out, wantKey{f.Name, "", s, x, n})
 		}
 		if len(out) == n0 {
 			out = append(out, wantKey{field: f.Name}) // one row of NULLs: the item still sorts by the field
@@ -754,10 +757,13 @@ func expectedKeys(fields []content.Field, vals map[string]any) []wantKey {
 
 // keyString renders a key row with its number normalized, so that 2.50
 // and 2.5 compare equal.
-func keyString(item, module, field, loc string, s *string, n string, from *int64, until int64) string {
+func keyString(item, module, field, loc string, s, x *string, n string, from *int64, until int64) string {
 	ss := "NULL"
 	if s != nil {
 		ss = strconv.Quote(*s)
+	}
+	if x != nil {
+		ss += " whole " + strconv.Quote(*x)
 	}
 	if n != "" {
 		r, ok := new(big.Rat).SetString(n)
@@ -852,15 +858,16 @@ func TestContentKeys(t *testing.T) {
 			t.Fatalf("%s: key rows out of step with their items: %v", stage, bad)
 		}
 		// Every item has its content_fields row, in step with it; tx is
-		// its texts joined and lower-cased, eqs the tokens of its short texts; no field has
+		// its whole texts joined and lower-cased, eqs the tokens of its short texts; no field has
 		// both a column and key rows.
-		var tokens []string
+		var tokens, whole []string
 		for i := 1; i <= projcontent.TextSlots; i++ {
 			tokens = append(tokens, fmt.Sprintf(`f.module || E'\x1ft%[1]d=' || CASE WHEN char_length(f.t%[1]d) <= %[2]d THEN f.t%[1]d END`, i, projcontent.EqTokenMax))
+			whole = append(whole, fmt.Sprintf(`coalesce(f.x%[1]d, f.t%[1]d)`, i))
 		}
 		if bad := pgtest.Strings(t, pool, `SELECT i.id FROM content_items i LEFT JOIN content_fields f ON f.item_id = i.id
 			WHERE f.item_id IS NULL OR f.module <> i.module OR f.pub_from IS DISTINCT FROM i.pub_from OR f.pub_until <> i.pub_until
-			OR f.tx IS DISTINCT FROM lower(nullif(concat_ws(E'\n', f.t1, f.t2, f.t3, f.t4, f.t5, f.t6), ''))
+			OR f.tx IS DISTINCT FROM lower(nullif(concat_ws(E'\n', `+strings.Join(whole, ", ")+`), ''))
 			OR f.eqs <> array_remove(ARRAY[`+strings.Join(tokens, ", ")+`], NULL)`); len(bad) > 0 {
 			t.Fatalf("%s: content_fields rows out of step with their items: %v", stage, bad)
 		}
@@ -914,7 +921,7 @@ func TestContentKeys(t *testing.T) {
 		if got := one(`SELECT n::text FROM ` + allKeys + ` k WHERE item_id = 'i1' AND field = 'when'`); got != "1700000000000" {
 			t.Fatalf("%s: date key %q", stage, got)
 		}
-		if got := one(`SELECT char_length(s) || ' ' || (s = repeat('é', $1)) FROM `+allKeys+` k WHERE item_id = 'i1' AND field = 'long'`, projcontent.MaxKeyText); got != fmt.Sprintf("%d true", projcontent.MaxKeyText) {
+		if got := one(`SELECT char_length(s) || ' ' || (s = repeat('é', $1)) || ' ' || (x = repeat('é', 700)) FROM `+allKeys+` k WHERE item_id = 'i1' AND field = 'long'`, projcontent.MaxKeyText); got != fmt.Sprintf("%d true true", projcontent.MaxKeyText) {
 			t.Fatalf("%s: long text key %q", stage, got)
 		}
 		if got := one(`SELECT char_length(vals->>'long')::text FROM content_items WHERE id = 'i1'`); got != "700" {

@@ -40,11 +40,14 @@ var (
 // lower(), so that a search's like checks a candidate's tx with LIKE and
 // a pattern lower-cased once, which finds exactly what ILIKE finds
 // (ILIKE lower-cases both sides with the same lower()) without
-// lower-casing every candidate's texts; content_modules.revision counts
+// lower-casing every candidate's texts; tx holds whole texts, and the
+// whole text of a value longer than MaxKeyText characters is kept beside
+// its cut (content_fields.x1..x6, content_keys.x; see MaxKeyText), so
+// that searches see every character; content_modules.revision counts
 // each module's changes; the items of a deleted module are deleted with
 // it. Versions made before are paused until rebuilt.
 func (Projector) Layout() string {
-	return "content_fields.tx lower-cased; content_modules.revision; items deleted with their module"
+	return "content_fields.tx lower-cased, whole texts; content_fields.x1-x6, content_keys.x; content_modules.revision; items deleted with their module"
 }
 
 // Handles reports that the projector uses the content context's events only.
@@ -58,8 +61,13 @@ func (Projector) Tables() []string {
 // Never is the pub_until of an item with no expiry or archive date.
 const Never int64 = 1<<63 - 1
 
-// MaxKeyText is how much of a text value content_keys keeps: comparisons
-// and like-patterns on longer texts see their first MaxKeyText characters.
+// MaxKeyText is how much of a text value the btree indexes take: a
+// content_keys.s or content_fields.t<i> holds the first MaxKeyText
+// characters of its text (an index entry must fit in a third of a page),
+// and, when the text is longer, content_keys.x or content_fields.x<i>
+// holds it whole (NULL otherwise). Searches compare and match whole texts
+// (they check a cut text's whole one), and content_fields.tx takes whole
+// texts; sorts order by the first MaxKeyText characters.
 const MaxKeyText = 500
 
 func (Projector) Create(ctx context.Context, db projections.DB, schema string) error {
@@ -136,12 +144,16 @@ CREATE TABLE %[1]s.content_keys (
     s         text,
     n         numeric,
     pub_from  bigint,
-    pub_until bigint  NOT NULL
+    pub_until bigint  NOT NULL,
+    -- s whole, when s holds only its first MaxKeyText characters.
+    x         text
 );
 CREATE INDEX ON %[1]s.content_keys (item_id, field);
 CREATE INDEX ON %[1]s.content_keys (module, field, n NULLS FIRST, item_id) INCLUDE (pub_from, pub_until);
 CREATE INDEX ON %[1]s.content_keys (module, field, lower(s) NULLS FIRST, item_id) INCLUDE (s, pub_from, pub_until);
 CREATE INDEX ON %[1]s.content_keys USING gin (s gin_trgm_ops);
+-- A like finds a cut text's match past the cut here.
+CREATE INDEX ON %[1]s.content_keys USING gin (x gin_trgm_ops) WHERE x IS NOT NULL;
 %[2]s
 -- How often a text occurs in a field: without it the planner multiplies the
 -- selectivities of module, field, lower(s) and s as if independent, thinks
@@ -151,7 +163,9 @@ CREATE STATISTICS %[1]s.content_keys_text (mcv) ON module, field, lower(s), s FR
 	return err
 }
 
-// fieldsTable is the DDL of content_fields: per text column an index on
+// fieldsTable is the DDL of content_fields: the typed columns (see
+// SlotColumns), then per text column t<i> the whole text x<i> when it is
+// longer than t<i> keeps (see MaxKeyText); per text column an index on
 // (module, lower(t), item_id) INCLUDE (t, pub_from, pub_until) (ranges,
 // sorts walked in either direction, "published items whose t = X" counted
 // from the index alone);
@@ -169,6 +183,9 @@ func fieldsTable(schema string) string {
 			typ = "numeric"
 		}
 		fmt.Fprintf(&b, "    %s %s,\n", c, typ)
+	}
+	for _, c := range WholeColumns {
+		fmt.Fprintf(&b, "    %s text,\n", c)
 	}
 	b.WriteString("    tx        text,\n    eqs       text[] NOT NULL DEFAULT '{}'\n);\n")
 	for _, c := range SlotColumns {

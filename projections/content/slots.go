@@ -38,6 +38,17 @@ var SlotColumns = func() []string {
 	return out
 }()
 
+// WholeColumns are the columns of content_fields that hold the whole text
+// of t1..t6, in order, when it is longer than the column keeps (see
+// MaxKeyText); NULL otherwise.
+var WholeColumns = func() []string {
+	var out []string
+	for i := 1; i <= TextSlots; i++ {
+		out = append(out, "x"+strconv.Itoa(i))
+	}
+	return out
+}()
+
 // Slots assigns the module's fields their columns: field name → "t<i>" or
 // "n<i>". A function of the field list alone, so that a rebuild assigns
 // the same columns.
@@ -70,17 +81,21 @@ type fieldRow struct {
 	Module   string
 	PubFrom  *int64
 	PubUntil int64
-	T        [TextSlots]*string
+	T        [TextSlots]*string // cut to MaxKeyText characters
+	X        [TextSlots]*string // T whole, when it was cut
 	N        [NumberSlots]*json.Number
 }
 
-// tx is the trigram-indexed text: the text columns joined (stored
-// lower-cased, see Layout). A like on one column finds its candidates
-// through it (every text of the column is in it) and checks the column
-// itself.
+// tx is the trigram-indexed text: the whole texts of the text columns
+// joined (stored lower-cased, see Layout). A like on one column finds its
+// candidates through it (every text of the column is in it, whole) and
+// checks the column itself (or its whole text).
 func (r *fieldRow) tx() *string {
 	var parts []string
-	for _, s := range r.T {
+	for i, s := range r.T {
+		if r.X[i] != nil {
+			s = r.X[i]
+		}
 		if s != nil {
 			parts = append(parts, *s)
 		}
@@ -138,7 +153,7 @@ func fieldsRow(id, module string, fields []content.Field, slots map[string]strin
 		i, _ := strconv.Atoi(col[1:])
 		s, n, _ := scalar(vals[f.Name])
 		if col[0] == 't' {
-			r.T[i-1] = s
+			r.T[i-1], r.X[i-1] = keyText(s)
 		} else {
 			r.N[i-1] = n
 		}
