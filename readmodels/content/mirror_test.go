@@ -18,6 +18,11 @@ func TestMirrorsTheProjection(t *testing.T) {
 	if eqTokenMax != pc.EqTokenMax {
 		t.Errorf("eqTokenMax %d, projection's EqTokenMax %d", eqTokenMax, pc.EqTokenMax)
 	}
+	for i := range pc.TextSlots {
+		if got, want := wholeOf("f."+pc.SlotColumns[i]), "f."+pc.WholeColumns[i]; got != want {
+			t.Errorf("wholeOf(f.%s) = %s, projection's whole column %s", pc.SlotColumns[i], got, want)
+		}
+	}
 	for _, v := range []string{"", "cat-04", "Brand 32", strings.Repeat("é", pc.EqTokenMax), strings.Repeat("é", pc.EqTokenMax) + "x",
 		strings.Repeat("x", pc.EqTokenMax+1), "with\x1fseparator"} {
 		if got, want := eqToken("m1", "t2", v), pc.EqToken("m1", "t2", v); got != want {

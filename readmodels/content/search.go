@@ -106,9 +106,11 @@ const (
 	maxExprNodes = 500
 	// minLike is the shortest like-pattern HALO accepts.
 	minLike = 3
-	// maxKeyText mirrors projections/content.MaxKeyText: content_keys keeps
-	// that many characters of a text, so values compared with it are cut
-	// the same way.
+	// maxKeyText mirrors projections/content.MaxKeyText: a text column
+	// (content_keys.s, content_fields.t<i>) keeps that many characters of
+	// a text, and its whole column (k.x, f.x<i>, see wholeOf) the whole
+	// text when it is longer. A condition on a text that may be cut
+	// checks the whole one (see textArg, textList, textRange, textLike).
 	maxKeyText = 500
 	// eqTokenMax mirrors projections/content.EqTokenMax: only texts of at
 	// most that many characters have an equality token.
@@ -646,15 +648,21 @@ func keyCount(q *Query, slots map[string]string) (string, []any, bool) {
 	if _, slotted := slots[t.name]; slotted || slots == nil {
 		return "", nil, false // its values are in content_fields (see fieldsCount)
 	}
-	v, err := c.arg(t, e.Value)
-	if err != nil {
-		return "", nil, false
+	var cmp string
+	if t.numeric {
+		v, err := c.arg(t, e.Value)
+		if err != nil {
+			return "", nil, false
+		}
+		cmp = t.col() + ` = ` + v
+	} else {
+		s, ok := text(e.Value)
+		if !ok {
+			return "", nil, false
+		}
+		cmp = c.textArg(s).eq("k.s")
 	}
 	mod, now := c.bind(q.ModuleIDs[0]), c.bind(q.Now)
-	cmp := t.col() + ` = ` + v
-	if !t.numeric {
-		cmp = eqText("k.s", v)
-	}
 	sql := `SELECT count(*) FROM content_keys k WHERE k.module = ` + mod + ` AND k.field = ` + c.bind(t.name) +
 		` AND ` + cmp + ` AND k.pub_from <= ` + now + ` AND k.pub_until > ` + now
 	if checkApp {
@@ -994,7 +1002,8 @@ func (c *compiler) target(e *Expr) (valueTarget, error) {
 	return t, nil
 }
 
-// arg binds one value to compare with the target's column.
+// arg binds one value to compare with the target's column (a text
+// whole: see textArg and textRange for comparing it with a text column).
 func (c *compiler) arg(t valueTarget, v any) (string, error) {
 	if t.numeric {
 		d, ok := number(v)
@@ -1007,7 +1016,92 @@ func (c *compiler) arg(t valueTarget, v any) (string, error) {
 	if !ok {
 		return "", t.bad("cannot compare with %v", v)
 	}
-	return c.bind(cut(s)), nil
+	return c.bind(s), nil
+}
+
+// wholeOf names the column that holds the whole text of text column col
+// (k.s, f.t<i>) when col keeps only its first maxKeyText characters, and
+// is NULL otherwise: k.x, f.x<i> (projections/content.WholeColumns).
+func wholeOf(col string) string {
+	if col == "k.s" {
+		return "k.x"
+	}
+	return "f.x" + strings.TrimPrefix(col, "f.t")
+}
+
+// mayBeCut reports whether a text column's value equal to the first
+// maxKeyText characters of s may be another text: s has maxKeyText
+// characters or more, so that a column holding them may hold the cut of
+// a longer text.
+func mayBeCut(s string) bool {
+	return len(s) >= maxKeyText && utf8.RuneCountInString(s) >= maxKeyText
+}
+
+// textArg is a text bound to be compared for equality with a text
+// column: whole, and cut as the column would keep it when it may be cut
+// (else "").
+type textArg struct{ whole, cut string }
+
+func (c *compiler) textArg(s string) textArg {
+	a := textArg{whole: c.bind(s)}
+	if mayBeCut(s) {
+		a.cut = a.whole
+		if k := cut(s); k != s {
+			a.cut = c.bind(k)
+		}
+	}
+	return a
+}
+
+// eq is "text column col holds the text": through col's index on
+// lower(col) (see eqText) and, for a text that may be cut, a check of the
+// whole text. A shorter text equal to col is col's whole text.
+func (a textArg) eq(col string) string {
+	if a.cut == "" {
+		return eqText(col, a.whole)
+	}
+	return eqText(col, a.cut) + " AND coalesce(" + wholeOf(col) + ", " + col + ") = " + a.whole
+}
+
+// textList is a list of texts bound as text[] to be compared with a text
+// column (see textArg): whole, and cut when one of them may be cut (else
+// "").
+type textList struct{ whole, cut string }
+
+func (c *compiler) textList(vals []string) textList {
+	l := textList{whole: c.bind(vals) + "::text[]"}
+	if slices.ContainsFunc(vals, mayBeCut) {
+		cuts := make([]string, len(vals))
+		for i, v := range vals {
+			cuts[i] = cut(v)
+		}
+		l.cut = c.bind(cuts) + "::text[]"
+	}
+	return l
+}
+
+// in is "text column col holds one of the texts" (see textArg.eq).
+func (l textList) in(col string) string {
+	if l.cut == "" {
+		return anyText(col, l.whole)
+	}
+	return anyText(col, l.cut) + " AND coalesce(" + wholeOf(col) + ", " + col + ") = ANY(" + l.whole + ")"
+}
+
+// textRange compares text column col with v (a placeholder of a whole
+// text) by op (<, <=, >, >=): a cut text compares as its whole text,
+// which its cut need not (in a collation's order, a text's first
+// characters may sort on the other side of v).
+func textRange(col, op, v string) string {
+	x := wholeOf(col)
+	return "(" + x + " IS NULL AND " + col + " " + op + " " + v + " OR " + x + " " + op + " " + v + ")"
+}
+
+// textLike matches text column col with a like-pattern (a placeholder),
+// case-insensitively: a match in a cut text is a match in its whole one;
+// a match past the cut is found in the whole text.
+func textLike(col, pat string) string {
+	return "(" + col + " ILIKE " + pat + " OR " + wholeOf(col) + " ILIKE " + pat + ")"
 }
 
 // valueLeaf compiles an operation on a values field. A field with a
@@ -1058,7 +1152,7 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		wrap = func(b colCond) string { return "(" + b(col, col) + ")" }
 		eq = func(vals []string, many bool) string {
 			if c.eqBtree && !many && len(vals) == 1 {
-				return "(" + eqText(col, c.bind(vals[0])) + ")"
+				return "(" + c.textArg(vals[0]).eq(col) + ")"
 			}
 			return c.slotEq(slot, vals, many)
 		}
@@ -1066,9 +1160,10 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		// tx is stored lower-cased (projections/content's Layout), so
 		// LIKE on it with the pattern lower-cased once, by the same
 		// lower() as ILIKE uses, finds what ILIKE would, without
-		// lower-casing each candidate's texts again.
+		// lower-casing each candidate's texts again. tx holds whole
+		// texts, and the column's check reads a cut text's whole one.
 		like = func(pat string) string {
-			return "(f.tx LIKE (SELECT lower(" + pat + ")) AND " + col + " ILIKE " + pat + ")"
+			return "(f.tx LIKE (SELECT lower(" + pat + ")) AND " + textLike(col, pat) + ")"
 		}
 	default:
 		c.itemRefs = true
@@ -1091,7 +1186,7 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		}
 	}
 	if like == nil {
-		like = func(pat string) string { return wrap(func(s, _ string) string { return s + " ILIKE " + pat }) }
+		like = func(pat string) string { return wrap(func(s, _ string) string { return textLike(s, pat) }) }
 	}
 	hasValue := wrap(func(s, n string) string {
 		if s == n {
@@ -1099,13 +1194,6 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		}
 		return "(" + s + " IS NOT NULL OR " + n + " IS NOT NULL)"
 	})
-	pick := func(s, n string) string {
-		if numeric {
-			return n
-		}
-		return s
-	}
-
 	switch op {
 	case "=", "!=":
 		cond := "NOT " + hasValue
@@ -1113,18 +1201,21 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 			if _, ok := list(e.Value); ok {
 				return "", bad("%s needs a single value (use in for a list)", op)
 			}
-			if s, ok := text(e.Value); ok && eq != nil && !numeric {
-				cond = eq([]string{cut(s)}, false)
-			} else {
+			s, isText := text(e.Value)
+			switch {
+			case numeric:
 				v, err := arg(e.Value)
 				if err != nil {
 					return "", err
 				}
-				if numeric {
-					cond = wrap(func(_, n string) string { return n + " = " + v })
-				} else {
-					cond = wrap(func(s, _ string) string { return eqText(s, v) })
-				}
+				cond = wrap(func(_, n string) string { return n + " = " + v })
+			case !isText:
+				return "", bad("cannot compare with %v", e.Value)
+			case eq != nil:
+				cond = eq([]string{s}, false)
+			default:
+				a := c.textArg(s)
+				cond = wrap(func(s, _ string) string { return a.eq(s) })
 			}
 		}
 		if op == "!=" {
@@ -1139,7 +1230,10 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return wrap(func(s, n string) string { return pick(s, n) + " " + op + " " + v }), nil
+		if numeric {
+			return wrap(func(_, n string) string { return n + " " + op + " " + v }), nil
+		}
+		return wrap(func(s, _ string) string { return textRange(s, op, v) }), nil
 	case "in", "!in":
 		l, ok := list(e.Value)
 		if !ok {
@@ -1163,7 +1257,7 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 				if !ok {
 					return "", bad("cannot compare with %v", v)
 				}
-				vals = append(vals, cut(s))
+				vals = append(vals, s)
 			}
 		}
 		if vals == nil {
@@ -1177,8 +1271,8 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		case eq != nil:
 			cond = eq(vals, true)
 		default:
-			arr := c.bind(vals) + "::text[]"
-			cond = wrap(func(s, _ string) string { return anyText(s, arr) })
+			l := c.textList(vals)
+			cond = wrap(func(s, _ string) string { return l.in(s) })
 		}
 		if withNull {
 			cond = "(" + cond + " OR NOT " + hasValue + ")"
@@ -1199,13 +1293,14 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 	}
 }
 
-// slotEq is "text column slot of the item holds one of vals" (each
-// already cut as the column holds it; many: bind them as an array even if
-// there is one): through the equality tokens of the GIN index on (tx, eqs)
-// (see projections/content.EqToken). A token names the module, the column
-// and the exact text, so no recheck on the column is needed (and none is
-// made: the planner would count its selectivity twice). Values too long
-// for a token are compared on the column, through its btree.
+// slotEq is "text column slot of the item holds one of vals" (many: bind
+// them as an array even if there is one): through the equality tokens of
+// the GIN index on (tx, eqs) (see projections/content.EqToken). A token
+// names the module, the column and the exact text, so no recheck on the
+// column is needed (and none is made: the planner would count its
+// selectivity twice). Values too long for a token are compared on the
+// column, through its btree (and, when they may be cut, with the whole
+// text: see textArg).
 func (c *compiler) slotEq(slot string, vals []string, many bool) string {
 	var toks, long []string
 	for _, v := range vals {
@@ -1224,9 +1319,9 @@ func (c *compiler) slotEq(slot string, vals []string, many bool) string {
 	}
 	switch {
 	case len(long) == 1 && !many:
-		conds = append(conds, "("+eqText("f."+slot, c.bind(long[0]))+")")
+		conds = append(conds, "("+c.textArg(long[0]).eq("f."+slot)+")")
 	case len(long) > 0:
-		conds = append(conds, "("+anyText("f."+slot, c.bind(long)+"::text[]")+")")
+		conds = append(conds, "("+c.textList(long).in("f."+slot)+")")
 	}
 	if len(conds) == 0 {
 		return "false"
@@ -1478,11 +1573,7 @@ func (c *compiler) relation(r Relation) (string, error) {
 		}
 		c.useFields = true
 		if !slices.Contains(r.IDs, "*") {
-			ids := []string{}
-			for _, id := range r.IDs {
-				ids = append(ids, cut(id))
-			}
-			return c.slotEq(slot, ids, true), nil
+			return c.slotEq(slot, r.IDs, true), nil
 		}
 		return "f." + slot + " IS NOT NULL", nil
 	}
@@ -1492,8 +1583,8 @@ func (c *compiler) relation(r Relation) (string, error) {
 		if ids == nil {
 			ids = []string{}
 		}
-		arr := c.bind(ids) + "::text[]"
-		cond = func(s, _ string) string { return anyText(s, arr) }
+		l := c.textList(ids)
+		cond = func(s, _ string) string { return l.in(s) }
 	}
 	field := c.bind(name)
 	keys := c.keyRows(field) + " AND " + cond("k.s", "") + ")"
@@ -1820,7 +1911,7 @@ func text(v any) (string, bool) {
 	return number(v)
 }
 
-// cut shortens a text the way content_keys does.
+// cut shortens a text the way a text column does (see maxKeyText).
 func cut(s string) string {
 	if utf8.RuneCountInString(s) > maxKeyText {
 		return string([]rune(s)[:maxKeyText])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -961,4 +962,133 @@ func TestKnownModule(t *testing.T) {
 	if m, ok := f.store.KnownModule("m1"); ok {
 		t.Errorf("a module found deleted is still known: %+v", m)
 	}
+}
+
+// Texts longer than the projection keeps in its indexes (MaxKeyText
+// characters) are searched whole, by every operator, whichever table keeps
+// the field (a typed column: title in m1, body in m2; key rows: body in
+// m1, title in m2, the localized headline, the list words) and whichever
+// path compiles the search (the general one, the page with its total, the
+// one-trip statement, several modules). i1 and i2 share their first 600
+// characters; i3 is their first MaxKeyText characters, what the
+// projection keeps of them.
+func TestSearchTextsPastTheCut(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var pads []content.Field
+	for i := 2; i <= pc.TextSlots; i++ {
+		pads = append(pads, field(fmt.Sprintf("pad%d", i), "01"))
+	}
+	rest := []content.Field{field("headline", "15"), field("words", "14")}
+	f.module(t0-10_000, "m1", "a1", slices.Concat([]content.Field{field("title", "01")}, pads, []content.Field{field("body", "01")}, rest)...)
+	f.module(t0-10_000, "m2", "a1", slices.Concat([]content.Field{field("body", "01")}, pads, []content.Field{field("title", "01")}, rest)...)
+	shared := strings.Repeat("lorem ipsum ", 50) // 600 characters
+	long1, long2 := shared+"needle", shared+"thread"
+	cut := string([]rune(long1)[:pc.MaxKeyText])
+	short := "a short text"
+	at := t0 - 9000
+	for _, m := range []struct{ module, prefix string }{{"m1", "i"}, {"m2", "j"}} {
+		for n, v := range []string{long1, long2, cut, short, ""} {
+			vals := map[string]any{}
+			if v != "" {
+				vals = map[string]any{"title": v, "body": v, "headline": map[string]any{"en-US": v}, "words": []any{v}}
+			}
+			at += 10
+			f.item(at, fmt.Sprintf("%s%d", m.prefix, n+1), "a1", m.module, "item", vals, t0)
+		}
+	}
+	m1, err := f.store.Module(f.ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		op    string
+		value any
+		want  []int // items of each module, by number
+	}{
+		{"like", "needle", []int{1}},
+		{"like", "NEEDLE", []int{1}},
+		{"like", "ipsum thread", []int{2}},
+		{"like", "lorem", []int{1, 2, 3}},
+		{"=", long1, []int{1}},
+		{"=", cut, []int{3}},
+		{"=", short, []int{4}},
+		{"!=", long1, []int{2, 3, 4, 5}},
+		{"!=", cut, []int{1, 2, 4, 5}},
+		{"in", []any{long1, short}, []int{1, 4}},
+		{"in", []any{cut}, []int{3}},
+		{"in", []any{long2, cut, nil}, []int{2, 3, 5}},
+		{"!in", []any{long1, cut}, []int{2, 4, 5}},
+		{">", long1, []int{2}},
+		{">=", long1, []int{1, 2}},
+		{"<", long2, []int{1, 3, 4}},
+		{"<=", cut, []int{3, 4}},
+		{">", cut, []int{1, 2}},
+		{"<", shared + "o", []int{1, 3, 4}},
+	}
+	named := func(prefix string, ns []int) []string {
+		out := []string{}
+		for _, n := range ns {
+			out = append(out, fmt.Sprintf("%s%d", prefix, n))
+		}
+		return out
+	}
+	show := func(v any) string {
+		s := fmt.Sprint(v)
+		for _, x := range [][2]string{{"long1", long1}, {"long2", long2}, {"shared", shared}, {"cut", cut}} {
+			s = strings.ReplaceAll(s, x[1], x[0])
+		}
+		return s
+	}
+	for _, prop := range []string{"title", "body", "headline", "words"} {
+		for _, c := range cases {
+			e := op(c.op, prop, c.value)
+			name := fmt.Sprintf("%s %s %s", prop, c.op, show(c.value))
+			want := named("i", c.want)
+
+			q := f.q()
+			q.SearchValues = e
+			if got := ids(f.search(q).Items); !slices.Equal(got, want) {
+				t.Errorf("%s: got %v, want %v", name, got, want)
+			}
+			if prop == "headline" {
+				q.Locale = "en-US"
+				if got := ids(f.search(q).Items); !slices.Equal(got, want) {
+					t.Errorf("%s in en-US: got %v, want %v", name, got, want)
+				}
+				continue
+			}
+
+			// Published-only, paged and counted, sorted by a column (the
+			// page with its total; a single equality is counted apart);
+			// then with the module as read (one statement).
+			q = f.q()
+			q.AllApps, q.Apps, q.PublishedOnly, q.SearchValues = false, []string{"a1"}, true, e
+			q.Count, q.Limit, q.Sort = true, 10, []rc.SortKey{{Field: "pad2"}}
+			for _, shape := range []string{"paged", "one statement"} {
+				if shape == "one statement" {
+					q.Slots, q.Revision = m1.Slots, m1.Revision
+				}
+				res := f.search(q)
+				if got := ids(res.Items); !sameItems(got, want) || res.Total != len(want) {
+					t.Errorf("%s, %s: got %v (total %d), want %v", name, shape, got, res.Total, want)
+				}
+			}
+
+			// Two modules, which keep the field in different tables.
+			q = f.q()
+			q.ModuleIDs, q.SearchValues = []string{"m1", "m2"}, e
+			want = append(want, named("j", c.want)...)
+			if got := ids(f.search(q).Items); !sameItems(got, want) {
+				t.Errorf("%s, m1 and m2: got %v, want %v", name, got, want)
+			}
+		}
+	}
+}
+
+func sameItems(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
