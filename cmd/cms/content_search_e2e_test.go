@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -677,5 +678,55 @@ func TestContentSearchKnownModule(t *testing.T) {
 	expectHaloError(t, search(t, byTitle, "values.title asc"), 400)
 	if r := search(t, byTitle, ""); r.Status != 200 || len(decodeSearch(t, r).items) != 0 {
 		t.Fatalf("the deleted module's items are still found: %s", r)
+	}
+}
+
+// A text longer than the search indexes keep of it (their first 500
+// characters) is searched whole: a like finds a word past the 600th
+// character, and =, !=, in and > tell apart titles that share their first
+// 600 characters, for an app token (the one-statement search of typed
+// columns) as for an admin, in a text field and in a localized one.
+func TestContentSearchLongTexts(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Long texts")
+	appTok := ts.appToken(app)
+	mod := ts.createModule(ts.admin, moduleBody(app.ID, "Articles", fld("title", ftText), fld("rank", ftNumber),
+		fld("headline", ftLocalized)))
+	shared := strings.Repeat("lorem ipsum ", 50) // 600 characters
+	past := nowMS() - 60_000
+	var items []instView
+	for rank, title := range []string{shared + "needle", shared + "thread", string([]rune(shared)[:500]), "a short title"} {
+		items = append(items, ts.createItem(ts.admin, itemBody(mod.ID, fmt.Sprintf("item %d", rank), map[string]any{"title": title,
+			"rank": rank, "headline": map[string]any{"en-US": title}}, "publishedAt", past)))
+	}
+	for _, field := range []string{"title", "headline"} {
+		for _, c := range []struct {
+			op    string
+			value any
+			want  []int
+		}{
+			{"like", "needle", []int{0}},
+			{"like", "IPSUM THREAD", []int{1}},
+			{"=", shared + "needle", []int{0}},
+			{"=", string([]rune(shared)[:500]), []int{2}},
+			{"!=", shared + "needle", []int{1, 2, 3}},
+			{"in", []string{shared + "thread", "a short title"}, []int{1, 3}},
+			{"!in", []string{shared + "thread"}, []int{0, 2, 3}},
+			{">", shared + "needle", []int{1}},
+		} {
+			var want []string
+			for _, n := range c.want {
+				want = append(want, items[n].ID)
+			}
+			for who, token := range map[string]string{"app": appTok, "admin": ts.admin} {
+				res := ts.search(token, map[string]any{"moduleIds": []string{mod.ID}, "searchValues": op(c.op, field, c.value, "string"),
+					"sort": "values.rank desc", "pagination": map[string]any{"page": 1, "limit": 10}})
+				if got := itemIDs(res.items); !sameSet(got, want) || res.pagination.TotalItems != len(want) {
+					t.Errorf("%s, %s %s %.20q...: %v (total %d), want %v", who, field, c.op, fmt.Sprint(c.value), got,
+						res.pagination.TotalItems, want)
+				}
+			}
+		}
 	}
 }
