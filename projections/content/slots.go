@@ -108,10 +108,10 @@ func (r *fieldRow) tx() *string {
 }
 
 // EqToken is how content_fields.eqs names "column col of an item of
-// module holds exactly the text v" (v cut to MaxKeyText characters, as
-// the column holds it): equality on text columns is answered by the GIN
-// index on (tx, eqs), together with a like in the same index scan. Only
-// values of at most EqTokenMax characters have one (see HasEqToken).
+// module holds exactly the text v": equality on text columns is answered
+// by the GIN index on (tx, eqs), together with a like in the same index
+// scan. Only values of at most EqTokenMax characters have one (see
+// HasEqToken), far shorter than a column keeps (MaxKeyText).
 func EqToken(module, col, v string) string { return module + "\x1f" + col + "=" + v }
 
 // EqTokenMax is the length, in characters, of the longest text value that
@@ -122,8 +122,7 @@ func EqToken(module, col, v string) string { return module + "\x1f" + col + "=" 
 // the column's btree answers as well.
 const EqTokenMax = 16
 
-// HasEqToken reports whether the text value v (cut as the column holds it)
-// has an equality token.
+// HasEqToken reports whether the text value v has an equality token.
 func HasEqToken(v string) bool {
 	return len(v) <= EqTokenMax || utf8.RuneCountInString(v) <= EqTokenMax
 }
