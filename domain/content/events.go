@@ -53,6 +53,10 @@ type ModuleNameReleased struct{ App, Name, ModuleID string }
 // SingleItemClaimed reserves the one item of a single-item module.
 type SingleItemClaimed struct{ ModuleID, ItemID string }
 
+// SingleItemReleased frees a single-item module's reservation: its item
+// was deleted, or the module stopped being a single-item module.
+type SingleItemReleased struct{ ModuleID, ItemID string }
+
 // ModuleTypeSaved: a module type was created or replaced.
 type ModuleTypeSaved struct {
 	TypeID string
@@ -149,6 +153,7 @@ func (ModuleDeleted) EventType() string       { return "content.module_deleted" 
 func (ModuleNameClaimed) EventType() string   { return "content.module_name_claimed" }
 func (ModuleNameReleased) EventType() string  { return "content.module_name_released" }
 func (SingleItemClaimed) EventType() string   { return "content.single_item_claimed" }
+func (SingleItemReleased) EventType() string  { return "content.single_item_released" }
 func (ModuleTypeSaved) EventType() string     { return "content.module_type_saved" }
 func (ModuleTypeDeleted) EventType() string   { return "content.module_type_deleted" }
 func (ItemCreated) EventType() string         { return "content.item_created" }
@@ -166,7 +171,8 @@ func (ItemReverted) EventType() string        { return "content.item_reverted" }
 func Events() []interface{ EventType() string } {
 	return []interface{ EventType() string }{
 		ModuleCreated{}, ModuleRenamed{}, ModuleConfigured{}, ModuleFieldsChanged{}, ModuleDeleted{},
-		ModuleNameClaimed{}, ModuleNameReleased{}, SingleItemClaimed{}, ModuleTypeSaved{}, ModuleTypeDeleted{},
+		ModuleNameClaimed{}, ModuleNameReleased{}, SingleItemClaimed{}, SingleItemReleased{},
+		ModuleTypeSaved{}, ModuleTypeDeleted{},
 		ItemCreated{}, ItemEdited{}, ItemPublished{}, ItemUnpublished{}, ItemExpirySet{}, ItemArchived{},
 		ItemUnarchived{}, ItemDeleted{}, ItemRestored{}, ItemReverted{},
 	}

@@ -244,7 +244,8 @@ func CreateModule(existing Module, id, app string, s ModuleSpec, by string) ([]a
 
 // Change decides the events that turn m into spec: a rename, a new
 // configuration, new fields. Whether the new fields fit the module's
-// existing items is the caller's check (it needs the items).
+// existing items, and whether its items allow the single-item flag
+// (SingleItem.Configure), are the caller's checks (they need the items).
 func (m Module) Change(s ModuleSpec, by string) ([]any, error) {
 	if !m.exists || m.Deleted {
 		return nil, fault.NotFoundf("module %s not found", m.ID)
