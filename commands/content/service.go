@@ -502,31 +502,99 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	if err := s.checkRelations(ctx, m, created.Values); err != nil {
 		return content.Item{}, event.Position{}, err
 	}
-	appends := []event.StreamAppend{{Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
-		Events: commands.WithApp(commands.Wrap(ctx, created), m.App)}}
-	if m.Single {
-		st := content.SingleItemStream(m.ID)
-		_, v, err := commands.Load(ctx, s.store, st, struct{}{}, func(x struct{}, _ any) struct{} { return x })
+	itemAppend := event.StreamAppend{Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
+		Events: commands.WithApp(commands.Wrap(ctx, created), m.App)}
+	for attempt := 1; ; attempt++ {
+		appends := []event.StreamAppend{itemAppend}
+		if m.Single {
+			claim, err := s.claimAppend(ctx, m, id)
+			if err != nil {
+				return content.Item{}, event.Position{}, err
+			}
+			appends = append(appends, claim)
+		}
+		res, err := s.store.AppendMulti(ctx, appends...)
+		if errors.Is(err, event.ErrVersionConflict) {
+			// The item's id is taken, or (single-item module) the
+			// reservation moved on: decide again from its new state.
+			_, v, lerr := commands.Load(ctx, s.store, content.ItemStream(id), content.Item{}, applyItem)
+			if lerr != nil {
+				return content.Item{}, event.Position{}, lerr
+			}
+			if v > 0 {
+				return content.Item{}, event.Position{}, fault.Conflictf("instance %s already exists", id).With("field", "id")
+			}
+			if m.Single && attempt < commands.MaxAttempts {
+				commands.Backoff(ctx, attempt)
+				continue
+			}
+			return content.Item{}, event.Position{}, conflict(err)
+		}
 		if err != nil {
 			return content.Item{}, event.Position{}, err
 		}
-		if v > 0 {
-			return content.Item{}, event.Position{}, fault.Conflictf("module %s holds a single item, and it has one", m.Name).With("field", "module")
-		}
-		appends = append(appends, event.StreamAppend{Stream: st, ExpectedVersion: event.NoStream,
-			Events: commands.WithApp(commands.Wrap(ctx, content.SingleItemClaimed{ModuleID: m.ID, ItemID: id}), m.App)})
+		return content.Item{}.Apply(created), res.Last, nil
 	}
-	res, err := s.store.AppendMulti(ctx, appends...)
-	if errors.Is(err, event.ErrVersionConflict) {
-		if m.Single {
-			return content.Item{}, event.Position{}, fault.Conflictf("module %s holds a single item, and it has one", m.Name).With("field", "module")
-		}
-		return content.Item{}, event.Position{}, fault.Conflictf("instance %s already exists", id).With("field", "id")
-	}
+}
+
+func applySingle(r content.SingleItem, ev any) content.SingleItem { return r.Apply(ev) }
+
+// loadSingle returns single-item module m's reservation with its stream
+// version.
+func (s *Service) loadSingle(ctx context.Context, m content.Module) (content.SingleItem, int64, error) {
+	return commands.Load(ctx, s.store, content.SingleItemStream(m.ID), content.SingleItem{}, applySingle)
+}
+
+// claimAppend decides that item claims single-item module m (its creation
+// or restore) and returns the append to the reservation's stream, expected
+// at the version read: a concurrent claim or release makes the caller's
+// whole append fail and decide again. A holder that is no longer live (see
+// SingleItem.Claim) does not block.
+func (s *Service) claimAppend(ctx context.Context, m content.Module, item string) (event.StreamAppend, error) {
+	r, v, err := s.loadSingle(ctx, m)
 	if err != nil {
-		return content.Item{}, event.Position{}, err
+		return event.StreamAppend{}, err
 	}
-	return content.Item{}.Apply(created), res.Last, nil
+	live := false
+	if h := r.Holder(); h != "" && h != item {
+		i, _, err := commands.Load(ctx, s.store, content.ItemStream(h), content.Item{}, applyItem)
+		if err != nil {
+			return event.StreamAppend{}, err
+		}
+		live = i.Exists() && !i.Deleted
+	}
+	evs, err := r.Claim(m, item, live)
+	if err != nil {
+		return event.StreamAppend{}, err
+	}
+	return event.StreamAppend{Stream: content.SingleItemStream(m.ID), ExpectedVersion: v,
+		Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)}, nil
+}
+
+// singleAppends are the changes to single-item module m's reservation that
+// go with events of item: its deletion releases the module, its restore
+// claims it (refused while another live item holds it).
+func (s *Service) singleAppends(ctx context.Context, m content.Module, item string, evs []any) ([]event.StreamAppend, error) {
+	for _, e := range evs {
+		switch e.(type) {
+		case content.ItemDeleted:
+			r, v, err := s.loadSingle(ctx, m)
+			if err != nil {
+				return nil, err
+			}
+			if rel := r.Release(m, item); len(rel) > 0 {
+				return []event.StreamAppend{{Stream: content.SingleItemStream(m.ID), ExpectedVersion: v,
+					Events: commands.WithApp(commands.Wrap(ctx, rel...), m.App)}}, nil
+			}
+		case content.ItemRestored:
+			claim, err := s.claimAppend(ctx, m, item)
+			if err != nil {
+				return nil, err
+			}
+			return []event.StreamAppend{claim}, nil
+		}
+	}
+	return nil, nil
 }
 
 // UpdateItem replaces an item's content and dates (update right on it).
@@ -586,7 +654,19 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 		if err != nil || len(evs) == 0 {
 			return i, event.Position{}, err
 		}
-		res, err := s.store.Append(ctx, content.ItemStream(id), version, commands.WithApp(commands.Wrap(ctx, evs...), i.App)...)
+		var claim []event.StreamAppend
+		if m.Single {
+			if claim, err = s.singleAppends(ctx, m, id, evs); err != nil {
+				return i, event.Position{}, err
+			}
+		}
+		var res event.AppendResult
+		if len(claim) == 0 {
+			res, err = s.store.Append(ctx, content.ItemStream(id), version, commands.WithApp(commands.Wrap(ctx, evs...), i.App)...)
+		} else {
+			res, err = s.store.AppendMulti(ctx, append(claim, event.StreamAppend{Stream: content.ItemStream(id),
+				ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), i.App)})...)
+		}
 		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
 			commands.Backoff(ctx, attempt)
 			continue
