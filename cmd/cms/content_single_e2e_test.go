@@ -136,6 +136,61 @@ func TestContentSingleItemModules(t *testing.T) {
 		}
 	})
 
+	t.Run("turning isSingle on", func(t *testing.T) {
+		ts := ts.with(t)
+		m := ts.singleModule(app.ID, "Became single", false)
+		a := ts.createItem(ts.admin, itemBody(m.ID, "a", map[string]any{"title": "a"}))
+		b := ts.createItem(ts.admin, itemBody(m.ID, "b", map[string]any{"title": "b"}))
+		r := ts.setSingle(m, true)
+		ex := haloExtra(t, r, 409)
+		if ex != nil {
+			var ids []string
+			list, _ := ex["affectedItems"].([]any)
+			for _, e := range list {
+				o, _ := e.(map[string]any)
+				id, _ := o["id"].(string)
+				ids = append(ids, id)
+			}
+			if !sameSet(ids, []string{a.ID, b.ID}) || fmt.Sprint(ex["affectedCount"]) != "2" || ex["field"] != "isSingle" {
+				t.Errorf("%s: extra %v, want affectedItems %s and %s, affectedCount 2, field isSingle", r, ex, a.ID, b.ID)
+			}
+		}
+		if ts.module(m.ID).IsSingle {
+			t.Fatalf("a refused change made the module single-item")
+		}
+		c := ts.createItem(ts.admin, itemBody(m.ID, "c", map[string]any{"title": "c"})) // still a plain module
+
+		// With one live item left, the flag is accepted and that item holds the module.
+		ts.deleteItem(a.ID)
+		ts.deleteItem(b.ID)
+		var got moduleView
+		ts.mustJSON(ts.setSingle(m, true), 200, &got)
+		if !got.IsSingle || !ts.module(m.ID).IsSingle {
+			t.Fatalf("isSingle not kept: %+v", got)
+		}
+		expectTaken(t, ts.postItem(m, "d"), m, c.ID)
+		expectTaken(t, ts.post(instancePath+"/"+a.ID+"/restore", ts.admin, nil), m, c.ID)
+	})
+
+	t.Run("turning isSingle on an empty module, off and on again", func(t *testing.T) {
+		ts := ts.with(t)
+		m := ts.singleModule(app.ID, "Toggled", false)
+		expectStatus(t, ts.setSingle(m, true), 200)
+		a := ts.createItem(ts.admin, itemBody(m.ID, "a", map[string]any{"title": "a"}))
+		expectTaken(t, ts.postItem(m, "x"), m, a.ID)
+
+		// Off: any number of items again.
+		expectStatus(t, ts.setSingle(m, false), 200)
+		b := ts.createItem(ts.admin, itemBody(m.ID, "b", map[string]any{"title": "b"}))
+		// On again: refused with two items, accepted with one.
+		expectHaloError(t, ts.setSingle(m, true), 409)
+		ts.deleteItem(a.ID)
+		expectStatus(t, ts.setSingle(m, true), 200)
+		expectTaken(t, ts.postItem(m, "y"), m, b.ID)
+		// Deleting its item frees it as ever.
+		ts.deleteItem(b.ID)
+		ts.createItem(ts.admin, itemBody(m.ID, "c", map[string]any{"title": "c"}))
+	})
 	t.Run("creates racing a restore: one wins", func(t *testing.T) {
 		ts := ts.with(t)
 		m := ts.singleModule(app.ID, "Raced", true)

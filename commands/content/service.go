@@ -243,6 +243,14 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 					return m, err
 				}
 				appends = append(appends, claim...)
+			case content.ModuleConfigured:
+				if e.Single != m.Single {
+					claim, err := s.configureSingle(ctx, m, e.Single)
+					if err != nil {
+						return m, err
+					}
+					appends = append(appends, claim...)
+				}
 			}
 		}
 		appends = append(appends, event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: version,
@@ -285,6 +293,34 @@ func (s *Service) renameAppends(ctx context.Context, m content.Module, name stri
 		{Stream: newStream, ExpectedVersion: nv, Events: commands.WithApp(commands.Wrap(ctx,
 			content.ModuleNameClaimed{App: m.App, Name: name, ModuleID: m.ID}), m.App)},
 	}, nil
+}
+
+// configureSingle decides what turning module m's single-item flag to
+// single does to its reservation (see SingleItem.Configure): turning it on
+// is refused while the module holds more than one live item, and claims
+// the module for its one item; turning it off releases the module. The
+// items are counted in the read model once it has caught up.
+func (s *Service) configureSingle(ctx context.Context, m content.Module, single bool) ([]event.StreamAppend, error) {
+	var live []string
+	if single {
+		if err := s.caughtUp(ctx); err != nil {
+			return nil, err
+		}
+		var err error
+		if live, err = s.items.ModuleItemIDs(ctx, m.ID); err != nil {
+			return nil, err
+		}
+	}
+	r, v, err := s.loadSingle(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := r.Configure(m, single, live)
+	if err != nil || len(evs) == 0 {
+		return nil, err
+	}
+	return []event.StreamAppend{{Stream: content.SingleItemStream(m.ID), ExpectedVersion: v,
+		Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)}}, nil
 }
 
 // checkItems refuses new fields that the module's items do not satisfy,
