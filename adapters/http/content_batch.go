@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"time"
@@ -15,25 +16,56 @@ import (
 )
 
 // batchBody is the batch request: Android says "truncate", iOS
-// "truncated"; entries are full instances or bare {id}/{module}. Each
-// entry is decoded on its own (batchEntry), so that a bad one fails alone.
-type batchBody struct {
-	Created          []json.RawMessage `json:"created"`
-	Updated          []json.RawMessage `json:"updated"`
-	CreatedOrUpdated []json.RawMessage `json:"createdOrUpdated"`
-	Deleted          []json.RawMessage `json:"deleted"`
-	Truncate         []json.RawMessage `json:"truncate"`
-	Truncated        []json.RawMessage `json:"truncated"`
+// "truncated"; entries (E) are full instances or bare {id}/{module}.
+type batchBody[E any] struct {
+	Created          []E `json:"created"`
+	Updated          []E `json:"updated"`
+	CreatedOrUpdated []E `json:"createdOrUpdated"`
+	Deleted          []E `json:"deleted"`
+	Truncate         []E `json:"truncate"`
+	Truncated        []E `json:"truncated"`
 }
 
-// batchEntry decodes one entry of a batch list, as strictly as a single
-// request's body.
-func batchEntry(raw json.RawMessage) (instanceBody, error) {
-	var ib instanceBody
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return ib, fault.Invalidf("each entry must be a JSON object: an instance, {id} or {module}")
+// batchEntry is one decoded entry, or why it did not decode.
+type batchEntry struct {
+	body instanceBody
+	err  error
+}
+
+// decodeBatch decodes a batch body in one pass when every entry decodes
+// (the common case), else each entry on its own, as strictly as a single
+// request's body, so that a bad entry fails alone; malformed JSON, or a
+// body or list of the wrong shape, fails the whole batch.
+func decodeBatch(body []byte) (batchBody[batchEntry], error) {
+	var typed batchBody[instanceBody]
+	if decodeFrom(bytes.NewReader(body), &typed) == nil {
+		return mapBatch(typed, func(ib instanceBody) batchEntry { return batchEntry{body: ib} }), nil
 	}
-	return ib, decodeFrom(bytes.NewReader(raw), &ib)
+	var raw batchBody[json.RawMessage]
+	if err := decodeFrom(bytes.NewReader(body), &raw); err != nil {
+		return batchBody[batchEntry]{}, err
+	}
+	return mapBatch(raw, func(m json.RawMessage) batchEntry {
+		var e batchEntry
+		if t := bytes.TrimSpace(m); len(t) == 0 || t[0] != '{' {
+			e.err = fault.Invalidf("each entry must be a JSON object: an instance, {id} or {module}")
+		} else {
+			e.err = decodeFrom(bytes.NewReader(m), &e.body)
+		}
+		return e
+	}), nil
+}
+
+func mapBatch[A, B any](b batchBody[A], f func(A) B) batchBody[B] {
+	each := func(l []A) []B {
+		out := make([]B, len(l))
+		for i, a := range l {
+			out[i] = f(a)
+		}
+		return out
+	}
+	return batchBody[B]{Created: each(b.Created), Updated: each(b.Updated), CreatedOrUpdated: each(b.CreatedOrUpdated),
+		Deleted: each(b.Deleted), Truncate: each(b.Truncate), Truncated: each(b.Truncated)}
 }
 
 // maxBatchOps bounds the operations of one batch.
@@ -59,8 +91,13 @@ type totalJSON struct {
 }
 
 func (s *server) batch(w http.ResponseWriter, r *http.Request) {
-	var b batchBody
-	if err := decode(r, &b); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.fail(w, r, badJSON(err))
+		return
+	}
+	b, err := decodeBatch(body)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -72,17 +109,17 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 	}
 	var ops []cmdcontent.BatchOp
 	var parseErrs = map[int]error{}
-	add := func(kind string, list []json.RawMessage) {
-		for pos, raw := range list {
-			ib, err := batchEntry(raw)
+	add := func(kind string, list []batchEntry) {
+		for pos, e := range list {
+			err := e.err
 			var in cmdcontent.ItemInput
 			if err == nil {
-				in, err = ib.input()
+				in, err = e.body.input()
 			}
 			if err != nil {
 				parseErrs[len(ops)] = err
 			}
-			ops = append(ops, cmdcontent.BatchOp{Kind: kind, Position: pos, Item: in, Module: ib.Module})
+			ops = append(ops, cmdcontent.BatchOp{Kind: kind, Position: pos, Item: in, Module: e.body.Module})
 		}
 	}
 	add(cmdcontent.OpTruncate, truncates)
