@@ -407,6 +407,26 @@ func TestContentItemValidation(t *testing.T) {
 			with("when", 1577836800000), with("photo", "https://example.com/a.JPG"), with("author", target.ID), with("title", "abcde")} {
 			expectStatus(t, post(v), 201)
 		}
+		// A relation names a live item of the module's own app.
+		free := ts.createModule(ts.admin, moduleBody(app.ID, "Free relations", fld("to", ftRelation), fld("many", ftMultiRelation)))
+		otherApp := ts.createApp("Validation Other App")
+		otherMod := ts.createModule(ts.admin, moduleBody(otherApp.ID, "Theirs", fld("title", ftText)))
+		theirs := ts.createItem(ts.admin, itemBody(otherMod.ID, "theirs", map[string]any{"title": "t"}))
+		gone := ts.createItem(ts.admin, itemBody(free.ID, "gone", nil))
+		expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + gone.ID, token: ts.admin}), 200)
+		for name, vals := range map[string]map[string]any{
+			"another app's item": {"to": theirs.ID},
+			"a deleted item":     {"to": gone.ID},
+			"in a list":          {"many": []any{target.ID, theirs.ID}},
+		} {
+			field := "to"
+			if _, ok := vals["many"]; ok {
+				field = "many"
+			}
+			r := ts.post(instancePath, ts.admin, itemBody(free.ID, name, vals))
+			expectViolation(t, r, field, "")
+		}
+		expectStatus(t, ts.post(instancePath, ts.admin, itemBody(free.ID, "fine", map[string]any{"to": target.ID, "many": []any{target.ID}})), 201)
 		// The same checks on update; the item stays as it was.
 		it := ts.createItem(ts.admin, itemBody(m.ID, "to edit", ok))
 		expectViolation(t, ts.put(instancePath+"/"+it.ID, ts.admin, itemBody(m.ID, "edited", with("qty", 50))), "qty", "validator.range")

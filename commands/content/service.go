@@ -29,7 +29,7 @@ type Names interface {
 // Items is what the commands read from the content read model: which items
 // exist (relation checks) and a module's items' values (field changes).
 type Items interface {
-	ItemModules(ctx context.Context, ids []string) (map[string]string, error)
+	LiveItemModules(ctx context.Context, app string, ids []string) (map[string]string, error)
 	ModuleValues(ctx context.Context, module string, fn func(id string, values map[string]any) error) error
 	ModuleItemIDs(ctx context.Context, module string) ([]string, error)
 }
@@ -468,7 +468,9 @@ func (s *Service) checkRelations(ctx context.Context, m content.Module, values m
 	if len(ids) == 0 {
 		return nil
 	}
-	found, err := s.items.ItemModules(ctx, ids)
+	// A relation names a live item of the module's own app: another app's
+	// items are not the caller's to point at (nor to learn of).
+	found, err := s.items.LiveItemModules(ctx, m.App, ids)
 	if err != nil {
 		return err
 	}
@@ -479,7 +481,7 @@ func (s *Service) checkRelations(ctx context.Context, m content.Module, values m
 			if err != nil {
 				return err
 			}
-			if i.Exists() {
+			if i.Exists() && !i.Deleted && i.App == m.App {
 				found[id] = i.Module
 			}
 		}

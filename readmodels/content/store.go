@@ -327,9 +327,10 @@ func lowerAll(ss []string) []string {
 	return out
 }
 
-// ItemModules maps each of ids that exists (deleted or not) to its module.
-func (s *Store) ItemModules(ctx context.Context, ids []string) (map[string]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, module FROM content_items WHERE id = ANY($1)`, ids)
+// LiveItemModules maps each of ids that is a live (not deleted) item of
+// app to its module.
+func (s *Store) LiveItemModules(ctx context.Context, app string, ids []string) (map[string]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, module FROM content_items WHERE id = ANY($1) AND app = $2 AND deleted_at IS NULL`, ids, app)
 	if err != nil {
 		return nil, err
 	}
