@@ -730,3 +730,107 @@ func TestContentSearchLongTexts(t *testing.T) {
 		}
 	}
 }
+
+// The CMS's state filters (wire-reference §5.1 "Content states") reach
+// the search as metaSearch trees built exactly per the state table, with
+// now as a date value. One module holds an item in every state; a CMS
+// user (the admin, and a user with only the read right on the app) gets
+// exactly the items of the state asked for, and an app token, sending no
+// metaSearch at all, only the published one.
+func TestContentSearchStateFilters(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("States App")
+	mod := ts.createModule(ts.admin, moduleBody(app.ID, "Stories", fld("title", ftText)))
+	item := func(name string, kv ...any) instView {
+		return ts.createItem(ts.admin, itemBody(mod.ID, name, map[string]any{"title": name}, kv...))
+	}
+	past := nowMS() - 60_000
+	concept := item("concept")
+	published := ts.transit(ts.admin, item("published").ID, "publish", nil)
+	scheduled := ts.transit(ts.admin, item("scheduled").ID, "publish", map[string]any{"publishedAt": nowMS() + time.Hour.Milliseconds()})
+	expired := item("expired", "publishedAt", past, "removedAt", nowMS()-1000)
+	archived := ts.transit(ts.admin, item("archived", "publishedAt", past).ID, "archive", nil)
+	deleted := item("deleted", "publishedAt", past)
+	ts.mustNum(ts.do(request{method: "DELETE", path: instancePath + "/" + deleted.ID, token: ts.admin}), 200, &deleted)
+	if scheduled.PublishedAt == nil || !near(*scheduled.PublishedAt-time.Hour.Milliseconds(), time.Minute) ||
+		archived.ArchivedAt == nil || archived.PublishedAt == nil || deleted.DeletedAt == nil {
+		t.Fatalf("set-up: scheduled %+v, archived %+v, deleted %+v", scheduled, archived, deleted)
+	}
+	names := map[string]string{}
+	for _, it := range []instView{concept, published, scheduled, expired, archived, deleted} {
+		names[it.ID] = it.Name
+	}
+	label := func(ids []string) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			if out[i] = names[id]; out[i] == "" {
+				out[i] = id
+			}
+		}
+		return sorted(out)
+	}
+	ids := func(its ...instView) []string { return itemIDs(its) }
+
+	now := nowMS()
+	isNull := func(p string) map[string]any { return op("=", p, nil, "null") }
+	atOrBefore := func(p string) map[string]any { return op("<=", p, now, "date") }
+	notExpired := cond("or", op(">", "removedAt", now, "date"), isNull("removedAt"))
+	trees := []struct {
+		name string
+		tree map[string]any
+		want []string
+	}{
+		// The SDKs' Published filter does not name archivedAt: an item
+		// published and then archived keeps its publishedAt and matches.
+		{"Published (SDKs)", cond("and", atOrBefore("publishedAt"), isNull("deletedAt"), notExpired), ids(published, archived)},
+		{"Published (with archivedAt == null)", cond("and", atOrBefore("publishedAt"), isNull("deletedAt"), notExpired, isNull("archivedAt")), ids(published)},
+		{"Concept", cond("and", isNull("publishedAt"), isNull("archivedAt"), isNull("removedAt"), isNull("deletedAt")), ids(concept)},
+		{"Expired", cond("and", atOrBefore("removedAt"), isNull("deletedAt")), ids(expired)},
+		{"Archived", cond("and", atOrBefore("archivedAt"), isNull("deletedAt")), ids(archived)},
+		{"Archived (iOS)", cond("and", atOrBefore("archivedAt"), isNull("deletedAt"), isNull("removedAt")), ids(archived)},
+		{"Deleted", op("!=", "deletedAt", nil, "null"), ids(deleted)},
+		{"no metaSearch", nil, ids(concept, published, scheduled, expired, archived)},
+	}
+
+	_, reader := ts.userWith("states-reader", grantTo{app: app.ID, perms: []string{"read"}})
+	for _, who := range []struct{ name, token string }{{"admin", ts.admin}, {"app reader", reader}} {
+		t.Run(who.name, func(t *testing.T) {
+			ts := ts.with(t)
+			for _, c := range trees {
+				body := map[string]any{"moduleIds": []string{mod.ID}}
+				if c.tree != nil {
+					body["metaSearch"] = c.tree
+				}
+				if got := ts.searchIDs(who.token, body); !sameSet(got, c.want) {
+					t.Errorf("%s: got %v, want %v", c.name, label(got), label(c.want))
+				}
+			}
+			// Both skip forms of the Concept filter: an absent skip
+			// answers the envelope, skip true the bare array.
+			body := map[string]any{"moduleIds": []string{mod.ID}, "metaSearch": trees[2].tree}
+			res := ts.search(who.token, body)
+			if !res.paginated || res.pagination != (paginationView{Page: 1, Limit: 10, Offset: 0, TotalItems: 1, TotalPages: 1}) ||
+				!sameSet(itemIDs(res.items), ids(concept)) {
+				t.Errorf("Concept without skip: paginated %v %+v, items %v", res.paginated, res.pagination, label(itemIDs(res.items)))
+			}
+			body["pagination"] = map[string]any{"skip": true}
+			res = ts.search(who.token, body)
+			if res.paginated || !sameSet(itemIDs(res.items), ids(concept)) {
+				t.Errorf("Concept with skip true: paginated %v, items %v", res.paginated, label(itemIDs(res.items)))
+			}
+		})
+	}
+
+	t.Run("app token", func(t *testing.T) {
+		ts := ts.with(t)
+		appTok := ts.appToken(app)
+		if got := ts.searchIDs(appTok, map[string]any{"moduleName": "Stories"}); !sameSet(got, ids(published)) {
+			t.Errorf("no metaSearch: got %v, want [published]", label(got))
+		}
+		res := ts.search(appTok, map[string]any{"moduleName": "Stories"})
+		if !res.paginated || res.pagination.TotalItems != 1 || !sameSet(itemIDs(res.items), ids(published)) {
+			t.Errorf("no metaSearch, no skip: paginated %v %+v, items %v", res.paginated, res.pagination, label(itemIDs(res.items)))
+		}
+	})
+}
