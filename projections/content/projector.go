@@ -861,19 +861,14 @@ func scalar(v any) (*string, *json.Number, bool) {
 	return nil, nil, false
 }
 
-// keyText is how a text is indexed: its first MaxKeyText characters and,
-// when it is longer, the whole text (nil otherwise).
+// keyText is how a text is indexed: its KeyCut and, when that is not the
+// whole text, the whole text (nil otherwise).
 func keyText(s *string) (key, whole *string) {
-	if s == nil || len(*s) <= MaxKeyText {
-		return s, nil
+	if s == nil {
+		return nil, nil
 	}
-	n := 0
-	for i := range *s {
-		if n == MaxKeyText {
-			k := (*s)[:i]
-			return &k, s
-		}
-		n++
+	if k := KeyCut(*s); k != *s {
+		return &k, s
 	}
 	return s, nil
 }

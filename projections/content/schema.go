@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/halocms/halocms/projections"
 )
@@ -61,14 +62,36 @@ func (Projector) Tables() []string {
 // Never is the pub_until of an item with no expiry or archive date.
 const Never int64 = 1<<63 - 1
 
-// MaxKeyText is how much of a text value the btree indexes take: a
-// content_keys.s or content_fields.t<i> holds the first MaxKeyText
-// characters of its text (an index entry must fit in a third of a page),
-// and, when the text is longer, content_keys.x or content_fields.x<i>
-// holds it whole (NULL otherwise). Searches compare and match whole texts
-// (they check a cut text's whole one), and content_fields.tx takes whole
-// texts; sorts order by the first MaxKeyText characters.
-const MaxKeyText = 500
+// MaxKeyText and MaxKeyBytes bound how much of a text value the btree
+// indexes take: a content_keys.s or content_fields.t<i> holds KeyCut of
+// its text, at most MaxKeyText characters and MaxKeyBytes bytes, and,
+// when the text is longer, content_keys.x or content_fields.x<i> holds it
+// whole (NULL otherwise). A btree entry must fit in a third of a page
+// (2,704 bytes) and the text columns' indexes hold both the text and its
+// lower(), which may be longer in bytes: 500 characters of a script of
+// three or four bytes each would not fit. Searches compare and match whole
+// texts (they check a cut text's whole one), and content_fields.tx takes
+// whole texts; sorts order by the cut.
+const (
+	MaxKeyText  = 500
+	MaxKeyBytes = 800
+)
+
+// KeyCut returns the part of text s that a text column keeps: its first
+// MaxKeyText characters, fewer when they would pass MaxKeyBytes bytes.
+func KeyCut(s string) string {
+	if len(s) <= MaxKeyText {
+		return s
+	}
+	for i, n := 0, 0; i < len(s); n++ {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		if n == MaxKeyText || i+w > MaxKeyBytes {
+			return s[:i]
+		}
+		i += w
+	}
+	return s
+}
 
 func (Projector) Create(ctx context.Context, db projections.DB, schema string) error {
 	_, err := db.Exec(ctx, fmt.Sprintf(`

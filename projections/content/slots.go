@@ -81,7 +81,7 @@ type fieldRow struct {
 	Module   string
 	PubFrom  *int64
 	PubUntil int64
-	T        [TextSlots]*string // cut to MaxKeyText characters
+	T        [TextSlots]*string // cut by KeyCut
 	X        [TextSlots]*string // T whole, when it was cut
 	N        [NumberSlots]*json.Number
 }

@@ -15,6 +15,15 @@ func TestMirrorsTheProjection(t *testing.T) {
 	if maxKeyText != pc.MaxKeyText {
 		t.Errorf("maxKeyText %d, projection's MaxKeyText %d", maxKeyText, pc.MaxKeyText)
 	}
+	if maxKeyBytes != pc.MaxKeyBytes {
+		t.Errorf("maxKeyBytes %d, projection's MaxKeyBytes %d", maxKeyBytes, pc.MaxKeyBytes)
+	}
+	for _, v := range []string{"", "short", strings.Repeat("a", pc.MaxKeyText+1), strings.Repeat("é", pc.MaxKeyText),
+		strings.Repeat("狐", 300), strings.Repeat("😀", 250), strings.Repeat("a", 798) + "😀", "x\xff" + strings.Repeat("y", 900)} {
+		if got, want := cut(v), pc.KeyCut(v); got != want {
+			t.Errorf("cut(%.20q…) keeps %d bytes, projection's KeyCut %d", v, len(got), len(want))
+		}
+	}
 	if eqTokenMax != pc.EqTokenMax {
 		t.Errorf("eqTokenMax %d, projection's EqTokenMax %d", eqTokenMax, pc.EqTokenMax)
 	}

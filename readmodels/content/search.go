@@ -106,12 +106,14 @@ const (
 	maxExprNodes = 500
 	// minLike is the shortest like-pattern HALO accepts.
 	minLike = 3
-	// maxKeyText mirrors projections/content.MaxKeyText: a text column
-	// (content_keys.s, content_fields.t<i>) keeps that many characters of
-	// a text, and its whole column (k.x, f.x<i>, see wholeOf) the whole
-	// text when it is longer. A condition on a text that may be cut
-	// checks the whole one (see textArg, textList, textRange, textLike).
-	maxKeyText = 500
+	// maxKeyText and maxKeyBytes mirror projections/content.MaxKeyText
+	// and MaxKeyBytes: a text column (content_keys.s, content_fields.t<i>)
+	// keeps the cut of a text (see cut), and its whole column (k.x, f.x<i>,
+	// see wholeOf) the whole text when it is longer. A condition on a text
+	// that may be cut checks the whole one (see textArg, textList,
+	// textRange, textLike).
+	maxKeyText  = 500
+	maxKeyBytes = 800
 	// eqTokenMax mirrors projections/content.EqTokenMax: only texts of at
 	// most that many characters have an equality token.
 	eqTokenMax = 16
@@ -1029,12 +1031,12 @@ func wholeOf(col string) string {
 	return "f.x" + strings.TrimPrefix(col, "f.t")
 }
 
-// mayBeCut reports whether a text column's value equal to the first
-// maxKeyText characters of s may be another text: s has maxKeyText
-// characters or more, so that a column holding them may hold the cut of
-// a longer text.
+// mayBeCut reports whether a text column's value equal to the cut of s
+// may be another text: s is as long as a cut gets (maxKeyText characters,
+// or so many bytes that one more character might not have fitted), so
+// that a column holding its cut may hold the cut of a longer text.
 func mayBeCut(s string) bool {
-	return len(s) >= maxKeyText && utf8.RuneCountInString(s) >= maxKeyText
+	return len(s) > maxKeyBytes-utf8.UTFMax || len(s) >= maxKeyText && utf8.RuneCountInString(s) >= maxKeyText
 }
 
 // textArg is a text bound to be compared for equality with a text
@@ -1911,10 +1913,19 @@ func text(v any) (string, bool) {
 	return number(v)
 }
 
-// cut shortens a text the way a text column does (see maxKeyText).
+// cut shortens a text the way a text column does (projections/content's
+// KeyCut): to its first maxKeyText characters, fewer when they would pass
+// maxKeyBytes bytes.
 func cut(s string) string {
-	if utf8.RuneCountInString(s) > maxKeyText {
-		return string([]rune(s)[:maxKeyText])
+	if len(s) <= maxKeyText {
+		return s
+	}
+	for i, n := 0, 0; i < len(s); n++ {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		if n == maxKeyText || i+w > maxKeyBytes {
+			return s[:i]
+		}
+		i += w
 	}
 	return s
 }

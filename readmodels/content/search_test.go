@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -964,16 +966,45 @@ func TestKnownModule(t *testing.T) {
 	}
 }
 
-// Texts longer than the projection keeps in its indexes (MaxKeyText
-// characters) are searched whole, by every operator, whichever table keeps
-// the field (a typed column: title in m1, body in m2; key rows: body in
-// m1, title in m2, the localized headline, the list words) and whichever
-// path compiles the search (the general one, the page with its total, the
-// one-trip statement, several modules). i1 and i2 share their first 600
-// characters; i3 is their first MaxKeyText characters, what the
-// projection keeps of them.
+// Texts longer than the projection keeps in its indexes (KeyCut: at most
+// MaxKeyText characters and MaxKeyBytes bytes) are searched whole, by
+// every operator, whichever table keeps the field (a typed column: title
+// in m1, body in m2; key rows: body in m1, title in m2, the localized
+// headline, the list words) and whichever path compiles the search (the
+// general one, the page with its total, the one-trip statement, several
+// modules), in scripts of one, three and four bytes a character. i1 and
+// i2 share a long start; i3 is what the projection keeps of them.
 func TestSearchTextsPastTheCut(t *testing.T) {
 	t.Parallel()
+	for _, a := range []struct {
+		name     string
+		lo, hi   rune
+		wordSize int
+	}{
+		{"one byte", 'a', 'z', 6},
+		{"three bytes", 0x4E00, 0x9FFF, 3},  // CJK ideographs
+		{"four bytes", 0x1F300, 0x1F5FF, 3}, // pictographs
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			// Past both bounds of the cut, and random, so that PostgreSQL
+			// cannot compress it: 500 characters of three or four bytes each
+			// were once cut by characters alone, and made index entries too
+			// large to insert (the projection stopped).
+			rng := rand.New(rand.NewPCG(uint64(a.lo), 7))
+			var b strings.Builder
+			b.WriteString("lorem ")
+			for b.Len() <= 2*pc.MaxKeyBytes || utf8.RuneCountInString(b.String()) <= pc.MaxKeyText {
+				for range a.wordSize {
+					b.WriteRune(a.lo + rng.Int32N(a.hi-a.lo+1))
+				}
+				b.WriteByte(' ')
+			}
+			textsPastTheCut(t, b.String())
+		})
+	}
+}
+
+func textsPastTheCut(t *testing.T, shared string) {
 	f := newFixture(t)
 	var pads []content.Field
 	for i := 2; i <= pc.TextSlots; i++ {
@@ -982,9 +1013,13 @@ func TestSearchTextsPastTheCut(t *testing.T) {
 	rest := []content.Field{field("headline", "15"), field("words", "14")}
 	f.module(t0-10_000, "m1", "a1", slices.Concat([]content.Field{field("title", "01")}, pads, []content.Field{field("body", "01")}, rest)...)
 	f.module(t0-10_000, "m2", "a1", slices.Concat([]content.Field{field("body", "01")}, pads, []content.Field{field("title", "01")}, rest)...)
-	shared := strings.Repeat("lorem ipsum ", 50) // 600 characters
 	long1, long2 := shared+"needle", shared+"thread"
-	cut := string([]rune(long1)[:pc.MaxKeyText])
+	cut := pc.KeyCut(long1)
+	if cut == long1 || cut != pc.KeyCut(long2) {
+		t.Fatalf("the texts are not cut alike: %d and %d bytes kept of %d", len(cut), len(pc.KeyCut(long2)), len(long1))
+	}
+	words := strings.Fields(shared)
+	first, last := "lor", words[len(words)-1]
 	short := "a short text"
 	at := t0 - 9000
 	for _, m := range []struct{ module, prefix string }{{"m1", "i"}, {"m2", "j"}} {
@@ -1008,8 +1043,8 @@ func TestSearchTextsPastTheCut(t *testing.T) {
 	}{
 		{"like", "needle", []int{1}},
 		{"like", "NEEDLE", []int{1}},
-		{"like", "ipsum thread", []int{2}},
-		{"like", "lorem", []int{1, 2, 3}},
+		{"like", last + " thread", []int{2}},
+		{"like", first, []int{1, 2, 3}},
 		{"=", long1, []int{1}},
 		{"=", cut, []int{3}},
 		{"=", short, []int{4}},
