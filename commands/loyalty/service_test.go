@@ -613,6 +613,47 @@ func TestRebalanceDamagedHistory(t *testing.T) {
 	}
 }
 
+// TestExpiryCorrectsADamagedBalanceFirst: the expiry of a due lot on a
+// damaged history records the correction and the expiry in one append,
+// counts only the lot, and leaves a rebalance nothing to hand back.
+func TestExpiryCorrectsADamagedBalanceFirst(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	later := time.Now().Add(time.Hour)
+	lot, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 100, ExpiresAt: &later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An earlier version recorded a wrong running balance: 10 points, 50
+	// recorded (appended behind the service's back).
+	if _, err := e.store.Append(e.ctx, loyalty.AccountStream("ann"), 2, event.Event{Data: loyalty.PointsEarned{
+		Account: "ann", App: "app1", Transaction: "imported", Amount: 10, Balance: 50, IdempotencyKey: "imported"}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 50}); err != nil || res.Balance != 0 {
+		t.Fatalf("redeem %+v %v", res, err)
+	}
+	n, err := e.svc.ExpireDue(as(e.ctx, admin), "ann", later.Add(time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("expire: %d lots, %v; want 1", n, err)
+	}
+	recs := e.history(t, "ann")
+	c, x := recs[len(recs)-2], recs[len(recs)-1]
+	if d, ok := c.Data.(loyalty.BalanceCorrected); !ok || d.Old != 0 || d.New != 60 {
+		t.Errorf("before the expiry %+v, want the correction 0 to 60", c.Data)
+	}
+	if d, ok := x.Data.(loyalty.PointsExpired); !ok || d.Lot != lot.Transaction || d.Amount != 50 || d.Balance != 10 {
+		t.Errorf("last %+v, want the expiry of the lot's 50 points, balance 10", x.Data)
+	}
+	if c.Position.TxID != x.Position.TxID || c.Meta.Actor != "user:root" || x.Meta.Actor != "user:root" {
+		t.Errorf("correction %+v and expiry %+v: want one append by the admin", c.Meta, x.Meta)
+	}
+	rb, err := e.svc.Rebalance(as(e.ctx, updater), "ann")
+	if err != nil || rb.Corrected || rb.Old != 10 || rb.New != 10 {
+		t.Errorf("rebalance after the expiry %+v %v, want nothing to correct at 10", rb, err)
+	}
+}
+
 func TestRedeemExpiresDueLotsFirst(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, cmdloyalty.Options{})

@@ -231,47 +231,119 @@ func TestExpiry(t *testing.T) {
 	}
 }
 
-// TestExpiryNeverBelowZero: on a damaged history the lots can hold more
-// points than the recorded balance; expiry takes at most the balance, and
-// a lot with nothing left to take still expires (it does not come due
-// again).
+// TestExpiryNeverBelowZero: on a damaged history (the recorded balance
+// differs from what the transactions add up to) the expiry of a due lot
+// first corrects the balance, as a rebalance would, then expires the
+// lot's whole remainder from the corrected balance: a later rebalance has
+// nothing to hand back. The lots can still hold more than the balance; an
+// expiry takes at most the balance, and a lot with nothing left to take
+// still expires (it does not come due again).
 func TestExpiryNeverBelowZero(t *testing.T) {
 	a := newAcct()
 	lot := a.earn(t, 100, at(time.Hour))
 	// A damaged earn: 10 points, but a recorded balance of 50 (not 110).
 	a.Apply(loyalty.PointsEarned{Account: "u1", App: "app1", Transaction: "damaged", Amount: 10, Balance: 50, IdempotencyKey: "damaged"})
 	a.ok(t)(a.Redeem(loyalty.Points{Amount: 50}, t0, a.newID)) // from the expiring lot: 50 of it left
-	if a.Balance() != 0 || lotIDs(a.Lots()) != lot+":50 damaged:10" {
-		t.Fatalf("before the expiry: balance %d, lots %s", a.Balance(), lotIDs(a.Lots()))
+	if a.Balance() != 0 || a.Sum() != 60 || lotIDs(a.Lots()) != lot+":50 damaged:10" {
+		t.Fatalf("before the expiry: balance %d sum %d, lots %s", a.Balance(), a.Sum(), lotIDs(a.Lots()))
 	}
 	d := a.ok(t)(a.ExpireDue(t0.Add(time.Hour), a.newID), nil)
-	if len(d.Events) != 1 || d.Expired != 1 {
-		t.Fatalf("expire: %+v", d)
+	if got := types(d.Events); !reflect.DeepEqual(got, []string{"loyalty.balance_corrected", "loyalty.points_expired"}) || d.Expired != 1 {
+		t.Fatalf("expire: events %v, expired %d; want the correction, then the expiry of one lot", got, d.Expired)
 	}
-	if e := d.Events[0].(loyalty.PointsExpired); e.Lot != lot || e.Amount != 0 || e.Balance != 0 {
-		t.Errorf("expired %+v, want the lot with amount 0 and balance 0", e)
+	if c := d.Events[0].(loyalty.BalanceCorrected); c != (loyalty.BalanceCorrected{Account: "u1", App: "app1", Old: 0, New: 60}) {
+		t.Errorf("corrected %+v, want 0 to 60", c)
 	}
-	if a.Balance() != 0 || lotIDs(a.Lots()) != "damaged:10" {
-		t.Errorf("after the expiry: balance %d, lots %s; want 0 and the lot gone", a.Balance(), lotIDs(a.Lots()))
+	if e := d.Events[1].(loyalty.PointsExpired); e.Lot != lot || e.Amount != 50 || e.Balance != 10 {
+		t.Errorf("expired %+v, want the lot's 50 points and balance 10", e)
+	}
+	if a.Balance() != 10 || a.Sum() != 10 || lotIDs(a.Lots()) != "damaged:10" {
+		t.Errorf("after the expiry: balance %d sum %d, lots %s; want 10 (110 earned - 50 redeemed - 50 expired) and the lot gone",
+			a.Balance(), a.Sum(), lotIDs(a.Lots()))
+	}
+	if d := a.Rebalance(); len(d.Events) != 0 {
+		t.Errorf("a rebalance after the expiry decides %+v, want nothing", d.Events)
 	}
 	if d := a.ExpireDue(t0.Add(2*time.Hour), a.newID); len(d.Events) != 0 {
 		t.Errorf("the expired lot came due again: %v", types(d.Events))
 	}
 
-	// Partly: the balance holds less than the due lot.
+	// The lot holds more than the corrected balance: its expiry takes what
+	// the balance holds, down to 0.
 	b := newAcct()
 	lot = b.earn(t, 100, at(time.Hour))
 	b.Apply(loyalty.PointsRedeemed{Account: "u1", App: "app1", Transaction: "damaged", Amount: 30, Balance: 40, IdempotencyKey: "damaged"})
 	d = b.ok(t)(b.ExpireDue(t0.Add(time.Hour), b.newID), nil)
-	if e := d.Events[0].(loyalty.PointsExpired); len(d.Events) != 1 || e.Lot != lot || e.Amount != 40 || e.Balance != 0 {
-		t.Errorf("expired %+v, want 40 of the lot (what the balance held), balance 0", d.Events)
+	if got := types(d.Events); !reflect.DeepEqual(got, []string{"loyalty.balance_corrected", "loyalty.points_expired"}) || d.Expired != 1 {
+		t.Fatalf("expire: events %v, expired %d", got, d.Expired)
 	}
-	// A debit sees the same: the expiry leaves nothing to spend.
+	if c := d.Events[0].(loyalty.BalanceCorrected); c.Old != 40 || c.New != 70 {
+		t.Errorf("corrected %+v, want 40 to 70", c)
+	}
+	if e := d.Events[1].(loyalty.PointsExpired); e.Lot != lot || e.Amount != 70 || e.Balance != 0 {
+		t.Errorf("expired %+v, want 70 of the lot (what the corrected balance held), balance 0", e)
+	}
+	if d := b.Rebalance(); len(d.Events) != 0 || b.Balance() != 0 {
+		t.Errorf("rebalance after the expiry %+v, balance %d", d.Events, b.Balance())
+	}
+	// Recorded and summed balances agree at 0 while the lot still holds
+	// points (a redemption that named no lot): no correction, an expiry of
+	// nothing.
+	z := newAcct()
+	lot = z.earn(t, 100, at(time.Hour))
+	z.Apply(loyalty.PointsRedeemed{Account: "u1", App: "app1", Transaction: "damaged", Amount: 100, Balance: 0, IdempotencyKey: "damaged"})
+	d = z.ok(t)(z.ExpireDue(t0.Add(time.Hour), z.newID), nil)
+	if e, ok := d.Events[0].(loyalty.PointsExpired); len(d.Events) != 1 || !ok || e.Lot != lot || e.Amount != 0 || e.Balance != 0 || d.Expired != 1 {
+		t.Errorf("expire %+v, want the lot's expiry of 0 points alone", d.Events)
+	}
+	// A debit sees the same, in one decision: the correction, the expiry,
+	// then the debit from what is left.
 	c := newAcct()
-	c.earn(t, 100, at(time.Hour))
-	c.Apply(loyalty.PointsRedeemed{Account: "u1", App: "app1", Transaction: "damaged", Amount: 30, Balance: 40, IdempotencyKey: "damaged"})
-	_, err := c.Redeem(loyalty.Points{Amount: 1}, t0.Add(time.Hour), c.newID)
-	wantFault(t, err, fault.Conflict, map[string]any{"balance": int64(0), "requested": int64(1)})
+	lot = c.earn(t, 100, at(time.Hour))
+	c.earn(t, 5, nil)
+	c.Apply(loyalty.PointsRedeemed{Account: "u1", App: "app1", Transaction: "damaged", Amount: 30, Balance: 40, IdempotencyKey: "damaged",
+		Lots: []loyalty.LotUse{{Lot: lot, Amount: 30}}}) // 70 left in the lot, 75 in all, 40 recorded
+	_, err := c.Redeem(loyalty.Points{Amount: 6}, t0.Add(time.Hour), c.newID)
+	wantFault(t, err, fault.Conflict, map[string]any{"balance": int64(5), "requested": int64(6)})
+	d = c.ok(t)(c.Redeem(loyalty.Points{Amount: 5}, t0.Add(time.Hour), c.newID))
+	want := []string{"loyalty.balance_corrected", "loyalty.points_expired", "loyalty.points_redeemed"}
+	if got := types(d.Events); !reflect.DeepEqual(got, want) || d.Expired != 1 {
+		t.Fatalf("redeem: events %v, expired %d; want %v and one lot expired", got, d.Expired, want)
+	}
+	if cr := d.Events[0].(loyalty.BalanceCorrected); cr.Old != 40 || cr.New != 75 {
+		t.Errorf("corrected %+v, want 40 to 75", cr)
+	}
+	if e := d.Events[1].(loyalty.PointsExpired); e.Lot != lot || e.Amount != 70 || e.Balance != 5 {
+		t.Errorf("expired %+v, want 70, balance 5", e)
+	}
+	if r := d.Events[2].(loyalty.PointsRedeemed); r.Balance != 0 {
+		t.Errorf("redeemed %+v, want balance 0", r)
+	}
+	if d := c.Rebalance(); len(d.Events) != 0 || c.Balance() != 0 || c.Sum() != 0 {
+		t.Errorf("rebalance after the redeem %+v, balance %d sum %d", d.Events, c.Balance(), c.Sum())
+	}
+}
+
+// TestExpiryOfAHealthyAccountCorrectsNothing: where the recorded balance
+// is what the transactions add up to, an expiry (alone or ahead of a
+// debit) records no correction.
+func TestExpiryOfAHealthyAccountCorrectsNothing(t *testing.T) {
+	a := newAcct()
+	a.earn(t, 100, at(time.Hour))
+	a.earn(t, 20, at(2*time.Hour))
+	a.earn(t, 5, nil)
+	a.ok(t)(a.Redeem(loyalty.Points{Amount: 30}, t0, a.newID))
+	d := a.ok(t)(a.ExpireDue(t0.Add(time.Hour), a.newID), nil)
+	if got := types(d.Events); !reflect.DeepEqual(got, []string{"loyalty.points_expired"}) || d.Expired != 1 {
+		t.Fatalf("expire: events %v, expired %d; want one expiry and no correction", got, d.Expired)
+	}
+	d = a.ok(t)(a.Redeem(loyalty.Points{Amount: 5}, t0.Add(2*time.Hour), a.newID))
+	if got := types(d.Events); !reflect.DeepEqual(got, []string{"loyalty.points_expired", "loyalty.points_redeemed"}) || d.Expired != 1 {
+		t.Fatalf("redeem: events %v, expired %d; want the expiry and the redemption, no correction", got, d.Expired)
+	}
+	if d := a.Rebalance(); len(d.Events) != 0 || a.Balance() != 0 || a.Sum() != 0 {
+		t.Errorf("rebalance %+v, balance %d sum %d", d.Events, a.Balance(), a.Sum())
+	}
 }
 
 func TestIdempotency(t *testing.T) {

@@ -10,7 +10,8 @@ import "time"
 // Points events carry Balance, the account's running balance after them as
 // the account recorded it. Replaying the amounts from zero gives the same
 // figure unless the history was damaged (an import, a bug of an earlier
-// version); a rebalance then records BalanceCorrected.
+// version); a rebalance then records BalanceCorrected, and so does the
+// expiry of a lot on such a history, before the expiry.
 
 // AccountOpened: the identified user's loyalty account exists. It is the
 // first event of every account stream, appended with its first transaction.
@@ -72,8 +73,9 @@ type PointsAdjusted struct {
 }
 
 // PointsExpired: the unspent points of a lot reached its expiry date. The
-// lot is gone. Amount is never more than the balance held: on a damaged
-// history (lots holding more than the recorded balance) it can be less
+// lot is gone. On a damaged history a BalanceCorrected precedes it (in the
+// same decision). Amount is never more than the balance held: when the
+// lots hold more points than the transactions add up to, it can be less
 // than the lot's points, down to 0.
 type PointsExpired struct {
 	Account     string
@@ -85,8 +87,9 @@ type PointsExpired struct {
 	ExpiresAt   time.Time
 }
 
-// BalanceCorrected: a rebalance found the recorded balance (Old) differing
-// from the one the transactions add up to (New), and set it to New.
+// BalanceCorrected: a rebalance, or the expiry of a due lot, found the
+// recorded balance (Old) differing from the one the transactions add up
+// to (New), and set it to New.
 type BalanceCorrected struct {
 	Account string
 	App     string

@@ -132,9 +132,10 @@ func (a *Account) Earn(p Points, now time.Time, newID func() string) (Decision, 
 }
 
 // Redeem decides the spending of points: the account's due lots expire
-// first (in the same decision), then the points come from the lots with an
-// expiry, soonest first, then from the others, oldest first. Spending more
-// than the balance is a conflict.
+// first (in the same decision, after the correction of a damaged balance;
+// see due), then the points come from the lots with an expiry, soonest
+// first, then from the others, oldest first. Spending more than the
+// balance is a conflict.
 func (a *Account) Redeem(p Points, now time.Time, newID func() string) (Decision, error) {
 	return a.debit(kindRedeem, p, now, newID)
 }
@@ -190,7 +191,7 @@ func (a *Account) debit(k kind, p Points, now time.Time, newID func() string) (D
 	if done {
 		return d, err
 	}
-	expired, balance, lots := a.due(now, newID)
+	expired, n, balance, lots := a.due(now, newID)
 	amount := p.Amount
 	if amount < 0 {
 		amount = -amount
@@ -217,27 +218,39 @@ func (a *Account) debit(k kind, p Points, now time.Time, newID func() string) (D
 		evs = append(evs, PointsAdjusted{Account: a.id, App: a.app, Transaction: d.Transaction, Amount: -amount,
 			Balance: balance, Reason: p.Reason, Reference: p.Reference, IdempotencyKey: key, Lots: uses})
 	}
-	d.Events, d.Expired = evs, len(expired)
+	d.Events, d.Expired = evs, n
 	return d, nil
 }
 
-// due returns the expiry of the lots due at now (they lead the
-// consumption order), the balance after it and the lots left. A lot
-// expires at most what the recorded balance still holds: on a damaged
-// history the lots can hold more points than the balance, and expiry must
-// not take it below zero. A lot with nothing left to take still expires
+// due returns the events of the expiry of the lots due at now (they lead
+// the consumption order), the number of lots expired, the balance after
+// it and the lots left. When a lot is due on a damaged history (the
+// recorded balance differs from what the transactions add up to), the
+// balance is corrected first (BalanceCorrected, as Rebalance records it):
+// expiring from a wrong balance would leave the expired points for a later
+// rebalance to hand back. Each due lot then expires its whole remainder,
+// but never more than the balance holds (the lots of a damaged history can
+// hold more than it): a lot with nothing left to take still expires
 // (Amount 0), so that it does not come due again.
-func (a *Account) due(now time.Time, newID func() string) (evs []any, balance int64, rest []Lot) {
+func (a *Account) due(now time.Time, newID func() string) (evs []any, expired int, balance int64, rest []Lot) {
 	balance = a.recorded
-	i := 0
-	for ; i < len(a.lots) && a.lots[i].ExpiresAt != nil && !now.Before(*a.lots[i].ExpiresAt); i++ {
-		l := a.lots[i]
+	for expired < len(a.lots) && a.lots[expired].ExpiresAt != nil && !now.Before(*a.lots[expired].ExpiresAt) {
+		expired++
+	}
+	if expired == 0 {
+		return nil, 0, balance, a.lots
+	}
+	if balance != a.sum {
+		evs = append(evs, BalanceCorrected{Account: a.id, App: a.app, Old: balance, New: a.sum})
+		balance = a.sum
+	}
+	for _, l := range a.lots[:expired] {
 		amount := max(0, min(l.Points, balance))
 		balance -= amount
 		evs = append(evs, PointsExpired{Account: a.id, App: a.app, Transaction: newID(), Lot: l.ID,
 			Amount: amount, Balance: balance, ExpiresAt: *l.ExpiresAt})
 	}
-	return evs, balance, a.lots[i:]
+	return evs, expired, balance, a.lots[expired:]
 }
 
 // NextExpiry returns when the account's next lot expires (false: none).
@@ -249,11 +262,13 @@ func (a *Account) NextExpiry() (time.Time, bool) {
 }
 
 // ExpireDue decides the expiry of the lots due at now: one PointsExpired
-// per lot, with its unspent points (no more than the balance holds).
-// Nothing when none is due.
+// per lot, with its unspent points (no more than the balance holds),
+// after a BalanceCorrected when the recorded balance differs from the
+// transactions' sum (Decision.Expired counts the lots, not the
+// correction). Nothing when none is due.
 func (a *Account) ExpireDue(now time.Time, newID func() string) Decision {
-	evs, _, _ := a.due(now, newID)
-	return Decision{Events: evs, Expired: len(evs)}
+	evs, n, _, _ := a.due(now, newID)
+	return Decision{Events: evs, Expired: n}
 }
 
 // Rebalance decides the correction of the recorded balance to what the

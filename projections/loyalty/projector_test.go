@@ -197,16 +197,16 @@ func TestTablesFollowTheHistory(t *testing.T) {
 	}
 }
 
-// TestExpiryOfNothing: on a damaged history a due lot can find nothing
-// left in the balance; its expiry has amount 0, and the lot is gone all
-// the same (it does not come due again).
+// TestExpiryOfNothing: when the lots hold more points than the balance
+// (a redemption that named none of them), a due lot can find nothing left
+// in the balance; its expiry has amount 0, and the lot is gone all the
+// same (it does not come due again).
 func TestExpiryOfNothing(t *testing.T) {
 	t.Parallel()
 	s := loyaltytest.New(t0)
 	due := t0.Add(time.Hour)
 	lot := s.Earn("u1", "app1", 100, &due)
-	s.Damage("u1", 10, -60) // an earn of 10 that recorded 50
-	s.Redeem("u1", 50)      // 50 of the expiring lot, balance 0
+	s.DamageLots("u1", 100) // balance 0, the lot untouched
 	s.Now = due
 	if s.ExpireDue("u1") != 1 {
 		t.Fatal("the lot is not due")
@@ -214,6 +214,9 @@ func TestExpiryOfNothing(t *testing.T) {
 	evs := s.Recorded()
 	if e, ok := evs[len(evs)-1].Data.(loyalty.PointsExpired); !ok || e.Lot != lot || e.Amount != 0 || e.Balance != 0 {
 		t.Fatalf("the last event %+v, want the lot's expiry of 0 points", evs[len(evs)-1].Data)
+	}
+	if _, ok := evs[len(evs)-2].Data.(loyalty.BalanceCorrected); ok {
+		t.Fatal("a correction where the balances agree")
 	}
 	for _, batches := range [][]int{{len(evs)}, {len(evs) - 1, 1}} {
 		ctx, pool := setup(t)
@@ -226,6 +229,48 @@ func TestExpiryOfNothing(t *testing.T) {
 		got := pgtest.Strings(t, pool, `SELECT concat_ws('|', kind, amount, balance) FROM loyalty_transactions ORDER BY version DESC LIMIT 1`)
 		if !slices.Equal(got, []string{"expire|0|0"}) {
 			t.Errorf("batches %v: the expiry's transaction %v, want expire|0|0", batches, got)
+		}
+	}
+}
+
+// TestCorrectionBeforeExpiry: on a damaged balance the expiry of a due
+// lot is preceded by a correction in the same append; whether the two
+// land in one batch or in two, the tables hold the correction, then the
+// expiry of the lot's whole remainder from the corrected balance.
+func TestCorrectionBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	s := loyaltytest.New(t0)
+	due := t0.Add(time.Hour)
+	lot := s.Earn("u1", "app1", 100, &due)
+	s.Damage("u1", 10, -60) // an earn of 10 that recorded 50
+	s.Redeem("u1", 50)      // 50 of the expiring lot, balance 0 (the sum: 60)
+	s.Now = due
+	if s.ExpireDue("u1") != 1 {
+		t.Fatal("the lot is not due")
+	}
+	evs := s.Recorded()
+	n := len(evs)
+	if c, ok := evs[n-2].Data.(loyalty.BalanceCorrected); !ok || c.Old != 0 || c.New != 60 {
+		t.Fatalf("the event before the expiry %+v, want the correction 0 to 60", evs[n-2].Data)
+	}
+	if e, ok := evs[n-1].Data.(loyalty.PointsExpired); !ok || e.Lot != lot || e.Amount != 50 || e.Balance != 10 {
+		t.Fatalf("the last event %+v, want the lot's expiry of 50 points, balance 10", evs[n-1].Data)
+	}
+	for _, batches := range [][]int{{n}, {n - 2, 2}, {n - 1, 1}, {n - 2, 1, 1}} {
+		ctx, pool := setup(t)
+		rest := evs
+		for _, k := range batches {
+			apply(t, ctx, pool, rest[:k]...)
+			rest = rest[k:]
+		}
+		check(t, ctx, pool, s, true, fmt.Sprintf("batches %v", batches))
+		got := pgtest.Strings(t, pool, `SELECT concat_ws('|', kind, amount, balance, previous_balance) FROM loyalty_transactions ORDER BY version DESC LIMIT 2`)
+		if want := []string{"expire|-50|10", "correction|0|60|0"}; !slices.Equal(got, want) {
+			t.Errorf("batches %v: the last transactions %v, want %v", batches, got, want)
+		}
+		got = pgtest.Strings(t, pool, `SELECT concat_ws('|', balance, expired) FROM loyalty_accounts`)
+		if !slices.Equal(got, []string{"10|50"}) {
+			t.Errorf("batches %v: the account's balance|expired %v, want 10|50", batches, got)
 		}
 	}
 }

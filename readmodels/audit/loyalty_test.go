@@ -256,6 +256,53 @@ func TestLoyaltyReplaysTheAccount(t *testing.T) {
 	}
 }
 
+// TestLoyaltyCorrectionBeforeExpiry: the expiry of a due lot on a
+// damaged history appends a correction and then the expiry; the report
+// shows both, and the replayed, recorded and read model balances agree.
+func TestLoyaltyCorrectionBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	w := newLoyaltyWorld(t)
+	w.append(t, appuser.IdentifiedStream("dora"), event.Event{Data: appuser.IdentifiedRegistered{IdentifiedID: "dora", App: "a",
+		Email: "dora@example.com", Profile: appuser.UserProfile{Name: "dora"}}})
+	s := w.sim
+	due := s.Now.Add(time.Hour)
+	s.Earn("dora", "a", 100, &due)
+	s.Damage("dora", 10, -60) // an earn of 10 that recorded 50
+	s.Redeem("dora", 50)      // 50 of the expiring lot: recorded 0, replayed 60
+	s.Now = due
+	if s.ExpireDue("dora") != 1 {
+		t.Fatal("the lot is not due")
+	}
+	w.flush(t)
+	if !w.rt.WaitForBound(w.ctx, time.Minute, w.last, "appusers", "loyalty") {
+		t.Fatal("the projections did not catch up")
+	}
+	rep, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "dora"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(rep.Entries)
+	if n < 2 {
+		t.Fatalf("%d entries", n)
+	}
+	corr, exp := rep.Entries[n-2], rep.Entries[n-1]
+	if corr.Type != "correction" || corr.Amount != 0 || corr.Balance != 60 || corr.Recorded != 60 {
+		t.Errorf("before the expiry %+v, want the correction to the replayed 60", corr)
+	}
+	if exp.Type != "expire" || exp.Amount != -50 || exp.Balance != 10 || exp.Recorded != 10 || exp.Lot == "" {
+		t.Errorf("last %+v, want the expiry of 50, balance 10", exp)
+	}
+	if corr.Position.TxID != exp.Position.TxID {
+		t.Errorf("correction at %v, expiry at %v: want one append", corr.Position, exp.Position)
+	}
+	if rep.Balance != 10 || rep.Recorded != 10 || !rep.Consistent {
+		t.Errorf("balance %d recorded %d consistent %v, want 10, 10, consistent", rep.Balance, rep.Recorded, rep.Consistent)
+	}
+	if m := rep.ReadModel; m == nil || m.Balance != 10 || !m.CaughtUp || !m.Matches {
+		t.Errorf("read model check %+v, want 10, caught up and matching", m)
+	}
+}
+
 // TestLoyaltyReadModelDrift: a read model that differs from the log is
 // reported: a balance changed behind the projection's back does not
 // match; a read model that misses the last transaction has not caught up.

@@ -155,7 +155,8 @@ func (s *Sim) Adjust(account string, amount int64, expires *time.Time) string {
 	return tx
 }
 
-// ExpireDue records the expiry of the account's lots due at Now.
+// ExpireDue records the expiry of the account's lots due at Now; it
+// returns the number of lots expired.
 func (s *Sim) ExpireDue(account string) int {
 	a := s.Accounts[account]
 	evs := s.expireDue(a)
@@ -163,9 +164,18 @@ func (s *Sim) ExpireDue(account string) int {
 		s.append(loyalty.AccountStream(account), evs...)
 		s.touch(a)
 	}
-	return len(evs)
+	n := 0
+	for _, e := range evs {
+		if _, ok := e.(loyalty.PointsExpired); ok {
+			n++
+		}
+	}
+	return n
 }
 
+// expireDue expires the lots due at Now as the domain does: on a damaged
+// balance a correction to the sum comes first, and an expiry never takes
+// the balance below zero.
 func (s *Sim) expireDue(a *Account) []any {
 	var evs []any
 	kept := a.Lots[:0]
@@ -174,7 +184,12 @@ func (s *Sim) expireDue(a *Account) []any {
 			kept = append(kept, l)
 			continue
 		}
-		amount := max(0, min(l.Remaining, a.Balance)) // as the domain: never below zero
+		if len(evs) == 0 && a.Balance != a.Sum() {
+			evs = append(evs, loyalty.BalanceCorrected{Account: a.ID, App: a.App, Old: a.Balance, New: a.Sum()})
+			a.Balance = a.Sum()
+			a.Transactions++
+		}
+		amount := max(0, min(l.Remaining, a.Balance))
 		a.Balance -= amount
 		a.Expired += amount
 		a.Transactions++
@@ -238,6 +253,21 @@ func (s *Sim) Damage(account string, amount, delta int64) string {
 	a.Transactions++
 	a.Lots = append(a.Lots, Lot{ID: tx, Remaining: amount})
 	s.append(loyalty.AccountStream(account), loyalty.PointsEarned{Account: account, App: a.App, Transaction: tx, Amount: amount,
+		Balance: a.Balance, Reason: "import", IdempotencyKey: "key-" + tx})
+	s.touch(a)
+	return tx
+}
+
+// DamageLots records a redemption of amount that names none of the lots
+// (as an import bug would leave it): the balances agree, but the lots
+// hold more points than they do.
+func (s *Sim) DamageLots(account string, amount int64) string {
+	a := s.Accounts[account]
+	tx := s.NewID("tx")
+	a.Balance -= amount
+	a.Redeemed += amount
+	a.Transactions++
+	s.append(loyalty.AccountStream(account), loyalty.PointsRedeemed{Account: account, App: a.App, Transaction: tx, Amount: amount,
 		Balance: a.Balance, Reason: "import", IdempotencyKey: "key-" + tx})
 	s.touch(a)
 	return tx
@@ -374,15 +404,20 @@ func (ap Append) Wrapped() []event.Event {
 	return out
 }
 
-// Spendable is the balance left once the lots due at now have expired.
+// Spendable is what can be spent at any time up to now: no more than the
+// balance now, nor than what is left once the lots due at now have
+// expired (from the corrected balance, as expireDue does).
 func (a *Account) Spendable(now time.Time) int64 {
-	b := a.Balance
+	b, corrected := a.Balance, false
 	for _, l := range a.Lots {
 		if l.ExpiresAt != nil && !l.ExpiresAt.After(now) {
-			b -= l.Remaining
+			if !corrected {
+				b, corrected = a.Sum(), true
+			}
+			b -= max(0, min(l.Remaining, b))
 		}
 	}
-	return b
+	return min(b, a.Balance)
 }
 
 // Random appends n random histories' steps over accounts of apps "a"
