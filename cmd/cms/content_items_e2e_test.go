@@ -414,10 +414,15 @@ func TestContentItemValidation(t *testing.T) {
 		theirs := ts.createItem(ts.admin, itemBody(otherMod.ID, "theirs", map[string]any{"title": "t"}))
 		gone := ts.createItem(ts.admin, itemBody(free.ID, "gone", nil))
 		expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + gone.ID, token: ts.admin}), 200)
+		// An item deleted with its module: its own stream never says so.
+		doomed := ts.createModule(ts.admin, moduleBody(app.ID, "Doomed", fld("title", ftText)))
+		orphan := ts.createItem(ts.admin, itemBody(doomed.ID, "orphan", map[string]any{"title": "o"}))
+		expectStatus(t, ts.do(request{method: "DELETE", path: modulePath + "/" + doomed.ID, token: ts.admin}), 200)
 		for name, vals := range map[string]map[string]any{
-			"another app's item": {"to": theirs.ID},
-			"a deleted item":     {"to": gone.ID},
-			"in a list":          {"many": []any{target.ID, theirs.ID}},
+			"another app's item":          {"to": theirs.ID},
+			"a deleted item":              {"to": gone.ID},
+			"an item of a deleted module": {"to": orphan.ID},
+			"in a list":                   {"many": []any{target.ID, theirs.ID}},
 		} {
 			field := "to"
 			if _, ok := vals["many"]; ok {

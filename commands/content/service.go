@@ -476,12 +476,21 @@ func (s *Service) checkRelations(ctx context.Context, m content.Module, values m
 	}
 	for _, id := range ids {
 		if _, ok := found[id]; !ok {
-			// Not projected (yet): the item's own stream is the truth.
+			// Not projected (yet): the streams are the truth. A module's
+			// deletion deletes its items in the read model only, so the
+			// item's module must be live too.
 			i, _, err := commands.Load(ctx, s.store, content.ItemStream(id), content.Item{}, applyItem)
 			if err != nil {
 				return err
 			}
-			if i.Exists() && !i.Deleted && i.App == m.App {
+			if !i.Exists() || i.Deleted || i.App != m.App {
+				continue
+			}
+			im, _, err := commands.Load(ctx, s.store, content.ModuleStream(i.Module), content.Module{}, applyModule)
+			if err != nil {
+				return err
+			}
+			if im.Exists() && !im.Deleted {
 				found[id] = i.Module
 			}
 		}
