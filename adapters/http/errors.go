@@ -1,17 +1,21 @@
 package httpapi
 
 import (
-	"strings"
-
 	"encoding/json"
 	"errors"
-	"github.com/jackc/pgx/v5/pgconn"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
 )
+
+// storeRefused is the message of a 400 for data the store cannot hold.
+const storeRefused = "the request contains characters or values that cannot be stored"
 
 // statusOf is the one table from failure kinds to HTTP status codes.
 var statusOf = map[fault.Kind]int{
@@ -69,12 +73,17 @@ func errorBody(r *http.Request, log *slog.Logger, err error) haloErrorBody {
 	case errors.As(err, &mbe):
 		status = http.StatusRequestEntityTooLarge
 		body.Message = "request body is too large (limit " + strconv.FormatInt(mbe.Limit, 10) + " bytes)"
+	case errors.Is(err, event.ErrDataRejected):
+		// The event store refused an append for its data (too large, a
+		// number it cannot hold); nothing was written.
+		status = http.StatusBadRequest
+		body.Message = storeRefused
 	case errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22"):
 		// SQLSTATE class 22, data exception: input PostgreSQL cannot
 		// store (a NUL character, invalid UTF-8). The failed statement
 		// changed nothing.
 		status = http.StatusBadRequest
-		body.Message = "the request contains characters or values that cannot be stored"
+		body.Message = storeRefused
 	}
 	if status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)

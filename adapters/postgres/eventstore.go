@@ -331,7 +331,11 @@ func (s *EventStore) AppendTx(ctx context.Context, q Querier, stream string, exp
 		}
 	}
 	var pgErr *pgconn.PgError
-	uniqueViolation := errors.As(err, &pgErr) && pgErr.Code == "23505"
+	isPg := errors.As(err, &pgErr)
+	uniqueViolation := isPg && pgErr.Code == "23505"
+	if err != nil && isPg && dataRejected(pgErr.Code) {
+		return event.AppendResult{}, fmt.Errorf("append to %s: %w: %w", stream, event.ErrDataRejected, err)
+	}
 	if err != nil && !uniqueViolation {
 		return event.AppendResult{}, fmt.Errorf("append to %s: %w", stream, err)
 	}
@@ -353,6 +357,13 @@ func (s *EventStore) AppendTx(ctx context.Context, q Querier, stream string, exp
 		return event.AppendResult{}, verr
 	}
 	return event.AppendResult{}, &event.ConflictError{StreamID: stream, Expected: expectedVersion, Actual: actual}
+}
+
+// dataRejected reports whether SQLSTATE code refuses the data itself:
+// class 22, data exception (a NUL character, a number jsonb cannot hold),
+// or class 54, program limit exceeded (a value too large).
+func dataRejected(code string) bool {
+	return strings.HasPrefix(code, "22") || strings.HasPrefix(code, "54")
 }
 
 // preparedAppend is one stream's append statement, ready to run.

@@ -434,6 +434,46 @@ func TestAppendMultiAllOrNothing(t *testing.T) {
 	}
 }
 
+type blob struct{ V any }
+
+func (blob) EventType() string { return "pgtest.blob" }
+
+// Data PostgreSQL cannot hold (a data exception) is reported as
+// event.ErrDataRejected, not as a conflict, whichever way it is appended,
+// and nothing is written: callers may then retry the other streams of a
+// multi-stream append on their own.
+func TestAppendRefusedDataIsDataRejected(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	reg := probeRegistry()
+	reg.Register(blob{}, 1)
+	s := openStore(t, pool, reg)
+	for name, v := range map[string]any{
+		"a number jsonb overflows (22003)":    map[string]any{"n": json.Number("1e1000000")},
+		"a NUL character in a string (22P05)": "a\u0000b",
+	} {
+		bad := event.Event{Data: blob{v}}
+		check := func(how string, err error) {
+			t.Helper()
+			if !errors.Is(err, event.ErrDataRejected) || errors.Is(err, event.ErrVersionConflict) {
+				t.Errorf("%s, %s: err = %v, want event.ErrDataRejected", name, how, err)
+			}
+		}
+		_, err := s.Append(ctx, "rej-"+name, event.NoStream, bad)
+		check("Append", err)
+		fresh := func(stream string) event.StreamAppend {
+			return event.StreamAppend{Stream: stream, ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{1}}}}
+		}
+		_, err = s.AppendMulti(ctx, fresh("rej-x-"+name), event.StreamAppend{Stream: "rej-" + name, ExpectedVersion: event.NoStream,
+			Events: []event.Event{bad}}, fresh("rej-y-"+name))
+		check("AppendMulti", err)
+	}
+	if n := eventCount(t, pool); n != 0 {
+		t.Errorf("%d events stored, want none", n)
+	}
+}
+
 // A retried AppendMulti (every event id stored already) is acknowledged as
 // a duplicate and writes nothing.
 func TestAppendMultiRetryIsDuplicate(t *testing.T) {

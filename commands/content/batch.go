@@ -2,6 +2,7 @@ package content
 
 import (
 	"context"
+	"errors"
 
 	"github.com/halocms/halocms/commands"
 	"github.com/halocms/halocms/domain/access"
@@ -102,9 +103,10 @@ func (s *Service) Batch(ctx context.Context, ops []BatchOp) []BatchResult {
 }
 
 // createMany validates the creates, appends the valid ones in chunks and
-// falls back to one-by-one appends for a chunk whose append fails: a
-// conflict, or an item the store cannot hold. Each item then fails with
-// its own error while the rest of the chunk is written.
+// falls back to one-by-one appends for a chunk whose append fails with a
+// conflict or an item the store cannot hold: each item then fails with its
+// own error while the rest of the chunk is written. Any other failure
+// fails the chunk's items with it.
 func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []BatchResult, idx []int) event.Position {
 	var last event.Position
 	by, err := s.by(ctx)
@@ -139,20 +141,23 @@ func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []Batch
 			if last.Less(res.Last) {
 				last = res.Last
 			}
-		case ctx.Err() != nil:
-			for _, p := range batch {
-				results[p.n].Err = err
-			}
-		default:
-			// A conflict, or an item the store refuses (a data
-			// exception): the chunk's transaction wrote nothing, so its
-			// items run one by one and only the culprit fails.
+		case ctx.Err() == nil && (errors.Is(err, event.ErrVersionConflict) || errors.Is(err, event.ErrDataRejected)):
+			// A conflict, or an item the store cannot hold: the chunk's
+			// transaction wrote nothing, so its items run one by one and
+			// only the culprit fails.
 			for _, p := range batch {
 				var pos event.Position
 				results[p.n].Item, pos, results[p.n].Err = s.createItem(ctx, ops[p.n].Item)
 				if last.Less(pos) {
 					last = pos
 				}
+			}
+		default:
+			// The chunk may have been written (the connection lost after
+			// its commit): creating its items again would duplicate them
+			// under new ids.
+			for _, p := range batch {
+				results[p.n].Err = err
 			}
 		}
 		batch = batch[:0]

@@ -109,6 +109,11 @@ func (e *ConflictError) Error() string {
 
 func (e *ConflictError) Unwrap() error { return ErrVersionConflict }
 
+// ErrDataRejected is returned (wrapped) when the store refuses an append
+// for its data: a value it cannot hold. Nothing was written, and the same
+// append will fail again.
+var ErrDataRejected = errors.New("the store cannot hold this data")
+
 // StreamID builds the conventional "<category>-<id>" stream name.
 func StreamID(category, id string) string { return category + "-" + id }
 
