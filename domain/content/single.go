@@ -37,15 +37,16 @@ const maxListed = 100
 // it is another item, is live: a holder that was deleted without releasing
 // the module (before releases were recorded, or while the flag was being
 // turned on) does not block, it is released first. A live other holder is
-// a 409 naming the module and its item. A claim by the holder itself is
+// a 409 naming the module (not the item: the caller needs write on the
+// module, not read on that item). A claim by the holder itself is
 // recorded again: appended with the stream's version, it is what orders a
 // restore against a concurrent creation.
 func (s SingleItem) Claim(m Module, item string, holderLive bool) ([]any, error) {
 	var evs []any
 	if s.Item != "" && s.Item != item {
 		if holderLive {
-			return nil, fault.Conflictf("module %s holds a single item, and it has one: item %s", m.Name, s.Item).
-				With("field", "module").With("module", m.ID).With("item", s.Item)
+			return nil, fault.Conflictf("module %s holds a single item, and it has one", m.Name).
+				With("field", "module").With("module", m.ID)
 		}
 		evs = append(evs, SingleItemReleased{ModuleID: m.ID, ItemID: s.Item})
 	}
