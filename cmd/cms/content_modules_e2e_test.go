@@ -613,6 +613,9 @@ func TestContentModuleTypes(t *testing.T) {
 		expectHaloError(t, ts.post(moduleTypePath, "", typeBody("Mine", false)), 401)
 		expectHaloError(t, ts.post(moduleTypePath, ts.admin, typeBody("Bad", false, fld("x", 42))), 400)
 		expectHaloError(t, ts.post(moduleTypePath, ts.admin, typeBody("", false)), 400)
+		if ex := haloExtra(t, ts.put(moduleTypePath+"/"+strings.Repeat("a", 65), ts.admin, typeBody("Long", false)), 400); ex != nil && ex["field"] != "id" {
+			t.Errorf("a 65-character type id: extra %v, want field id", ex)
+		}
 	})
 	if article.ID == "" {
 		t.Fatal("no type")

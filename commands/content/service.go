@@ -244,7 +244,7 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 				}
 				appends = append(appends, claim...)
 			case content.ModuleConfigured:
-				if e.Single != m.Single {
+				if e.Single != m.Single { // a change of tags only leaves the reservation alone
 					claim, err := s.configureSingle(ctx, m, e.Single)
 					if err != nil {
 						return m, err
@@ -402,8 +402,6 @@ func (s *Service) SaveModuleType(ctx context.Context, id, name string, single bo
 	}
 	if id == "" {
 		id = s.ids.NewID()
-	} else if !validTypeID(id) {
-		return content.ModuleType{}, fault.Invalidf("module type id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
 	}
 	t, res, err := commands.Update(ctx, s.store, content.ModuleTypeStream(id), "", content.ModuleType{}, applyType,
 		func(t content.ModuleType) ([]any, error) {
@@ -413,18 +411,6 @@ func (s *Service) SaveModuleType(ctx context.Context, id, name string, single bo
 		s.settle(ctx, res.Last)
 	}
 	return t, err
-}
-
-func validTypeID(id string) bool {
-	if len(id) > 64 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return id != ""
 }
 
 // DeleteModuleType deletes a module type; admins only.
@@ -538,7 +524,7 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	id := in.ID
 	if id == "" {
 		id = s.ids.NewID()
-	} else if !validTypeID(id) {
+	} else if !validItemID(id) {
 		return content.Item{}, event.Position{}, fault.Invalidf("id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
 	}
 	evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, by)
@@ -582,6 +568,20 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 		}
 		return content.Item{}.Apply(created), res.Last, nil
 	}
+}
+
+// validItemID accepts a client-chosen item id: 1 to 64 letters, digits,
+// '-' or '_'.
+func validItemID(id string) bool {
+	if len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return id != ""
 }
 
 func applySingle(r content.SingleItem, ev any) content.SingleItem { return r.Apply(ev) }

@@ -9,15 +9,14 @@ import "github.com/halocms/halocms/domain/fault"
 // the same append), until another item takes over from a holder that is no
 // longer live, or until the module stops being a single-item module.
 type SingleItem struct {
-	Module string
-	Item   string // "" when free
+	Item string // "" when free
 }
 
 // Apply folds one event into the reservation.
 func (s SingleItem) Apply(ev any) SingleItem {
 	switch e := ev.(type) {
 	case SingleItemClaimed:
-		s.Module, s.Item = e.ModuleID, e.ItemID
+		s.Item = e.ItemID
 	case SingleItemReleased:
 		if e.ItemID == s.Item {
 			s.Item = ""
@@ -63,8 +62,9 @@ func (s SingleItem) Release(m Module, item string) []any {
 }
 
 // Configure decides what becomes of the reservation when module m's
-// single-item flag changes to single, given the ids of the module's live
-// (not deleted) items.
+// single-item flag changes to single (the caller calls it only then: it
+// reads the items only then), given the ids of the module's live (not
+// deleted) items.
 //
 // Turning the flag on is refused while the module holds more than one live
 // item: a 409 whose extra lists them (affectedItems, up to 100, and
@@ -72,9 +72,6 @@ func (s SingleItem) Release(m Module, item string) []any {
 // none, the module is left free. Turning the flag off releases any claim,
 // so that turning it on again starts from the items of that moment.
 func (s SingleItem) Configure(m Module, single bool, live []string) ([]any, error) {
-	if single == m.Single {
-		return nil, nil
-	}
 	var evs []any
 	if single && len(live) > 1 {
 		list := make([]map[string]any, 0, min(len(live), maxListed))

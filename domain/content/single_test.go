@@ -64,7 +64,7 @@ func TestSingleItemClaimAndRelease(t *testing.T) {
 func TestSingleItemConfigure(t *testing.T) {
 	plain := newModule(t, ModuleSpec{Name: "Plain"})
 	single := newModule(t, ModuleSpec{Name: "Single", Single: true})
-	claimed := SingleItem{Module: "m1", Item: "i1"}
+	claimed := SingleItem{Item: "i1"}
 	rel := func(id string) any { return SingleItemReleased{ModuleID: "m1", ItemID: id} }
 	cl := func(id string) any { return SingleItemClaimed{ModuleID: "m1", ItemID: id} }
 	cases := []struct {
@@ -82,7 +82,6 @@ func TestSingleItemConfigure(t *testing.T) {
 		{"on, no items, a deleted one holds it", claimed, plain, true, nil, []any{rel("i1")}},
 		{"off, claimed", claimed, single, false, []string{"i1"}, []any{rel("i1")}},
 		{"off, free", SingleItem{}, single, false, nil, nil},
-		{"unchanged flag", SingleItem{}, single, true, []string{"i1", "i2"}, nil},
 	}
 	for _, c := range cases {
 		evs, err := c.s.Configure(c.m, c.single, c.live)
