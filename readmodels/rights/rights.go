@@ -42,25 +42,9 @@ func (a *Authorizer) Allowed(ctx context.Context, userID string, p rights.Permis
 // user identified through the app) may read its own app's resources;
 // anyone else is refused.
 func (a *Authorizer) Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error {
-	switch {
-	case actor.Kind == access.Anonymous:
-		return access.ErrUnauthenticated
-	case actor.IsAdmin():
-		return nil
-	case actor.ClientApp() != "":
-		if p == rights.Read && res.App == actor.ClientApp() {
-			return nil
-		}
-	case actor.Kind == access.User:
-		ok, err := a.Allowed(ctx, actor.ID, p, res)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-	}
-	return fault.Forbiddenf("%s permission on this resource is required", p).With("permission", p.String())
+	return decide(actor, p, p == rights.Read && res.App == actor.ClientApp(), "this resource", func() (bool, error) {
+		return a.Allowed(ctx, actor.ID, p, res)
+	})
 }
 
 // AuthorizeAnyApp returns nil when actor holds p on the whole of at
@@ -72,19 +56,30 @@ func (a *Authorizer) Authorize(ctx context.Context, actor access.Actor, p rights
 // an app they cannot know yet: a caller who may do p nowhere learns
 // nothing.
 func (a *Authorizer) AuthorizeAnyApp(ctx context.Context, actor access.Actor, p rights.Permission) error {
+	return decide(actor, p, p == rights.Read, "an app", func() (bool, error) {
+		var ok bool
+		err := a.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rights_grants
+			WHERE user_id = $1 AND scope_kind = 'app' AND $2 = ANY(permissions))`, actor.ID, p.String()).Scan(&ok)
+		return ok, err
+	})
+}
+
+// decide is the rule of Authorize and AuthorizeAnyApp: anonymous callers
+// are unauthenticated, admins and the system allowed, app tokens (and
+// users identified through them) allowed when client says so, CMS users
+// when granted says so; the others are refused p on what.
+func decide(actor access.Actor, p rights.Permission, client bool, what string, granted func() (bool, error)) error {
 	switch {
 	case actor.Kind == access.Anonymous:
 		return access.ErrUnauthenticated
 	case actor.IsAdmin():
 		return nil
 	case actor.ClientApp() != "":
-		if p == rights.Read {
+		if client {
 			return nil
 		}
 	case actor.Kind == access.User:
-		var ok bool
-		err := a.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rights_grants
-			WHERE user_id = $1 AND scope_kind = 'app' AND $2 = ANY(permissions))`, actor.ID, p.String()).Scan(&ok)
+		ok, err := granted()
 		if err != nil {
 			return err
 		}
@@ -92,7 +87,7 @@ func (a *Authorizer) AuthorizeAnyApp(ctx context.Context, actor access.Actor, p 
 			return nil
 		}
 	}
-	return fault.Forbiddenf("%s permission on an app is required", p).With("permission", p.String())
+	return fault.Forbiddenf("%s permission on %s is required", p, what).With("permission", p.String())
 }
 
 // VisibleApps returns the apps a user holds any right on.
