@@ -37,9 +37,17 @@ type batchEntry struct {
 // request's body, so that a bad entry fails alone; malformed JSON, or a
 // body or list of the wrong shape, fails the whole batch.
 func decodeBatch(body []byte) (batchBody[batchEntry], error) {
-	var typed batchBody[instanceBody]
+	notObject := func() error {
+		return fault.Invalidf("each entry must be a JSON object: an instance, {id} or {module}")
+	}
+	var typed batchBody[*instanceBody] // a null entry decodes as nil
 	if decodeFrom(bytes.NewReader(body), &typed) == nil {
-		return mapBatch(typed, func(ib instanceBody) batchEntry { return batchEntry{body: ib} }), nil
+		return mapBatch(typed, func(ib *instanceBody) batchEntry {
+			if ib == nil {
+				return batchEntry{err: notObject()}
+			}
+			return batchEntry{body: *ib}
+		}), nil
 	}
 	var raw batchBody[json.RawMessage]
 	if err := decodeFrom(bytes.NewReader(body), &raw); err != nil {
@@ -48,7 +56,7 @@ func decodeBatch(body []byte) (batchBody[batchEntry], error) {
 	return mapBatch(raw, func(m json.RawMessage) batchEntry {
 		var e batchEntry
 		if t := bytes.TrimSpace(m); len(t) == 0 || t[0] != '{' {
-			e.err = fault.Invalidf("each entry must be a JSON object: an instance, {id} or {module}")
+			e.err = notObject()
 		} else {
 			e.err = decodeFrom(bytes.NewReader(m), &e.body)
 		}

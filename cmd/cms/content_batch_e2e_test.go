@@ -486,6 +486,15 @@ func TestContentBatchOwnFailures(t *testing.T) {
 			t.Errorf("the module holds %v, want %v", got, want)
 		}
 
+		// A null entry is refused alike when it is the only odd one (the
+		// batch then decodes in one pass).
+		var n batchAnswer
+		ts.mustNum(ts.post(batchPath, ts.admin, `{"created": [{"module": "`+m.ID+`", "name": "beside null", "values": {"title": "ok"}}, null]}`), 200, &n)
+		n.expectOp(t, "create", 0, 0)
+		if o := n.expectOp(t, "create", 1, 400); !strings.Contains(string(o.Data), "object") {
+			t.Errorf("a null entry: %s, want a 400 saying an entry must be an object", o.Data)
+		}
+
 		// The whole request is refused: not an object, a list that is
 		// not an array, an unknown list.
 		for _, bad := range []string{`[]`, `"created"`, `{"created": {"module": "x"}}`, `{"deleted": "` + gone.ID + `"}`, `{"removed": []}`} {
