@@ -24,6 +24,7 @@ type ContentCommands interface {
 	UpdateModule(ctx context.Context, id string, spec content.ModuleSpec) (content.Module, error)
 	DeleteModule(ctx context.Context, id string) (content.Module, error)
 	SaveModuleType(ctx context.Context, id, name string, single bool, fields []content.Field) (content.ModuleType, error)
+	ImportModuleTypes(ctx context.Context, in []cmdcontent.ModuleTypeInput) ([]content.ModuleType, error)
 	DeleteModuleType(ctx context.Context, id string) error
 	CreateItem(ctx context.Context, in cmdcontent.ItemInput) (content.Item, error)
 	UpdateItem(ctx context.Context, in cmdcontent.ItemInput) (content.Item, error)

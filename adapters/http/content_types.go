@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	cmdcontent "github.com/halocms/halocms/commands/content"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
@@ -141,14 +142,6 @@ func (s *server) deleteModuleType(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// ModuleTypeSpec is one module type of an import document.
-type ModuleTypeSpec struct {
-	ID     string
-	Name   string
-	Single bool
-	Fields []content.Field
-}
-
 // ExportModuleTypes is the download document of the given types.
 func ExportModuleTypes(ts []rmcontent.ModuleType) any {
 	list := make([]moduleTypeJSON, len(ts))
@@ -159,11 +152,12 @@ func ExportModuleTypes(ts []rmcontent.ModuleType) any {
 }
 
 // ParseModuleTypes reads and checks a download document: every type must
-// be valid before any is saved, so a bad document changes nothing. Each
+// be valid before any is saved, so a bad document changes nothing (and
+// ImportModuleTypes saves the types all or nothing). Each
 // type must carry its id (a download always does), and no id may appear
 // twice: an import saves every type under its id, so importing the same
 // document again changes nothing.
-func ParseModuleTypes(r io.Reader) ([]ModuleTypeSpec, error) {
+func ParseModuleTypes(r io.Reader) ([]cmdcontent.ModuleTypeInput, error) {
 	var doc moduleTypesDocument
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -174,7 +168,7 @@ func ParseModuleTypes(r io.Reader) ([]ModuleTypeSpec, error) {
 	if doc.Version != ModuleTypesFormat {
 		return nil, fault.Invalidf("unsupported document version %d (want %d)", doc.Version, ModuleTypesFormat).With("field", "version")
 	}
-	out := make([]ModuleTypeSpec, 0, len(doc.ModuleTypes))
+	out := make([]cmdcontent.ModuleTypeInput, 0, len(doc.ModuleTypes))
 	seen := make(map[string]int, len(doc.ModuleTypes))
 	for i, b := range doc.ModuleTypes {
 		if b.ID == "" {
@@ -194,7 +188,7 @@ func ParseModuleTypes(r io.Reader) ([]ModuleTypeSpec, error) {
 		if err != nil {
 			return nil, inModuleType(i, err)
 		}
-		out = append(out, ModuleTypeSpec{ID: b.ID, Name: *b.Name, Single: b.IsSingle, Fields: fields})
+		out = append(out, cmdcontent.ModuleTypeInput{ID: b.ID, Name: *b.Name, Single: b.IsSingle, Fields: fields})
 	}
 	return out, nil
 }
@@ -211,7 +205,7 @@ func inModuleType(i int, err error) error {
 }
 
 // importModuleTypes takes a download document and saves each type under
-// its id (creating or replacing it).
+// its id (creating or replacing it), all or nothing.
 func (s *server) importModuleTypes(w http.ResponseWriter, r *http.Request) {
 	if err := access.RequireAdmin(access.From(r.Context())); err != nil {
 		s.fail(w, r, err)
@@ -222,15 +216,15 @@ func (s *server) importModuleTypes(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := []moduleTypeJSON{}
-	for _, p := range specs {
-		t, err := s.Content.SaveModuleType(r.Context(), p.ID, p.Name, p.Single, p.Fields)
-		s.Metrics.Command("content.save_module_type", err)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		out = append(out, moduleTypeJSONOf(rmcontent.ModuleType{ID: t.ID, Name: t.Name, Single: t.Single, Fields: t.Fields}))
+	ts, err := s.Content.ImportModuleTypes(r.Context(), specs)
+	s.Metrics.Command("content.import_module_types", err)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]moduleTypeJSON, len(ts))
+	for i, t := range ts {
+		out[i] = moduleTypeJSONOf(rmcontent.ModuleType{ID: t.ID, Name: t.Name, Single: t.Single, Fields: t.Fields})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"imported": len(out), "moduleTypes": out})
 }

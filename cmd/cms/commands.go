@@ -410,11 +410,11 @@ func moduleTypesCmd() *cobra.Command {
 			}
 			defer a.Close()
 			ctx := access.WithActor(cmd.Context(), access.SystemActor)
-			for _, s := range specs {
-				t, err := a.content.SaveModuleType(ctx, s.ID, s.Name, s.Single, s.Fields)
-				if err != nil {
-					return fmt.Errorf("module type %q: %w", s.Name, err)
-				}
+			ts, err := a.content.ImportModuleTypes(ctx, specs)
+			if err != nil {
+				return err
+			}
+			for _, t := range ts {
 				fmt.Fprintf(cmd.OutOrStdout(), "saved module type %s (%s)\n", t.Name, t.ID)
 			}
 			return nil

@@ -759,6 +759,40 @@ func TestContentModuleTypes(t *testing.T) {
 		if len(list) != 1 || list[0].ID != "type-good" {
 			t.Errorf("after importing one type twice: %+v", list)
 		}
+
+		// A document the event store refuses only at append time (a NUL
+		// character, which jsonb cannot hold, in its last type) saves none
+		// of its types: not the replacement of an existing one, nor a new
+		// one before the refused one.
+		changed := map[string]any{"id": "type-good", "name": "Good again", "isSingle": true, "fields": []any{fld("body", ftText)}}
+		other := map[string]any{"id": "type-other", "name": "Other", "isSingle": false, "fields": []any{}}
+		refused := map[string]any{"id": "type-nul", "name": "Nul\u0000name", "isSingle": false, "fields": []any{}}
+		expectHaloError(t, fresh.post(moduleTypePath+"/import", fresh.admin, map[string]any{"version": 1,
+			"moduleTypes": []any{changed, other, refused}}), 400)
+		list = nil
+		fresh.mustJSON(fresh.get(moduleTypePath, fresh.admin), 200, &list)
+		if len(list) != 1 || list[0].ID != "type-good" || list[0].Name != "Good" || list[0].IsSingle {
+			t.Errorf("a document refused at append time left %+v, want type-good unchanged", list)
+		}
+		// Without the refused type, the same document saves both.
+		var res struct {
+			Imported    int              `json:"imported"`
+			ModuleTypes []moduleTypeView `json:"moduleTypes"`
+		}
+		fresh.mustJSON(fresh.post(moduleTypePath+"/import", fresh.admin, map[string]any{"version": 1,
+			"moduleTypes": []any{changed, other}}), 200, &res)
+		if res.Imported != 2 || len(res.ModuleTypes) != 2 || res.ModuleTypes[0].Name != "Good again" || res.ModuleTypes[1].ID != "type-other" {
+			t.Errorf("import answered %+v", res)
+		}
+		list = nil
+		fresh.mustJSON(fresh.get(moduleTypePath, fresh.admin), 200, &list)
+		var names []string
+		for _, mt := range list {
+			names = append(names, mt.Name)
+		}
+		if !sameSet(names, []string{"Good again", "Other"}) {
+			t.Errorf("after the import the server lists %v, want Good again and Other", names)
+		}
 	})
 
 	t.Run("delete", func(t *testing.T) {

@@ -106,6 +106,20 @@ func TestModuleTypesCLIExportImport(t *testing.T) { // not parallel: it sets DAT
 			t.Errorf("%s: importing %s: %v, want an error about moduleTypes[1]", name, doc, err)
 		}
 	}
+	// A document the event store refuses only at append time (a NUL
+	// character, which jsonb cannot hold, in its last type) saves none of
+	// its types either.
+	if err := os.WriteFile(bad, []byte(`{"version": 1, "moduleTypes": [{"id": "cli-new", "name": "New", "fields": []}, `+
+		`{"id": "cli-nul", "name": "Nul\u0000name", "fields": []}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd = moduleTypesCmd()
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SetArgs([]string{"import", bad})
+	if err := cmd.Execute(); err == nil {
+		t.Errorf("importing a document with a NUL character succeeded")
+	}
 	// A good import after them: once the API shows it, it would show
 	// anything the refused ones saved before it.
 	if err := os.WriteFile(bad, []byte(`{"version": 1, "moduleTypes": [{"id": "cli-after", "name": "After", "fields": []}]}`), 0o600); err != nil {
