@@ -100,20 +100,24 @@ func (sc readScope) canSeeModule(m rmcontent.Module, itemModules []string) bool 
 	return sc.all || slices.Contains(sc.apps, m.App) || slices.Contains(sc.modules, m.ID) || slices.Contains(itemModules, m.ID)
 }
 
+// readModule reads a module the caller may see. App tokens get another
+// app's module as unknown; a CMS user who may read no app at all gets 403
+// for an unknown module too, so that neither can probe ids.
 func (s *server) readModule(ctx context.Context, id string) (rmcontent.Module, error) {
 	m, err := s.ContentRead.Module(ctx, id)
-	if err != nil {
-		return m, err
+	if err == nil && m.DeletedAt != nil {
+		err = fault.NotFoundf("module %s not found", id)
 	}
-	if m.DeletedAt != nil {
-		return m, fault.NotFoundf("module %s not found", id)
+	if err != nil {
+		return m, s.refusedFirst(ctx, rights.Read, err)
 	}
 	sc, err := s.readScope(ctx)
 	if err != nil {
 		return m, err
 	}
 	if !sc.canSeeModule(m, s.itemModules(ctx, sc)) {
-		return m, fault.Forbiddenf("read permission on this module is required").With("permission", rights.Read.String())
+		return m, unknownToClients(ctx, fault.Forbiddenf("read permission on this module is required").With("permission", rights.Read.String()),
+			fault.NotFoundf("module %s not found", id))
 	}
 	return m, nil
 }
@@ -263,7 +267,7 @@ func readModuleBody(r *http.Request) (moduleBody, content.ModuleSpec, error) {
 func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
 	b, spec, err := readModuleBody(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(r.Context(), rights.Write, err))
 		return
 	}
 	in := cmdcontent.ModuleInput{App: b.App, Spec: spec}
@@ -273,22 +277,23 @@ func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
 	m, err := s.Content.CreateModule(r.Context(), in)
 	s.Metrics.Command("content.create_module", err)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(r.Context(), rights.Write, err))
 		return
 	}
 	s.moduleView(w, r, http.StatusCreated, m)
 }
 
 func (s *server) updateModule(w http.ResponseWriter, r *http.Request) {
+	ctx, id := r.Context(), chi.URLParam(r, "id")
 	_, spec, err := readModuleBody(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.moduleRefusedFirst(ctx, id, rights.Update, err))
 		return
 	}
-	m, err := s.Content.UpdateModule(r.Context(), chi.URLParam(r, "id"), spec)
+	m, err := s.Content.UpdateModule(ctx, id, spec)
 	s.Metrics.Command("content.update_module", err)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.moduleRefusedFirst(ctx, id, rights.Update, err))
 		return
 	}
 	s.moduleView(w, r, http.StatusOK, m)
@@ -298,7 +303,7 @@ func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) {
 	m, err := s.Content.DeleteModule(r.Context(), chi.URLParam(r, "id"))
 	s.Metrics.Command("content.delete_module", err)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.moduleRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete, err))
 		return
 	}
 	s.moduleView(w, r, http.StatusOK, m)
@@ -351,7 +356,9 @@ func (s *server) getInstance(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		// App tokens read another app's items as unknown; a CMS user who
+		// may read no app at all is refused an unknown item too.
+		s.fail(w, r, s.refusedFirst(ctx, rights.Read, unknownToClients(ctx, err, fault.NotFoundf("Instance not found"))))
 		return
 	}
 	writeJSON(w, http.StatusOK, instanceJSONOf(it))
@@ -376,34 +383,34 @@ func readInstanceBody(r *http.Request) (cmdcontent.ItemInput, error) {
 func (s *server) createInstance(w http.ResponseWriter, r *http.Request) {
 	in, err := readInstanceBody(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.moduleRefusedFirst(r.Context(), in.Module, rights.Write, err))
 		return
 	}
 	i, err := s.Content.CreateItem(r.Context(), in)
 	s.Metrics.Command("content.create_item", err)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.moduleRefusedFirst(r.Context(), in.Module, rights.Write, err))
 		return
 	}
 	writeJSON(w, http.StatusCreated, s.instanceView(r.Context(), i))
 }
 
 func (s *server) updateInstance(w http.ResponseWriter, r *http.Request) {
+	ctx, id := r.Context(), chi.URLParam(r, "id")
 	in, err := readInstanceBody(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))
 		return
 	}
-	id := chi.URLParam(r, "id")
 	if in.ID != "" && in.ID != id {
-		s.fail(w, r, fault.Invalidf("the body's id %s is not the path's %s", in.ID, id).With("field", "id"))
+		s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, fault.Invalidf("the body's id %s is not the path's %s", in.ID, id).With("field", "id")))
 		return
 	}
 	in.ID = id
-	i, err := s.Content.UpdateItem(r.Context(), in)
+	i, err := s.Content.UpdateItem(ctx, in)
 	s.Metrics.Command("content.update_item", err)
 	if err != nil {
-		s.fail(w, r, s.contentError(r.Context(), err))
+		s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err)))
 		return
 	}
 	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
@@ -414,7 +421,8 @@ func (s *server) deleteInstance(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("revision"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			s.fail(w, r, fault.Invalidf("revision must be a whole number").With("field", "revision"))
+			s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete,
+				fault.Invalidf("revision must be a whole number").With("field", "revision")))
 			return
 		}
 		rev = &n
@@ -422,7 +430,7 @@ func (s *server) deleteInstance(w http.ResponseWriter, r *http.Request) {
 	i, err := s.Content.DeleteItem(r.Context(), chi.URLParam(r, "id"), rev)
 	s.Metrics.Command("content.delete_item", err)
 	if err != nil {
-		s.fail(w, r, s.contentError(r.Context(), err))
+		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete, s.contentError(r.Context(), err)))
 		return
 	}
 	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
@@ -437,9 +445,10 @@ type transitBody struct {
 
 func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, id := r.Context(), chi.URLParam(r, "id")
 		var b transitBody
 		if err := decodeOptional(r, &b); err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))
 			return
 		}
 		var at time.Time
@@ -451,13 +460,13 @@ func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
 			at, err = msTime(b.ArchivedAt, "archivedAt")
 		}
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))
 			return
 		}
-		i, err := s.Content.Transit(r.Context(), chi.URLParam(r, "id"), t, at)
+		i, err := s.Content.Transit(ctx, id, t, at)
 		s.Metrics.Command("content."+string(t)+"_item", err)
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))
 			return
 		}
 		writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
@@ -478,7 +487,7 @@ type revisionJSON struct {
 func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	revs, err := s.Content.History(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Read, err))
 		return
 	}
 	out := make([]revisionJSON, len(revs))
@@ -513,13 +522,14 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 func (s *server) revertInstance(w http.ResponseWriter, r *http.Request) {
 	rev, err := strconv.ParseInt(chi.URLParam(r, "revision"), 10, 64)
 	if err != nil {
-		s.fail(w, r, fault.Invalidf("revision must be a whole number").With("field", "revision"))
+		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update,
+			fault.Invalidf("revision must be a whole number").With("field", "revision")))
 		return
 	}
 	i, err := s.Content.RevertItem(r.Context(), chi.URLParam(r, "id"), rev)
 	s.Metrics.Command("content.revert_item", err)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
