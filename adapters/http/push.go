@@ -60,46 +60,53 @@ func (s *server) scheduleView(ctx context.Context, sc push.Schedule) scheduleJSO
 // schedulePush serves the scheduling paths; kind restricts the target.
 func (s *server) schedulePush(kind targetKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
 		var b pushBody
 		if err := decode(r, &b); err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.refusedFirst(ctx, rights.Write, err))
 			return
 		}
 		spec, err := b.spec(kind)
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.refusedFirst(ctx, rights.Write, err))
 			return
 		}
-		app, err := s.appOf(r.Context(), string(b.AppID)) // HALO's number, or our id
+		app, err := s.appOf(ctx, string(b.AppID)) // HALO's number, or our id
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.refusedFirst(ctx, rights.Write, err))
 			return
 		}
-		sc, err := s.Push.Schedule(r.Context(), app, spec)
+		sc, err := s.Push.Schedule(ctx, app, spec)
 		s.Metrics.Command("push.schedule", err)
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.refusedFirst(ctx, rights.Write, err))
 			return
 		}
 		writeJSON(w, http.StatusCreated, s.scheduleView(r.Context(), sc))
 	}
 }
 
+// updatePush serves PUT /api/push/schedule/{id}. Push rights are
+// app-wide: whoever may change a push holds the right on its whole app,
+// so here, as in cancel, delete, get and schedule, a request fault (400,
+// 404) reaches only callers who hold it on some app (refusedFirst); the
+// others get their 403, whatever the id or body.
 func (s *server) updatePush(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	var b pushBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(ctx, rights.Update, err))
 		return
 	}
 	spec, err := b.spec(anyTarget)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(ctx, rights.Update, err))
 		return
 	}
-	sc, err := s.Push.Edit(r.Context(), chi.URLParam(r, "id"), spec)
+	sc, err := s.Push.Edit(ctx, chi.URLParam(r, "id"), spec)
 	s.Metrics.Command("push.edit", err)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(ctx, rights.Update, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, s.scheduleView(r.Context(), sc))
@@ -109,7 +116,7 @@ func (s *server) cancelPush(w http.ResponseWriter, r *http.Request) {
 	sc, err := s.Push.Cancel(r.Context(), chi.URLParam(r, "id"))
 	s.Metrics.Command("push.cancel", err)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(r.Context(), rights.Update, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, s.scheduleView(r.Context(), sc))
@@ -119,7 +126,7 @@ func (s *server) deletePush(w http.ResponseWriter, r *http.Request) {
 	sc, err := s.Push.Delete(r.Context(), chi.URLParam(r, "id"))
 	s.Metrics.Command("push.delete", err)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.refusedFirst(r.Context(), rights.Delete, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, scheduleFromDomain(sc))
@@ -133,7 +140,9 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := s.PushRead.Schedule(ctx, chi.URLParam(r, "id"))
-	if err == nil {
+	if err != nil {
+		err = s.refusedFirst(ctx, rights.Read, err)
+	} else {
 		err = s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: v.App})
 	}
 	if err != nil {
@@ -196,8 +205,16 @@ func (s *server) listPushes(w http.ResponseWriter, r *http.Request) {
 }
 
 // pushActivity records a device's receipt, open or dismissal of a push;
-// the Android SDK sends a form, iOS JSON.
+// the Android SDK sends a form, iOS JSON. Devices (app tokens) are told
+// what is wrong and see another app's push as unknown; a CMS user who
+// holds write on no app gets 403 before any 400 or 404.
 func (s *server) pushActivity(w http.ResponseWriter, r *http.Request) {
+	fail := func(err error) {
+		if access.From(r.Context()).ClientApp() == "" {
+			err = s.refusedFirst(r.Context(), rights.Write, err)
+		}
+		s.fail(w, r, err)
+	}
 	var b activityJSON
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data" {
@@ -206,19 +223,19 @@ func (s *server) pushActivity(w http.ResponseWriter, r *http.Request) {
 			parse = func() error { return r.ParseMultipartForm(64 << 10) }
 		}
 		if err := parse(); err != nil {
-			s.fail(w, r, formError(err))
+			fail(formError(err))
 			return
 		}
 		b = activityJSON{Device: r.PostForm.Get("device"), Schedule: r.PostForm.Get("schedule"),
 			Action: r.PostForm.Get("action"), Platform: r.PostForm.Get("platform")}
 	} else if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
+		fail(err)
 		return
 	}
 	err := s.Push.RecordActivity(r.Context(), cmdpush.Activity{Device: b.Device, Schedule: b.Schedule, Action: b.Action, Platform: b.Platform})
 	s.Metrics.Command("push.activity", err)
 	if err != nil {
-		s.fail(w, r, err)
+		fail(err)
 		return
 	}
 	writeJSON(w, http.StatusOK, b)
