@@ -111,7 +111,7 @@ func (s *server) appOf(ctx context.Context, v any) (string, error) {
 func (s *server) createAppUser(w http.ResponseWriter, r *http.Request) {
 	b, err := readAppUserBody(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, writerFirst(r.Context(), err))
 		return
 	}
 	ctx := r.Context()
@@ -137,12 +137,12 @@ func (s *server) createAppUser(w http.ResponseWriter, r *http.Request) {
 func (s *server) updateAppUser(w http.ResponseWriter, r *http.Request) {
 	b, err := readAppUserBody(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, writerFirst(r.Context(), err))
 		return
 	}
 	id := chi.URLParam(r, "id")
 	if b.ID != "" && b.ID != id {
-		s.fail(w, r, fault.Invalidf("the body's id %s is not the path's %s", b.ID, id).With("field", "id"))
+		s.fail(w, r, writerFirst(r.Context(), fault.Invalidf("the body's id %s is not the path's %s", b.ID, id).With("field", "id")))
 		return
 	}
 	replace := true
@@ -150,7 +150,7 @@ func (s *server) updateAppUser(w http.ResponseWriter, r *http.Request) {
 		replace = *b.ReplaceTokens
 	} else if q := r.URL.Query().Get("replaceTokens"); q != "" {
 		if replace, err = strconv.ParseBool(q); err != nil {
-			s.fail(w, r, fault.Invalidf("replaceTokens must be true or false").With("field", "replaceTokens"))
+			s.fail(w, r, writerFirst(r.Context(), fault.Invalidf("replaceTokens must be true or false").With("field", "replaceTokens")))
 			return
 		}
 	}
@@ -163,6 +163,16 @@ func (s *server) updateAppUser(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.appUserView(r.Context(), u))
 }
 
+// writerFirst puts the refusal the app-user commands give whatever the
+// request holds (CMS users write no app users) before a request's own
+// fault err, so that such a caller learns nothing from the request.
+func writerFirst(ctx context.Context, err error) error {
+	if refused := cmdappuser.CheckWriter(access.From(ctx)); refused != nil && requestFault(err) {
+		return refused
+	}
+	return err
+}
+
 // getAppUser serves GET /api/segmentation/appuser/{id}: an app's token (or
 // an identified user's) reads its app's app users, and another app's as
 // unknown (404, after which Android registers a new one); CMS users need
@@ -173,6 +183,7 @@ func (s *server) getAppUser(w http.ResponseWriter, r *http.Request) {
 	u, err := s.AppUsersRead.AppUser(ctx, chi.URLParam(r, "id"))
 	switch {
 	case err != nil:
+		err = s.refusedFirst(ctx, rights.Read, err) // a CMS user who reads no app is refused an unknown id too
 	case a.ClientApp() != "":
 		if u.App != a.ClientApp() {
 			err = fault.NotFoundf("app user not found")
@@ -192,17 +203,33 @@ func (s *server) getAppUser(w http.ResponseWriter, r *http.Request) {
 // users: a device has no business with the others.
 func (s *server) cmsApp(ctx context.Context, appID any) (string, error) {
 	a := access.From(ctx)
-	if a.ClientApp() != "" {
-		return "", fault.Forbiddenf("listing app users is for CMS users")
+	if err := cmsListing(a); err != nil {
+		return "", err
 	}
 	app, err := s.appOf(ctx, appID)
 	if err != nil {
-		return "", err
+		return "", s.refusedFirst(ctx, rights.Read, err)
 	}
 	if err := s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: app}); err != nil {
 		return "", err
 	}
 	return app, nil
+}
+
+func cmsListing(a access.Actor) error {
+	if a.ClientApp() != "" {
+		return fault.Forbiddenf("listing app users is for CMS users")
+	}
+	return nil
+}
+
+// listingFirst puts the refusal of a CMS listing's caller (an app token;
+// a CMS user who reads no app) before a request's own fault err.
+func (s *server) listingFirst(ctx context.Context, err error) error {
+	if refused := cmsListing(access.From(ctx)); refused != nil && requestFault(err) {
+		return refused
+	}
+	return s.refusedFirst(ctx, rights.Read, err)
 }
 
 // listPage reads a listing's pagination (page from 1, limit up to maxPage).
@@ -232,7 +259,7 @@ func listPage(p *paginationBody) (int, int, error) {
 func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
 	var b segmentBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.listingFirst(r.Context(), err))
 		return
 	}
 	ctx := r.Context()
@@ -242,7 +269,7 @@ func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
 	case "total":
 		q.Total = true
 	default:
-		s.fail(w, r, fault.Invalidf(`mode must be "partial" or "total"`).With("field", "mode"))
+		s.fail(w, r, s.listingFirst(ctx, fault.Invalidf(`mode must be "partial" or "total"`).With("field", "mode")))
 		return
 	}
 	for i, t := range b.Tags {
@@ -251,14 +278,14 @@ func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
 			err = fault.Invalidf("tags[%d] needs an id or a name", i).With("field", "tags")
 		}
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.listingFirst(ctx, err))
 			return
 		}
 		q.Tags = append(q.Tags, rmappusers.TagFilter{ID: tag.ID, Name: tag.Name, Value: tag.Value})
 	}
 	pg, limit, err := listPage(b.Pagination)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.listingFirst(ctx, err))
 		return
 	}
 	if q.App, err = s.cmsApp(ctx, b.AppID); err != nil {
@@ -283,13 +310,13 @@ func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
 func (s *server) searchIdentified(w http.ResponseWriter, r *http.Request) {
 	var b identifiedSearchBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.listingFirst(r.Context(), err))
 		return
 	}
 	ctx := r.Context()
 	pg, limit, err := listPage(b.Pagination)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.listingFirst(ctx, err))
 		return
 	}
 	app, err := s.cmsApp(ctx, b.AppID)
