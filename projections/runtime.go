@@ -549,6 +549,9 @@ func (r *runner) run(ctx context.Context) {
 	}
 	wait := time.Duration(0)
 	for ctx.Err() == nil {
+		// Taken before the check, so that a rebuild that switches after
+		// it still wakes the wait below.
+		woken := r.rt.wake.C()
 		if why, err := r.rt.outdatedVersion(ctx, r.p); err == nil && why != "" {
 			// Paused until a rebuild (from any process) provides a version
 			// that can take the projector's writes.
@@ -559,7 +562,7 @@ func (r *runner) run(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-r.rt.wake.C(): // new events, or a local rebuild switched
+			case <-woken: // new events, or a local rebuild switched
 			case <-time.After(5 * time.Second):
 			}
 			continue

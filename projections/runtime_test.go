@@ -974,10 +974,17 @@ func TestRebuildVerifyMismatchKeepsServingOldVersion(t *testing.T) {
 // a rebuild.
 func waitNeedsRebuild(t *testing.T, rt *projections.Runtime) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for rt.Health()[0].State != projections.StateNeedsRebuild {
+	waitState(t, rt, projections.StateNeedsRebuild, 5*time.Second)
+}
+
+// waitState waits until the first runner is in state, for at most
+// within.
+func waitState(t *testing.T, rt *projections.Runtime, state string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for rt.Health()[0].State != state {
 		if time.Now().After(deadline) {
-			t.Fatalf("runner state %+v, want %s", rt.Health()[0], projections.StateNeedsRebuild)
+			t.Fatalf("runner state %+v, want %s", rt.Health()[0], state)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -1005,9 +1012,10 @@ func TestChangedTablesWaitForRebuild(t *testing.T) {
 	}
 	caughtUp(t, e, r2.rt)
 	assertExact(t, e.pool, c, nil)
-	if h := r2.rt.Health()[0]; h.State != projections.StateRunning {
-		t.Errorf("after rebuild: %+v", h)
-	}
+	// The rebuild wakes the paused runner, which resumes well before its
+	// own 5-second re-check (the rebuild wrote the checkpoint, so caughtUp
+	// does not wait for it).
+	waitState(t, r2.rt, projections.StateRunning, 3*time.Second)
 	var n int64
 	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM public.evolve_extra`).Scan(&n); err != nil {
 		t.Errorf("new table's view: %v", err)
