@@ -151,6 +151,7 @@ func TestAuditRights(t *testing.T) {
 		tok := ts.login("curious", userPass)
 		expectHaloError(t, ts.get(auditPath(sc.user, "", ""), tok), 403)
 		expectHaloError(t, ts.get(auditPath(sc.user, sc.app, ""), tok), 403)
+		expectHaloError(t, ts.get(auditPath("", sc.app, ""), tok), 403) // refused before the query's faults
 		// Trailing slash.
 		expectStatus(t, ts.get("/api/audit/rights/?user="+sc.user, ts.admin), 200)
 	})

@@ -77,9 +77,8 @@ type RightsReport struct {
 // holding the manage permission on an app may audit that app.
 func (a *Auditor) Rights(ctx context.Context, q RightsQuery) (RightsReport, error) {
 	actor := access.From(ctx)
-	if q.User == "" {
-		return RightsReport{}, fault.Invalidf("user is required").With("field", "user")
-	}
+	// Who may ask comes first: a caller who may not learns nothing of
+	// the query's faults.
 	if !actor.IsAdmin() {
 		if actor.Kind == access.Anonymous {
 			return RightsReport{}, access.ErrUnauthenticated
@@ -90,6 +89,9 @@ func (a *Auditor) Rights(ctx context.Context, q RightsQuery) (RightsReport, erro
 		if err := a.authz.Authorize(ctx, actor, rights.Manage, rights.Resource{App: q.App}); err != nil {
 			return RightsReport{}, err
 		}
+	}
+	if q.User == "" {
+		return RightsReport{}, fault.Invalidf("user is required").With("field", "user")
 	}
 	at := q.At
 	if at.IsZero() {
