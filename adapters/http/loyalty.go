@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -65,30 +64,6 @@ func (s *server) appNumber(ctx context.Context, app string) int {
 		s.numbers.m.Store(app, n)
 	}
 	return n
-}
-
-// requestFault reports whether err is the request's own fault: bad input
-// (400, 413) or an id that names nothing (404).
-func requestFault(err error) bool {
-	var mbe *http.MaxBytesError
-	return fault.Is(err, fault.Invalid) || fault.Is(err, fault.NotFound) || errors.As(err, &mbe)
-}
-
-// refusedFirst puts refusals before a request's own faults: in place of
-// err, a request fault, a caller who holds p on no app at all gets their
-// 403 (401), so that a caller refused whatever the request holds learns
-// nothing from it, not what is wrong with it, not whether an id exists.
-// Someone who holds p on some app gets err: which app counts is known
-// only once the id is. Other errors pass as they are. It costs a query
-// on the failure path only.
-func (s *server) refusedFirst(ctx context.Context, p rights.Permission, err error) error {
-	if err == nil || !requestFault(err) {
-		return err
-	}
-	if refused := s.Authorizer.AuthorizeAnyApp(ctx, access.From(ctx), p); refused != nil {
-		return refused
-	}
-	return err
 }
 
 // checkedFirst is refusedFirst for a loyalty command: the refusal the
