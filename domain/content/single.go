@@ -9,24 +9,24 @@ import "github.com/halocms/halocms/domain/fault"
 // the same append), until another item takes over from a holder that is no
 // longer live, or until the module stops being a single-item module.
 type SingleItem struct {
-	Item string // "" when free
+	item string // "" when free
 }
 
 // Apply folds one event into the reservation.
 func (s SingleItem) Apply(ev any) SingleItem {
 	switch e := ev.(type) {
 	case SingleItemClaimed:
-		s.Item = e.ItemID
+		s.item = e.ItemID
 	case SingleItemReleased:
-		if e.ItemID == s.Item {
-			s.Item = ""
+		if e.ItemID == s.item {
+			s.item = ""
 		}
 	}
 	return s
 }
 
 // Holder is the item holding the reservation, "" when it is free.
-func (s SingleItem) Holder() string { return s.Item }
+func (s SingleItem) Holder() string { return s.item }
 
 // maxListed bounds the list of items a refused single-item flag reports.
 const maxListed = 100
@@ -42,12 +42,12 @@ const maxListed = 100
 // restore against a concurrent creation.
 func (s SingleItem) Claim(m Module, item string, holderLive bool) ([]any, error) {
 	var evs []any
-	if s.Item != "" && s.Item != item {
+	if s.item != "" && s.item != item {
 		if holderLive {
 			return nil, fault.Conflictf("module %s holds a single item, and it has one", m.Name).
 				With("field", "module").With("module", m.ID)
 		}
-		evs = append(evs, SingleItemReleased{ModuleID: m.ID, ItemID: s.Item})
+		evs = append(evs, SingleItemReleased{ModuleID: m.ID, ItemID: s.item})
 	}
 	return append(evs, SingleItemClaimed{ModuleID: m.ID, ItemID: item}), nil
 }
@@ -55,7 +55,7 @@ func (s SingleItem) Claim(m Module, item string, holderLive bool) ([]any, error)
 // Release decides that item, being deleted, frees module m's reservation;
 // nothing when item does not hold it.
 func (s SingleItem) Release(m Module, item string) []any {
-	if s.Item == "" || s.Item != item {
+	if s.item == "" || s.item != item {
 		return nil
 	}
 	return []any{SingleItemReleased{ModuleID: m.ID, ItemID: item}}
@@ -85,11 +85,11 @@ func (s SingleItem) Configure(m Module, single bool, live []string) ([]any, erro
 	if single && len(live) == 1 {
 		keep = live[0]
 	}
-	if s.Item == keep {
+	if s.item == keep {
 		return nil, nil
 	}
-	if s.Item != "" {
-		evs = append(evs, SingleItemReleased{ModuleID: m.ID, ItemID: s.Item})
+	if s.item != "" {
+		evs = append(evs, SingleItemReleased{ModuleID: m.ID, ItemID: s.item})
 	}
 	if keep != "" {
 		evs = append(evs, SingleItemClaimed{ModuleID: m.ID, ItemID: keep})

@@ -64,7 +64,7 @@ func TestSingleItemClaimAndRelease(t *testing.T) {
 func TestSingleItemConfigure(t *testing.T) {
 	plain := newModule(t, ModuleSpec{Name: "Plain"})
 	single := newModule(t, ModuleSpec{Name: "Single", Single: true})
-	claimed := SingleItem{Item: "i1"}
+	claimed := SingleItem{item: "i1"}
 	rel := func(id string) any { return SingleItemReleased{ModuleID: "m1", ItemID: id} }
 	cl := func(id string) any { return SingleItemClaimed{ModuleID: "m1", ItemID: id} }
 	cases := []struct {
