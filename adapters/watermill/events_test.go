@@ -109,6 +109,74 @@ func TestSelectIsAnIndexRangeScan(t *testing.T) {
 	}
 }
 
+// A session that read the log while it was empty still reads a batch of a
+// long log as one index range scan: the SELECT is planned for its values,
+// not from a generic plan cached on the short log (which fetched and sorted
+// the whole range past the checkpoint). No ANALYZE in between, as with
+// autovacuum off.
+func TestSelectIsPlannedForTheLogItReads(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	ctx := context.Background()
+	before, err := cmswm.CheckpointOffsets{}.BeforeSubscribingQueries(wmsql.BeforeSubscribingQueriesParams{ConsumerGroup: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range before {
+		if _, err := pool.Exec(ctx, q.Query, q.Args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	q := selectQuery(t, "p", 100)
+	for range 10 { // an empty log, past the five custom plans before a generic one
+		rows, err := conn.Query(ctx, q.Query, q.Args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata)
+		SELECT 'long', g, gen_random_uuid(), 'test.happened', 1, '{}', '{}' FROM generate_series(1, 30000) g`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var read, fetched int
+		rows, err := tx.Query(ctx, q.Query, q.Args...) // the very statement the session ran before
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			read++
+		}
+		if rows.Close(); rows.Err() != nil {
+			t.Fatal(rows.Err())
+		}
+		if err := tx.QueryRow(ctx, `SELECT idx_tup_fetch FROM pg_stat_xact_user_tables WHERE relname = 'events'`).Scan(&fetched); err != nil {
+			t.Fatal(err)
+		}
+		if read == 100 {
+			if fetched > 1000 {
+				t.Errorf("the batch of 100 fetched %d rows of the log", fetched)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events readable, want 100", read)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Rows become messages that carry the whole recorded event.
 func TestMessagesCarryTheEvent(t *testing.T) {
 	t.Parallel()
