@@ -58,14 +58,3 @@ type Selective interface {
 type Layouter interface {
 	Layout() string
 }
-
-// Upkeeper is implemented by a projector with upkeep that its batches need
-// not wait for, such as ANALYZE after bulk writes. The runtime calls
-// Upkeep after a live batch committed, outside the batch's transaction
-// and on a connection of its own, one call at a time per projection (a
-// call asked for while one runs follows it); a rebuild calls it after each
-// batch. Upkeep finds out itself, from what Apply recorded, whether there
-// is anything to do.
-type Upkeeper interface {
-	Upkeep(ctx context.Context, db DB, schema string) error
-}

@@ -230,8 +230,8 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 			}
 			return writeCheckpoint(ctx, tx, rebuildRow(name), last)
 		})
-		if err == nil {
-			err = upkeep(ctx, p, rt.pool, newSchema)
+		if err == nil && rt.growth.add(newSchema, len(b.events)) {
+			err = rt.growth.analyzeDue(ctx, rt.pool, p, newSchema)
 		}
 		if err != nil {
 			cleanup()
@@ -240,6 +240,13 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 		pos = last
 		done += int64(len(b.events))
 		progress()
+	}
+
+	// Fresh statistics for the live runners, which plan their statements
+	// on the new tables after the switch (see growth).
+	if err := analyze(ctx, rt.pool, p, newSchema); err != nil {
+		cleanup()
+		return res, fmt.Errorf("projection %s rebuild: %w", name, err)
 	}
 
 	// The switch.
@@ -306,9 +313,6 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 		return res, fmt.Errorf("projection %s: switch to v%d: %w", name, newV, err)
 	}
 	res.Version, res.Events, res.Position = newV, done, pos
-	if err := upkeep(ctx, p, rt.pool, newSchema); err != nil {
-		rt.log.Warn("projection upkeep after the switch failed", "projection", name, "err", err)
-	}
 	rt.watcher.kick()
 	rt.fireAll()
 	total = done
@@ -319,14 +323,6 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 	res.OldDropped = rt.dropSchema(ctx, oldSchema, opts.DropTimeout)
 	res.Took = time.Since(start)
 	return res, nil
-}
-
-// upkeep runs p's Upkeep on schema, if p has one (see Upkeeper).
-func upkeep(ctx context.Context, p Projector, db DB, schema string) error {
-	if u, ok := p.(Upkeeper); ok {
-		return u.Upkeep(ctx, db, schema)
-	}
-	return nil
 }
 
 // verify brings the old version from its checkpoint live to pos (what its

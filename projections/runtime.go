@@ -76,6 +76,7 @@ type Runtime struct {
 
 	wake    postgres.Broadcast // any new events, or a local switch
 	watcher *cpWatcher
+	growth  growth // when the projections' tables are due for ANALYZE
 
 	mu      sync.Mutex
 	started bool
@@ -799,18 +800,16 @@ func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 	}
 	if ok {
 		r.rt.batchDone(r.name, n, took)
-		r.upkeep(schema)
+		if r.rt.growth.add(schema, n) {
+			r.upkeep(schema)
+		}
 	}
 }
 
-// upkeep runs the projector's Upkeep (if it has one) on schema in the
-// background, one call at a time: asked for while a call runs, it runs
-// once more after it.
+// upkeep runs the ANALYZE due on the projector's tables in schema (see
+// growth) in the background, one at a time: asked for while one runs, it
+// runs once more after it.
 func (r *runner) upkeep(schema string) {
-	u, ok := r.p.(Upkeeper)
-	if !ok {
-		return
-	}
 	r.upMu.Lock()
 	defer r.upMu.Unlock()
 	if r.upRunning {
@@ -823,8 +822,8 @@ func (r *runner) upkeep(schema string) {
 	go func() {
 		defer r.rt.wg.Done()
 		for {
-			if err := u.Upkeep(ctx, r.rt.pool, schema); err != nil && ctx.Err() == nil {
-				r.rt.log.Warn("projection upkeep failed", "projection", r.name, "schema", schema, "err", err)
+			if err := r.rt.growth.analyzeDue(ctx, r.rt.pool, r.p, schema); err != nil && ctx.Err() == nil {
+				r.rt.log.Warn("projection ANALYZE failed", "projection", r.name, "schema", schema, "err", err)
 			}
 			r.upMu.Lock()
 			schema, r.upNext = r.upNext, ""

@@ -1087,62 +1087,41 @@ func TestRebuildExcludesConcurrentRebuild(t *testing.T) {
 	}
 }
 
-// upkept is a counter whose Upkeep records the schemas it was called on
-// and the number of events applied by then.
-type upkept struct {
-	*counter
-	mu      sync.Mutex
-	schemas []string
-	applied []int64
-}
-
-func (u *upkept) Upkeep(ctx context.Context, db projections.DB, schema string) error {
-	var one int
-	if err := db.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil {
-		return err
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.schemas = append(u.schemas, schema)
-	u.applied = append(u.applied, u.counter.applied.Load())
-	return nil
-}
-
-func (u *upkept) calls() ([]string, []int64) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return slices.Clone(u.schemas), slices.Clone(u.applied)
-}
-
-// Upkeep follows committed live batches, in the live version's schema,
-// and each batch of a rebuild, in the new version's.
-func TestUpkeepAfterBatches(t *testing.T) {
+// A projection's tables are analyzed as they grow (after 1,000 applied
+// events, then 4,000, ...) by the live runner, and a rebuilt version's
+// before the switch, so that no session keeps a plan made on empty tables.
+func TestTablesAnalyzedAsTheyGrow(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	u := &upkept{counter: &counter{name: "kept"}}
-	e.appendEvents(t, "a", 5, 300)
-	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, u)
-	caughtUp(t, e, r.rt, "kept")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		schemas, applied := u.calls()
-		if len(applied) > 0 && applied[len(applied)-1] == 300 {
-			for _, s := range schemas {
-				if s != "proj_kept_v1" {
-					t.Fatalf("upkeep on %s, want proj_kept_v1 (%v)", s, schemas)
-				}
-			}
-			break
+	c := &counter{name: "grown"}
+	reltuples := func(schema string) float64 {
+		t.Helper()
+		var n float64
+		if err := e.pool.QueryRow(context.Background(), `SELECT reltuples FROM pg_class WHERE oid = $1::regclass`,
+			schema+".grown_streams").Scan(&n); err != nil {
+			t.Fatal(err)
 		}
+		return n
+	}
+	e.appendEvents(t, "a", 5, 999)
+	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, c)
+	caughtUp(t, e, r.rt, "grown")
+	time.Sleep(50 * time.Millisecond) // an ANALYZE would run in the background
+	if n := reltuples("proj_grown_v1"); n != -1 {
+		t.Fatalf("after 999 events: reltuples %v, want -1 (never analyzed)", n)
+	}
+	e.appendEvents(t, "a", 5, 1)
+	caughtUp(t, e, r.rt, "grown")
+	for deadline := time.Now().Add(10 * time.Second); reltuples("proj_grown_v1") != 5; {
 		if time.Now().After(deadline) {
-			t.Fatalf("no upkeep after the last batch: calls on %v after %v events", schemas, applied)
+			t.Fatalf("after 1,000 events: reltuples %v, want 5 (analyzed)", reltuples("proj_grown_v1"))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := r.rt.Rebuild(context.Background(), "kept", nil); err != nil {
+	if err := r.rt.Rebuild(context.Background(), "grown", nil); err != nil {
 		t.Fatal(err)
 	}
-	if schemas, _ := u.calls(); !slices.Contains(schemas, "proj_kept_v2") {
-		t.Errorf("no upkeep during the rebuild: calls on %v", schemas)
+	if n := reltuples("proj_grown_v2"); n != 5 {
+		t.Errorf("rebuilt version: reltuples %v, want 5 (analyzed before the switch)", n)
 	}
 }

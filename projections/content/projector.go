@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -495,7 +494,6 @@ func (p *batch) write(ctx context.Context, order []string) error {
 	if err := p.writeFields(ctx, storedFields, true); err != nil {
 		return err
 	}
-	p.analyze(len(rows))
 	return nil
 }
 
@@ -664,61 +662,6 @@ var fieldsNames, fieldsParams, fieldsSelect, fieldsSet = func() (string, string,
 	sel := strings.Join(names[:len(names)-2], ", ") + ", lower(tx), eqs::text[]"
 	return strings.Join(names, ", "), strings.Join(params, ", "), sel, strings.Join(set, ", ")
 }()
-
-// Planner statistics. Searches need them (a sort that walks an index
-// instead of sorting every match is chosen from them), and autovacuum may
-// be off or late after a bulk import or a rebuild: the projector has
-// ANALYZE run on its tables as they grow, after 1,000 written items, then
-// 4,000, 16,000, 64,000 and every 64,000 from then on. The planner scales
-// the row counts of older statistics to the tables' current size, so
-// growth by a factor of four between them is enough. Apply only counts;
-// Upkeep, which the runtime calls after the batch committed and outside
-// it, runs the ANALYZE (about 0.3 s at 20,000 items and more: no batch,
-// and so no write waiting for the projection, waits for it).
-var (
-	analyzeMu   sync.Mutex
-	analyzeNext = map[string]int{}
-	analyzeDone = map[string]int{}
-	analyzeDue  = map[string]bool{}
-)
-
-func (p *batch) analyze(written int) {
-	analyzeMu.Lock()
-	defer analyzeMu.Unlock()
-	done := analyzeDone[p.schema] + written
-	analyzeDone[p.schema] = done
-	next := analyzeNext[p.schema]
-	if next == 0 {
-		next = 1000
-	}
-	if done < next {
-		return
-	}
-	if next < 64000 {
-		analyzeNext[p.schema] = next * 4
-	} else {
-		analyzeNext[p.schema] = next + 64000
-	}
-	analyzeDue[p.schema] = true
-}
-
-// Upkeep runs ANALYZE on the tables in schema if Apply found it due.
-func (Projector) Upkeep(ctx context.Context, db projections.DB, schema string) error {
-	analyzeMu.Lock()
-	due := analyzeDue[schema]
-	delete(analyzeDue, schema)
-	analyzeMu.Unlock()
-	if !due {
-		return nil
-	}
-	_, err := db.Exec(ctx, `ANALYZE `+schema+`.content_items, `+schema+`.content_keys, `+schema+`.content_fields`)
-	if err != nil {
-		analyzeMu.Lock()
-		analyzeDue[schema] = true // the next call tries again
-		analyzeMu.Unlock()
-	}
-	return err
-}
 
 func (p *batch) insertKeys(ctx context.Context, keys []keyRow) error {
 	// Written field by field, a field's key rows of one batch share pages:

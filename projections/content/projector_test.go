@@ -15,7 +15,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
@@ -1315,74 +1314,6 @@ func TestEqTokensOnlyForShortValues(t *testing.T) {
 	}
 	if want := []string{projcontent.EqToken("m1", "t1", short), projcontent.EqToken("m1", "t3", "cat")}; !slices.Equal(eqs, want) {
 		t.Errorf("eqs %q, want %q", eqs, want)
-	}
-}
-
-// Apply leaves ANALYZE to Upkeep, which runs it once 1,000 items were
-// written, and not again before 4,000.
-func TestUpkeepAnalyzesAsTablesGrow(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	const schema = "upkeep_analyze" // the ANALYZE schedule is kept per schema name
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatal(err)
-	}
-	p := projcontent.Projector{}
-	if err := p.Create(ctx, pool, schema); err != nil {
-		t.Fatal(err)
-	}
-	T := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
-	rec := newRecorder(T)
-	write := func(evs ...event.Recorded) {
-		t.Helper()
-		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return p.Apply(ctx, tx, schema, evs) }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	items := func(from, to int) {
-		t.Helper()
-		var evs []event.Recorded
-		for i := from; i < to; i++ {
-			id := fmt.Sprintf("i%d", i)
-			evs = append(evs, rec.addAt(T, "item-"+id, content.ItemCreated{ItemID: id, App: "a", Module: "m1", Name: id,
-				Values: map[string]any{"a": "x"}}))
-		}
-		write(evs...)
-	}
-	reltuples := func() float64 {
-		t.Helper()
-		var n float64
-		if err := pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = '`+schema+`.content_fields'::regclass`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	upkeep := func() {
-		t.Helper()
-		if err := p.Upkeep(ctx, pool, schema); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(rec.addAt(T, "module-m1", content.ModuleCreated{ModuleID: "m1", App: "a", Name: "M",
-		Fields: []content.Field{{ID: "1", Name: "a", Type: fid("Text")}}}))
-	items(0, 999)
-	upkeep()
-	if n := reltuples(); n != -1 {
-		t.Fatalf("after 999 items: reltuples %v, want -1 (never analyzed)", n)
-	}
-	items(999, 1000)
-	if n := reltuples(); n != -1 {
-		t.Fatalf("Apply analyzed: reltuples %v", n)
-	}
-	upkeep()
-	if n := reltuples(); n != 1000 {
-		t.Fatalf("after 1,000 items and Upkeep: reltuples %v, want 1000", n)
-	}
-	items(1000, 2000)
-	upkeep()
-	if n := reltuples(); n != 1000 {
-		t.Fatalf("after 2,000 items: reltuples %v, want 1000 (next ANALYZE at 4,000)", n)
 	}
 }
 

@@ -33,7 +33,6 @@ type Projector struct{}
 
 var (
 	_ projections.Projector = Projector{}
-	_ projections.Upkeeper  = Projector{}
 	_ projections.Layouter  = Projector{}
 )
 

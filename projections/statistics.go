@@ -1,0 +1,86 @@
+package projections
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Planner statistics. A projection's tables start empty and grow as it
+// applies the log, and PostgreSQL keeps the plan it made for a session's
+// prepared statement until the statistics of the tables it reads change.
+// With autovacuum off or late (a bulk import, a rebuild, catching up with a
+// long log), a plan made on an empty table outlives the table's growth: the
+// loyalty projection's update of its accounts by key was a sequential scan
+// and a hash join, which read all 10,000 accounts in every live batch.
+// Searches need statistics too (a sort that walks an index instead of
+// sorting every match is chosen from them). So the runtime has ANALYZE run
+// on a projection's tables as they grow: after 1,000 applied events, then
+// 4,000, 16,000, 64,000 and every 64,000 from then on, counted per schema
+// in this process (the planner scales older statistics to the tables'
+// current size, so growth by a factor of four between them is enough);
+// and once more on a rebuilt version's tables before the switch. A live
+// runner's ANALYZE runs after its batch committed, in the background: no
+// batch, and so no write waiting for the projection, waits for it.
+type growth struct {
+	mu   sync.Mutex
+	done map[string]int  // events applied per schema
+	next map[string]int  // the count at which the next ANALYZE is due
+	due  map[string]bool // an ANALYZE is due
+}
+
+// add counts n events applied to schema's tables and reports whether an
+// ANALYZE of them is due.
+func (g *growth) add(schema string, n int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done == nil {
+		g.done, g.next, g.due = map[string]int{}, map[string]int{}, map[string]bool{}
+	}
+	done := g.done[schema] + n
+	g.done[schema] = done
+	next := g.next[schema]
+	if next == 0 {
+		next = 1000
+	}
+	if done >= next {
+		if next < 64000 {
+			g.next[schema] = next * 4
+		} else {
+			g.next[schema] = next + 64000
+		}
+		g.due[schema] = true
+	}
+	return g.due[schema]
+}
+
+// analyzeDue runs ANALYZE on p's tables in schema if one is due; if it
+// fails, it stays due.
+func (g *growth) analyzeDue(ctx context.Context, db DB, p Projector, schema string) error {
+	g.mu.Lock()
+	due := g.due[schema]
+	delete(g.due, schema)
+	g.mu.Unlock()
+	if !due {
+		return nil
+	}
+	err := analyze(ctx, db, p, schema)
+	if err != nil {
+		g.mu.Lock()
+		g.due[schema] = true
+		g.mu.Unlock()
+	}
+	return err
+}
+
+// analyze runs ANALYZE on p's tables in schema.
+func analyze(ctx context.Context, db DB, p Projector, schema string) error {
+	names := make([]string, len(p.Tables()))
+	for i, t := range p.Tables() {
+		names[i] = pgx.Identifier{schema, t}.Sanitize()
+	}
+	_, err := db.Exec(ctx, `ANALYZE `+strings.Join(names, ", "))
+	return err
+}
