@@ -18,12 +18,17 @@ import (
 // Searches need statistics too (a sort that walks an index instead of
 // sorting every match is chosen from them). So the runtime has ANALYZE run
 // on a projection's tables as they grow: after 1,000 applied events, then
-// 4,000, 16,000, 64,000 and every 64,000 from then on, counted per schema
-// in this process (the planner scales older statistics to the tables'
-// current size, so growth by a factor of four between them is enough);
-// and once more on a rebuilt version's tables before the switch. A live
-// runner's ANALYZE runs after its batch committed, in the background: no
-// batch, and so no write waiting for the projection, waits for it.
+// each time their number grew fourfold (4,000, 16,000, ...), counted per
+// schema in this process, and once more on a rebuilt version's tables
+// before the switch. The planner scales older statistics to the tables'
+// current size, so growth by a factor of four between them is enough. An
+// ANALYZE takes about 0.45 s at a million loyalty transactions: one every
+// 64,000 events (the content projector's schedule before) took a
+// million-event loyalty rebuild from about 18 s to 22.5 s, fourfold steps
+// to about 20 s. A live runner's ANALYZE runs after
+// its batch committed, in the background: no batch, and so no write
+// waiting for the projection, waits for it. Autovacuum, where it is on,
+// keeps the statistics fresher still.
 type growth struct {
 	mu   sync.Mutex
 	done map[string]int  // events applied per schema
@@ -46,11 +51,7 @@ func (g *growth) add(schema string, n int) bool {
 		next = 1000
 	}
 	if done >= next {
-		if next < 64000 {
-			g.next[schema] = next * 4
-		} else {
-			g.next[schema] = next + 64000
-		}
+		g.next[schema] = next * 4
 		g.due[schema] = true
 	}
 	return g.due[schema]
