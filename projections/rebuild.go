@@ -244,7 +244,7 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 
 	// Fresh statistics for the live runners, which plan their statements
 	// on the new tables after the switch (see growth).
-	if err := analyze(ctx, rt.pool, p, newSchema); err != nil {
+	if err := rt.growth.analyze(ctx, rt.pool, p, newSchema); err != nil {
 		cleanup()
 		return res, fmt.Errorf("projection %s rebuild: %w", name, err)
 	}

@@ -41,9 +41,7 @@ type growth struct {
 func (g *growth) add(schema string, n int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.done == nil {
-		g.done, g.next, g.due = map[string]int{}, map[string]int{}, map[string]bool{}
-	}
+	g.init()
 	done := g.done[schema] + n
 	g.done[schema] = done
 	next := g.next[schema]
@@ -57,31 +55,39 @@ func (g *growth) add(schema string, n int) bool {
 	return g.due[schema]
 }
 
-// analyzeDue runs ANALYZE on p's tables in schema if one is due; if it
-// fails, it stays due.
+func (g *growth) init() {
+	if g.done == nil {
+		g.done, g.next, g.due = map[string]int{}, map[string]int{}, map[string]bool{}
+	}
+}
+
+// analyzeDue runs the ANALYZE due on p's tables in schema, if one is.
 func (g *growth) analyzeDue(ctx context.Context, db DB, p Projector, schema string) error {
 	g.mu.Lock()
 	due := g.due[schema]
-	delete(g.due, schema)
 	g.mu.Unlock()
 	if !due {
 		return nil
 	}
-	err := analyze(ctx, db, p, schema)
-	if err != nil {
-		g.mu.Lock()
-		g.due[schema] = true
-		g.mu.Unlock()
-	}
-	return err
+	return g.analyze(ctx, db, p, schema)
 }
 
-// analyze runs ANALYZE on p's tables in schema.
-func analyze(ctx context.Context, db DB, p Projector, schema string) error {
+// analyze runs ANALYZE on p's tables in schema now; if it fails, one is
+// due.
+func (g *growth) analyze(ctx context.Context, db DB, p Projector, schema string) error {
+	g.mu.Lock()
+	delete(g.due, schema)
+	g.mu.Unlock()
 	names := make([]string, len(p.Tables()))
 	for i, t := range p.Tables() {
 		names[i] = pgx.Identifier{schema, t}.Sanitize()
 	}
 	_, err := db.Exec(ctx, `ANALYZE `+strings.Join(names, ", "))
+	if err != nil {
+		g.mu.Lock()
+		g.init()
+		g.due[schema] = true
+		g.mu.Unlock()
+	}
 	return err
 }
