@@ -5,6 +5,7 @@ package rights
 
 import (
 	"context"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -56,18 +57,58 @@ func (a *Authorizer) Authorize(ctx context.Context, actor access.Actor, p rights
 // an app they cannot know yet: a caller who may do p nowhere learns
 // nothing.
 func (a *Authorizer) AuthorizeAnyApp(ctx context.Context, actor access.Actor, p rights.Permission) error {
-	return decide(actor, p, p == rights.Read, "an app", func() (bool, error) {
+	return a.AuthorizeAnywhere(ctx, actor, p, rights.AppScope)
+}
+
+// AuthorizeAnywhere is AuthorizeAnyApp where a CMS user's grant of p on
+// a scope of any of kinds counts, not only on a whole app: for content,
+// where a right on a module (or an item) lets its holder do p on what is
+// inside it. Give the kinds of the grants that could allow the request
+// (a right on one item allows nothing on a module); with none, no grant
+// counts.
+func (a *Authorizer) AuthorizeAnywhere(ctx context.Context, actor access.Actor, p rights.Permission, kinds ...rights.ScopeKind) error {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.String()
+	}
+	return decide(actor, p, p == rights.Read, anyOf(kinds), func() (bool, error) {
 		var ok bool
 		err := a.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rights_grants
-			WHERE user_id = $1 AND scope_kind = 'app' AND $2 = ANY(permissions))`, actor.ID, p.String()).Scan(&ok)
+			WHERE user_id = $1 AND scope_kind = ANY($2) AND $3 = ANY(permissions))`, actor.ID, names, p.String()).Scan(&ok)
 		return ok, err
 	})
 }
 
-// decide is the rule of Authorize and AuthorizeAnyApp: anonymous callers
-// are unauthenticated, admins and the system allowed, app tokens (and
-// users identified through them) allowed when client says so, CMS users
-// when granted says so; the others are refused p on what.
+// anyOf names what a grant of one of kinds covers, for a refusal: "an
+// app", "an app or a module", "an app, a module or an item".
+func anyOf(kinds []rights.ScopeKind) string {
+	if len(kinds) == 0 {
+		return "an app"
+	}
+	var b strings.Builder
+	for i, k := range kinds {
+		switch {
+		case i == 0:
+		case i == len(kinds)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		if k == rights.ModuleScope {
+			b.WriteString("a ")
+		} else {
+			b.WriteString("an ")
+		}
+		b.WriteString(k.String())
+	}
+	return b.String()
+}
+
+// decide is the one rule of Authorize, AuthorizeAnyApp and
+// AuthorizeAnywhere: anonymous callers are unauthenticated, admins and
+// the system allowed, app tokens (and users identified through them)
+// allowed when client says so, CMS users when granted says so; the
+// others are refused p on what.
 func decide(actor access.Actor, p rights.Permission, client bool, what string, granted func() (bool, error)) error {
 	switch {
 	case actor.Kind == access.Anonymous:
