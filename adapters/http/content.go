@@ -101,15 +101,15 @@ func (sc readScope) canSeeModule(m rmcontent.Module, itemModules []string) bool 
 }
 
 // readModule reads a module the caller may see. App tokens get another
-// app's module as unknown; a CMS user who may read no app at all gets 403
-// for an unknown module too, so that neither can probe ids.
+// app's module as unknown; a CMS user who may read no app, module or item
+// at all gets 403 for an unknown module too, so that neither can probe ids.
 func (s *server) readModule(ctx context.Context, id string) (rmcontent.Module, error) {
 	m, err := s.ContentRead.Module(ctx, id)
 	if err == nil && m.DeletedAt != nil {
 		err = fault.NotFoundf("module %s not found", id)
 	}
 	if err != nil {
-		return m, s.refusedFirst(ctx, rights.Read, err)
+		return m, s.refusedFirstIn(ctx, rights.Read, err, onItem...)
 	}
 	sc, err := s.readScope(ctx)
 	if err != nil {
@@ -357,8 +357,9 @@ func (s *server) getInstance(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		// App tokens read another app's items as unknown; a CMS user who
-		// may read no app at all is refused an unknown item too.
-		s.fail(w, r, s.refusedFirst(ctx, rights.Read, unknownToClients(ctx, err, fault.NotFoundf("Instance not found"))))
+		// may read no app, module or item at all is refused an unknown
+		// item too.
+		s.fail(w, r, s.refusedFirstIn(ctx, rights.Read, unknownToClients(ctx, err, fault.NotFoundf("Instance not found")), onItem...))
 		return
 	}
 	writeJSON(w, http.StatusOK, instanceJSONOf(it))

@@ -25,10 +25,26 @@ func requestFault(err error) bool {
 // only once the id is. Other errors pass as they are. It costs a query
 // on the failure path only.
 func (s *server) refusedFirst(ctx context.Context, p rights.Permission, err error) error {
+	return s.refusedFirstIn(ctx, p, err, rights.AppScope)
+}
+
+// onModule and onItem are the grants of p that count for a content
+// request naming a module or an item not known: a right on a module
+// allows p on the module and its items, a right on an item on that item
+// only.
+var (
+	onModule = []rights.ScopeKind{rights.AppScope, rights.ModuleScope}
+	onItem   = []rights.ScopeKind{rights.AppScope, rights.ModuleScope, rights.ItemScope}
+)
+
+// refusedFirstIn is refusedFirst where a grant of p on a scope of any of
+// kinds counts, not only on a whole app: content, where an editor of one
+// module may create items in it, is told what is wrong with a request.
+func (s *server) refusedFirstIn(ctx context.Context, p rights.Permission, err error, kinds ...rights.ScopeKind) error {
 	if err == nil || !requestFault(err) {
 		return err
 	}
-	if refused := s.Authorizer.AuthorizeAnyApp(ctx, access.From(ctx), p); refused != nil {
+	if refused := s.Authorizer.AuthorizeAnywhere(ctx, access.From(ctx), p, kinds...); refused != nil {
 		return refused
 	}
 	return err
@@ -37,29 +53,31 @@ func (s *server) refusedFirst(ctx context.Context, p rights.Permission, err erro
 // itemRefusedFirst is refusedFirst for a request naming content item id:
 // when the item is known, the caller's right p on it decides (someone who
 // may do p on it is told what is wrong with the request; anyone else gets
-// their refusal, as for an unknown item); otherwise refusedFirst. It costs
-// queries on the failure path only.
+// their refusal, as for an unknown item); otherwise a right p on some
+// app, module or item does. It costs queries on the failure path only.
 func (s *server) itemRefusedFirst(ctx context.Context, id string, p rights.Permission, err error) error {
-	return s.knownRefusedFirst(ctx, p, err, func() (rights.Resource, error) {
+	return s.knownRefusedFirst(ctx, p, err, onItem, func() (rights.Resource, error) {
 		it, err := s.ContentRead.Item(ctx, id)
 		return rights.Resource{App: it.App, Module: it.Module, Item: it.ID}, err
 	})
 }
 
-// moduleRefusedFirst is itemRefusedFirst for a request naming module id.
+// moduleRefusedFirst is itemRefusedFirst for a request naming module id
+// (or, empty, a module the request does not tell): a right p on some app
+// or module counts when the module is not known.
 func (s *server) moduleRefusedFirst(ctx context.Context, id string, p rights.Permission, err error) error {
 	if id == "" {
-		return s.refusedFirst(ctx, p, err)
+		return s.refusedFirstIn(ctx, p, err, onModule...)
 	}
-	return s.knownRefusedFirst(ctx, p, err, func() (rights.Resource, error) {
+	return s.knownRefusedFirst(ctx, p, err, onModule, func() (rights.Resource, error) {
 		m, err := s.ContentRead.Module(ctx, id)
 		return rights.Resource{App: m.App, Module: m.ID}, err
 	})
 }
 
-// knownRefusedFirst is refusedFirst where the request names a resource
+// knownRefusedFirst is refusedFirstIn where the request names a resource
 // that known reads: when it is known, the caller's right p on it decides.
-func (s *server) knownRefusedFirst(ctx context.Context, p rights.Permission, err error, known func() (rights.Resource, error)) error {
+func (s *server) knownRefusedFirst(ctx context.Context, p rights.Permission, err error, kinds []rights.ScopeKind, known func() (rights.Resource, error)) error {
 	if err == nil || !requestFault(err) {
 		return err
 	}
@@ -69,7 +87,7 @@ func (s *server) knownRefusedFirst(ctx context.Context, p rights.Permission, err
 		}
 		return err
 	}
-	return s.refusedFirst(ctx, p, err)
+	return s.refusedFirstIn(ctx, p, err, kinds...)
 }
 
 // unknownToClients answers an app token (or an identified user) refused

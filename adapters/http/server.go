@@ -60,7 +60,9 @@ type RightsCommands interface {
 // projection.
 type Authorizer interface {
 	Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error
-	AuthorizeAnyApp(ctx context.Context, actor access.Actor, p rights.Permission) error
+	// AuthorizeAnywhere returns nil when actor holds p on some scope of
+	// any of kinds, on some app (see refusedFirst).
+	AuthorizeAnywhere(ctx context.Context, actor access.Actor, p rights.Permission, kinds ...rights.ScopeKind) error
 	VisibleApps(ctx context.Context, actor access.Actor) ([]string, bool, error)
 	Of(ctx context.Context, userID, app string) ([]rmrights.Right, error)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -90,12 +91,19 @@ func TestProbeIDs(t *testing.T) {
 	// Devices may update app users and report push activity (of their own
 	// app): they are told what is wrong with a body.
 	devicesTold := map[string]bool{"update app user body": true, "push activity body": true}
+	// An editor of one module may do on that module and its items what
+	// its right allows: like a reader of B below, they are told an
+	// unknown module or item, and what is wrong with a body naming no
+	// module. A known one of app A still refuses them first.
+	editorsTold := map[string]bool{"get item": true, "update item": true, "delete item": true, "unpublish item": true,
+		"item history": true, "revert item": true, "get module": true, "update module": true, "delete module": true,
+		"create item in module": true, "create item body": true}
 	probers := []struct {
 		name, token string
-		device      bool
+		told        map[string]bool
 	}{
-		{"app B's token", tokB, true}, {"identified user of B", identB, true},
-		{"CMS user without rights", nobody, false}, {"module right on B only", moduleOnly, false},
+		{"app B's token", tokB, devicesTold}, {"identified user of B", identB, devicesTold},
+		{"CMS user without rights", nobody, nil}, {"module right on B only", moduleOnly, editorsTold},
 	}
 	status := func(token string, c call) int {
 		t.Helper()
@@ -107,7 +115,7 @@ func TestProbeIDs(t *testing.T) {
 	}
 	for _, p := range probers {
 		for _, c := range pairs {
-			if p.device && devicesTold[c.name] {
+			if p.told[c.name] {
 				continue
 			}
 			if real, unknown := status(p.token, c.real), status(p.token, c.unknown); real != unknown {
@@ -116,7 +124,9 @@ func TestProbeIDs(t *testing.T) {
 		}
 	}
 	// Who holds the right is still told: an editor of one module of B
-	// about a bad body for its item, a reader of B about an unknown id.
+	// about a bad body for its item or a new one, or an unknown content
+	// id (but not about push, app users or new modules, which need a
+	// right on a whole app), a reader of B about an unknown id.
 	itemB := ts.createItem(ts.admin, itemBody(modB.ID, "Mine", nil))
 	_, readerB := ts.userWith("readerb", grantTo{app: appB.ID, perms: []string{"read"}})
 	for _, c := range []struct {
@@ -126,6 +136,12 @@ func TestProbeIDs(t *testing.T) {
 	}{
 		{moduleOnly, call{"PUT", instancePath + "/" + itemB.ID, malformed}, 400},
 		{moduleOnly, call{"POST", instancePath + "/" + itemB.ID + "/publish", malformed}, 400},
+		{moduleOnly, call{"POST", instancePath, malformed}, 400},
+		{moduleOnly, call{"GET", instancePath + "/" + unknownItem, nil}, 404},
+		{moduleOnly, call{"PUT", modulePath + "/" + unknownModule, okModule}, 404},
+		{moduleOnly, call{"POST", modulePath, malformed}, 403},
+		{moduleOnly, call{"GET", pushPath + "/" + unknownPush, nil}, 403},
+		{moduleOnly, call{"POST", appUserSearchPath, malformed}, 403},
 		{readerB, call{"GET", instancePath + "/" + unknownItem, nil}, 404},
 		{readerB, call{"GET", pushPath + "/" + unknownPush, nil}, 404},
 		{readerB, call{"GET", appUserPath + "/" + unknownUser, nil}, 404},
@@ -138,5 +154,113 @@ func TestProbeIDs(t *testing.T) {
 	// Nothing changed.
 	if got := ts.item(item.ID); got.Name != "Hello" {
 		t.Errorf("item renamed to %q", got.Name)
+	}
+}
+
+// TestModuleEditorsAreTold: refusals come first only for callers refused
+// whatever the request holds. A CMS user who may write to one content
+// module may create items in it, so a bad create body (one that names no
+// module it could be refused on) is answered with what is wrong with it,
+// 400, as for an editor of the whole app; a user who may write nowhere,
+// or only to one item (which creates nothing), is refused first. Their
+// module right counts for content only: on loyalty, which needs a right
+// on a whole app, they are refused first as before.
+func TestModuleEditorsAreTold(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Editors")
+	mod := ts.createModule(ts.admin, moduleBody(app.ID, "Articles", articleFields()...))
+	other := ts.createModule(ts.admin, moduleBody(app.ID, "Other"))
+	item := ts.createItem(ts.admin, itemBody(other.ID, "Theirs", nil))
+	member := ts.newMember(ts.appToken(app), "ann@example.com", "Ann", "Archer")
+
+	_, editor := ts.userWith("editor", grantTo{app: app.ID, module: mod.ID, perms: []string{"write"}})
+	_, moduleAll := ts.userWith("moduleall", grantTo{app: app.ID, module: mod.ID, perms: []string{"read", "write", "update", "delete"}})
+	_, itemWriter := ts.userWith("itemwriter", grantTo{app: app.ID, item: item.ID, perms: []string{"write"}})
+	_, nobody := ts.userWith("nobody")
+
+	badBodies := []struct {
+		name string
+		body any
+	}{
+		{"malformed", `{"name": `},
+		{"malformed, naming the module", `{"module": "` + mod.ID + `", "name": `},
+		{"module of the wrong type", map[string]any{"module": 5, "name": "x", "values": map[string]any{"title": "a"}}},
+		{"values of the wrong type", map[string]any{"module": mod.ID, "name": "x", "values": "not an object"}},
+		{"a value of the wrong type", itemBody(mod.ID, "x", map[string]any{"title": 5, "price": "cheap"})},
+		{"no module", map[string]any{"name": "x", "values": map[string]any{"title": "a"}}},
+	}
+	for _, who := range []struct {
+		name, token string
+		want        int
+	}{
+		{"editor of one module", editor, http.StatusBadRequest},
+		{"every right on one module", moduleAll, http.StatusBadRequest},
+		{"writer of one item", itemWriter, http.StatusForbidden},
+		{"CMS user without rights", nobody, http.StatusForbidden},
+	} {
+		for _, b := range badBodies {
+			r := ts.post(instancePath, who.token, b.body)
+			if r.Status != who.want {
+				t.Errorf("%s, %s: %s, want %d", who.name, b.name, r, who.want)
+				continue
+			}
+			expectHaloError(t, r, who.want)
+		}
+	}
+	// The editor's right is real: a good body creates an item.
+	ts.createItem(editor, itemBody(mod.ID, "Mine", map[string]any{"title": "Hello"}))
+
+	// Content ids: who may read one module or update one item is told an
+	// unknown id; who may do nothing anywhere is refused.
+	const unknownItem, unknownModule = "00000000000000000000dead", "00000000000000000000beef"
+	_, itemUpdater := ts.userWith("itemupdater", grantTo{app: app.ID, item: item.ID, perms: []string{"update"}})
+	for _, c := range []struct {
+		who, token   string
+		method, path string
+		body         any
+		want         int
+	}{
+		{"module reader", moduleAll, "GET", instancePath + "/" + unknownItem, nil, http.StatusNotFound},
+		{"module reader", moduleAll, "GET", modulePath + "/" + unknownModule, nil, http.StatusNotFound},
+		{"item updater", itemUpdater, "POST", instancePath + "/" + unknownItem + "/unpublish", nil, http.StatusNotFound},
+		// A right on one item allows nothing on modules.
+		{"item updater", itemUpdater, "PUT", modulePath + "/" + unknownModule, moduleBody(app.ID, "X"), http.StatusForbidden},
+		{"nobody", nobody, "GET", instancePath + "/" + unknownItem, nil, http.StatusForbidden},
+		{"nobody", nobody, "GET", modulePath + "/" + unknownModule, nil, http.StatusForbidden},
+		// New modules need write on the whole app.
+		{"module editor", editor, "POST", modulePath, `{"app": `, http.StatusForbidden},
+	} {
+		r := ts.do(request{method: c.method, path: c.path, token: c.token, body: c.body})
+		if r.Status != c.want {
+			t.Errorf("%s: %s, want %d", c.who, r, c.want)
+			continue
+		}
+		expectHaloError(t, r, c.want)
+	}
+
+	// Loyalty needs a right on the whole app: a content editor holds
+	// none, and is refused before anything is read of the request.
+	events := ts.loyaltyEvents()
+	for _, who := range []struct{ name, token string }{{"editor of one module", editor}, {"every right on one module", moduleAll}} {
+		for _, c := range []struct {
+			path string
+			body any
+		}{
+			{userPath(member.ID, "/earn"), `{"amount": `},
+			{userPath(member.ID, "/adjust"), map[string]any{"amount": 0, "reason": "x"}},
+			{userPath("identified-nosuchuser", "/earn"), `{"amount": `},
+			{stampCardPath, `{"app": `},
+		} {
+			r := ts.post(c.path, who.token, c.body)
+			if r.Status != http.StatusForbidden {
+				t.Errorf("%s: %s, want 403", who.name, r)
+				continue
+			}
+			expectHaloError(t, r, http.StatusForbidden)
+		}
+	}
+	if n := ts.loyaltyEvents(); n != events {
+		t.Errorf("refused loyalty calls appended %d events", n-events)
 	}
 }
