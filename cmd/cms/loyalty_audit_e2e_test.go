@@ -137,7 +137,7 @@ func TestLoyaltyRebalance(t *testing.T) {
 	if m := ts.streamEvents(stream); m != n {
 		t.Errorf("the second rebalance appended %d events", m-n)
 	}
-	if e := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 5}); e.Balance != 85 {
+	if e := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 5, "reason": "test"}); e.Balance != 85 {
 		t.Errorf("earn after the correction: balance %d, want 85", e.Balance)
 	}
 	expectHaloError(t, ts.post(loyaltyRebalancePath, ts.admin, map[string]any{"user": "identified-nosuchuser"}), http.StatusNotFound)

@@ -22,7 +22,7 @@ func TestLoyaltyConcurrentRedeems(t *testing.T) {
 	// 500 points in lots: some expiring (later), some not.
 	far := time.Now().Add(24 * time.Hour).UnixMilli()
 	for i := range 5 {
-		body := map[string]any{"amount": 100}
+		body := map[string]any{"amount": 100, "reason": "test"}
 		if i%2 == 0 {
 			body["expiresAt"] = far + int64(i)
 		}
@@ -53,7 +53,7 @@ func TestLoyaltyConcurrentRedeems(t *testing.T) {
 			}
 			for i := range each {
 				r := ts.do(request{method: http.MethodPost, path: userPath(user, "/redeem"), token: token,
-					body: map[string]any{"amount": amount, "idempotencyKey": fmt.Sprintf("c%d-%d", c, i)}})
+					body: map[string]any{"amount": amount, "reason": "test", "idempotencyKey": fmt.Sprintf("c%d-%d", c, i)}})
 				o := outcome{status: r.Status}
 				switch r.Status {
 				case http.StatusCreated:
@@ -137,9 +137,9 @@ func TestLoyaltyReadsWaitInLine(t *testing.T) {
 	appTok := ts.appToken(app)
 	ann := ts.newMember(appTok, "ann@example.com", "Ann", "Archer")
 	bob := ts.newMember(appTok, "bob@example.com", "Bob", "Baker")
-	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 30})
-	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 12})
-	ts.mustPoints(ts.admin, bob.ID, "earn", map[string]any{"amount": 7})
+	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 30, "reason": "test"})
+	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 12, "reason": "test"})
+	ts.mustPoints(ts.admin, bob.ID, "earn", map[string]any{"amount": 7, "reason": "test"})
 	atOnce(t, 24, func(i int) error {
 		m, want := ann, int64(42)
 		if i%2 == 1 {

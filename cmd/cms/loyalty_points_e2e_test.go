@@ -60,20 +60,20 @@ func TestLoyaltyPoints(t *testing.T) {
 		t.Errorf("key reuse: %q %v", msg, extra)
 	}
 	// A key is the account's across kinds: redeeming with it is another request.
-	expectHaloError(t, ts.points(ts.admin, ann.ID, "redeem", map[string]any{"amount": 100, "idempotencyKey": "k1"}), http.StatusConflict)
+	expectHaloError(t, ts.points(ts.admin, ann.ID, "redeem", map[string]any{"amount": 100, "reason": "test", "idempotencyKey": "k1"}), http.StatusConflict)
 	if p := ts.transactions(ts.admin, ann.ID, nil); p.Pagination.TotalItems != 1 {
 		t.Fatalf("after replays and refusals: %d transactions, want 1", p.Pagination.TotalItems)
 	}
 
 	// Without a key nothing is deduplicated; the key is the transaction id.
-	a := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 50})
-	b := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 50})
+	a := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 50, "reason": "test"})
+	b := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 50, "reason": "test"})
 	if a.Transaction.ID == b.Transaction.ID || a.Transaction.IdempotencyKey != a.Transaction.ID || b.Balance != 200 {
 		t.Errorf("two earns without a key: %+v, %+v", a, b)
 	}
 	// The header alone.
 	h := ts.do(request{method: http.MethodPost, path: userPath(ann.ID, "/earn"), token: ts.admin, header: http.Header{"Idempotency-Key": {"hdr-1"}},
-		body: map[string]any{"amount": 10}})
+		body: map[string]any{"amount": 10, "reason": "test"}})
 	var hv pointsView
 	ts.mustJSON(h, http.StatusCreated, &hv)
 	if hv.Transaction.IdempotencyKey != "hdr-1" || hv.Balance != 210 {
@@ -86,7 +86,7 @@ func TestLoyaltyPoints(t *testing.T) {
 		t.Errorf("redeem: %+v", rd)
 	}
 	// More than the balance: 409 with the balance and what was asked.
-	msg, extra = haloErrorOf(t, ts.points(ts.admin, ann.ID, "redeem", map[string]any{"amount": 181}), http.StatusConflict)
+	msg, extra = haloErrorOf(t, ts.points(ts.admin, ann.ID, "redeem", map[string]any{"amount": 181, "reason": "test"}), http.StatusConflict)
 	if msg != "insufficient points" || num(extra["balance"]) != 180 || num(extra["requested"]) != 181 {
 		t.Errorf("overdraw: %q %v", msg, extra)
 	}
@@ -96,10 +96,10 @@ func TestLoyaltyPoints(t *testing.T) {
 	if ad.Balance != 160 || ad.Transaction.Type != "adjust" || ad.Transaction.Amount != -20 {
 		t.Errorf("adjust -20: %+v", ad)
 	}
-	if ad := ts.mustPoints(ts.admin, ann.ID, "adjust", map[string]any{"amount": 5}); ad.Balance != 165 || ad.Transaction.Amount != 5 {
+	if ad := ts.mustPoints(ts.admin, ann.ID, "adjust", map[string]any{"amount": 5, "reason": "test"}); ad.Balance != 165 || ad.Transaction.Amount != 5 {
 		t.Errorf("adjust +5: %+v", ad)
 	}
-	expectHaloError(t, ts.points(ts.admin, ann.ID, "adjust", map[string]any{"amount": -166}), http.StatusConflict)
+	expectHaloError(t, ts.points(ts.admin, ann.ID, "adjust", map[string]any{"amount": -166, "reason": "test"}), http.StatusConflict)
 
 	// The user: figures and the newest transactions first.
 	u = ts.loyaltyUser(ts.admin, ann.ID)
@@ -119,7 +119,7 @@ func TestLoyaltyPoints(t *testing.T) {
 	if own.User != ann.ID || own.Balance != 150 || own.Transaction.CreatedBy != "identified:"+ann.ID {
 		t.Errorf("self redeem: %+v", own)
 	}
-	if own := ts.mustPoints(ann.Token, ann.ID, "redeem", map[string]any{"amount": 10}); own.Balance != 140 {
+	if own := ts.mustPoints(ann.Token, ann.ID, "redeem", map[string]any{"amount": 10, "reason": "test"}); own.Balance != 140 {
 		t.Errorf("redeem naming one's own id: %+v", own)
 	}
 	var selfTx txPageView
@@ -130,7 +130,7 @@ func TestLoyaltyPoints(t *testing.T) {
 
 	// Pagination of the transactions: 12 in all, 5 a page, newest first.
 	for i := range 3 {
-		ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 1 + i})
+		ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 1 + i, "reason": "test"})
 	}
 	var pages []txView
 	for page := 1; page <= 3; page++ {
@@ -164,7 +164,7 @@ func TestLoyaltyPoints(t *testing.T) {
 	// Unknown users: 404, and nothing recorded.
 	n := ts.loyaltyEvents()
 	expectHaloError(t, ts.get(userPath("identified-nosuchuser", ""), ts.admin), http.StatusNotFound)
-	expectHaloError(t, ts.points(ts.admin, "identified-nosuchuser", "earn", map[string]any{"amount": 5}), http.StatusNotFound)
+	expectHaloError(t, ts.points(ts.admin, "identified-nosuchuser", "earn", map[string]any{"amount": 5, "reason": "test"}), http.StatusNotFound)
 	if m := ts.loyaltyEvents(); m != n {
 		t.Errorf("an earn for an unknown user appended %d events", m-n)
 	}
@@ -184,19 +184,19 @@ func TestLoyaltyExpiry(t *testing.T) {
 
 		soon := time.Now().Add(5 * time.Second).UnixMilli()
 		later := time.Now().Add(time.Hour).UnixMilli()
-		lotA := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 100, "expiresAt": soon})
+		lotA := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 100, "reason": "test", "expiresAt": soon})
 		if lotA.Transaction.ExpiresAt == nil || *lotA.Transaction.ExpiresAt != soon {
 			t.Fatalf("earn with expiry: %+v", lotA.Transaction)
 		}
-		ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 50})
-		ts.mustPoints(ts.admin, ann.ID, "adjust", map[string]any{"amount": 30, "expiresAt": later})
+		ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 50, "reason": "test"})
+		ts.mustPoints(ts.admin, ann.ID, "adjust", map[string]any{"amount": 30, "reason": "test", "expiresAt": later})
 		u := ts.loyaltyUser(ts.admin, ann.ID)
 		if u.NextExpiry == nil || u.NextExpiry.Points != 100 || u.NextExpiry.ExpiresAt != soon {
 			t.Fatalf("next expiry: %+v", u.NextExpiry)
 		}
 		// The redemption takes the soonest-expiring lot first: 80 of
 		// lot A remain to expire.
-		ts.mustPoints(ts.admin, ann.ID, "redeem", map[string]any{"amount": 20})
+		ts.mustPoints(ts.admin, ann.ID, "redeem", map[string]any{"amount": 20, "reason": "test"})
 		if u := ts.loyaltyUser(ts.admin, ann.ID); u.NextExpiry == nil || u.NextExpiry.Points != 80 {
 			t.Fatalf("next expiry after redeeming 20: %+v", u.NextExpiry)
 		}
@@ -227,15 +227,15 @@ func TestLoyaltyExpiry(t *testing.T) {
 		ann := ts.newMember(ts.appToken(app), "ann@example.com", "Ann", "Archer")
 		// 5 s ahead: the earn must still be in time on a loaded machine.
 		soon := time.Now().Add(5 * time.Second).UnixMilli()
-		ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 100, "expiresAt": soon})
-		ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 10})
+		ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 100, "reason": "test", "expiresAt": soon})
+		ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 10, "reason": "test"})
 		time.Sleep(time.Until(time.UnixMilli(soon)) + 200*time.Millisecond)
 
-		msg, extra := haloErrorOf(t, ts.points(ts.admin, ann.ID, "redeem", map[string]any{"amount": 50}), http.StatusConflict)
+		msg, extra := haloErrorOf(t, ts.points(ts.admin, ann.ID, "redeem", map[string]any{"amount": 50, "reason": "test"}), http.StatusConflict)
 		if msg != "insufficient points" || num(extra["balance"]) != 10 || num(extra["requested"]) != 50 {
 			t.Errorf("redeeming expired points: %q %v", msg, extra)
 		}
-		rd := ts.mustPoints(ts.admin, ann.ID, "redeem", map[string]any{"amount": 10})
+		rd := ts.mustPoints(ts.admin, ann.ID, "redeem", map[string]any{"amount": 10, "reason": "test"})
 		if rd.Balance != 0 {
 			t.Errorf("redeem after the expiry: %+v", rd)
 		}
@@ -257,4 +257,76 @@ func TestLoyaltyExpiry(t *testing.T) {
 func num(v any) float64 {
 	f, _ := v.(float64)
 	return f
+}
+
+// TestLoyaltyReasonRequired: every points transaction has a reason. An
+// earn, redeem or adjust without one (left out, empty, null or only
+// spaces) is a 400 naming the field, and records nothing. Stamps and
+// stamp-card redemptions keep an optional reason.
+func TestLoyaltyReasonRequired(t *testing.T) {
+	t.Parallel()
+	ts := startLoyaltyServer(t)
+	app := ts.createApp("Reasons")
+	ann := ts.newMember(ts.appToken(app), "ann@example.com", "Ann", "Archer")
+	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 100, "reason": "welcome"})
+	events := ts.loyaltyEvents()
+
+	noReasons := []struct {
+		name string
+		body any
+	}{
+		{"left out", map[string]any{"amount": 5}},
+		{"empty", map[string]any{"amount": 5, "reason": ""}},
+		{"null", `{"amount": 5, "reason": null}`},
+		{"spaces", map[string]any{"amount": 5, "reason": " \t\n "}},
+		{"with everything else", map[string]any{"amount": 5, "reference": "ref", "idempotencyKey": "k-none"}},
+	}
+	calls := []struct{ who, token, user, kind string }{
+		{"admin", ts.admin, ann.ID, "earn"},
+		{"admin", ts.admin, ann.ID, "redeem"},
+		{"admin", ts.admin, ann.ID, "adjust"},
+		{"identified user", ann.Token, "self", "redeem"},
+	}
+	check := func(what string, r response) {
+		t.Helper()
+		_, extra := haloErrorOf(t, r, http.StatusBadRequest)
+		if extra["field"] != "reason" {
+			t.Errorf("%s: %s: extra %v, want the field reason", what, r, extra)
+		}
+	}
+	for _, c := range calls {
+		for _, b := range noReasons {
+			check(c.who+" "+c.kind+", reason "+b.name, ts.points(c.token, c.user, c.kind, b.body))
+		}
+	}
+	check("adjust down", ts.points(ts.admin, ann.ID, "adjust", map[string]any{"amount": -5}))
+	check("earn with an expiry", ts.points(ts.admin, ann.ID, "earn", map[string]any{"amount": 5, "expiresAt": time.Now().Add(time.Hour).UnixMilli()}))
+
+	// Nothing recorded: not an event, not a transaction, not a point.
+	if n := ts.loyaltyEvents(); n != events {
+		t.Errorf("refused transactions appended %d events", n-events)
+	}
+	if u := ts.loyaltyUser(ts.admin, ann.ID); u.Balance != 100 || u.TransactionCount != 1 {
+		t.Errorf("refused transactions changed the account: balance %d, %d transactions", u.Balance, u.TransactionCount)
+	}
+	if txs := ts.allTransactions(ann.ID); len(txs) != 1 || txs[0].Reason != "welcome" {
+		t.Errorf("%d transactions after the refusals, want the welcome earn alone", len(txs))
+	}
+
+	// With a reason, each goes through and keeps it.
+	for _, c := range calls {
+		p := ts.mustPoints(c.token, c.user, c.kind, map[string]any{"amount": 5, "reason": " " + c.kind + " "})
+		if p.Transaction.Reason != " "+c.kind+" " {
+			t.Errorf("%s %s: reason %q", c.who, c.kind, p.Transaction.Reason)
+		}
+	}
+
+	// Stamps and card redemptions need none.
+	card := ts.defineCard(ts.admin, map[string]any{"app": app.ID, "name": "Card", "stampsNeeded": 1, "reward": "r"})
+	var st stampsView
+	ts.mustJSON(ts.post(userPath(ann.ID, "/stamps"), ts.admin, map[string]any{"card": card.ID, "stamps": 1}), http.StatusCreated, &st)
+	if len(st.StampCards) != 1 {
+		t.Fatalf("stamps: %+v", st)
+	}
+	ts.mustJSON(ts.post(userPath(ann.ID, "/stampcards/"+st.StampCards[0].ID+"/redeem"), ts.admin, nil), http.StatusCreated, nil)
 }

@@ -30,8 +30,8 @@ func TestLoyaltyRights(t *testing.T) {
 	_, nobody := ts.userWith("nobody")
 	_, writerB := ts.userWith("writerb", on(appB.ID, "read", "write", "update", "delete", "manage"))
 
-	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 1000})
-	ts.mustPoints(ts.admin, zed.ID, "earn", map[string]any{"amount": 1000})
+	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 1000, "reason": "test"})
+	ts.mustPoints(ts.admin, zed.ID, "earn", map[string]any{"amount": 1000, "reason": "test"})
 	card := ts.defineCard(ts.admin, map[string]any{"app": appA.ID, "name": "Card", "stampsNeeded": 1, "reward": "r"})
 	var st stampsView
 	ts.mustJSON(ts.post(userPath(ann.ID, "/stamps"), ts.admin, map[string]any{"card": card.ID, "stamps": 3}), http.StatusCreated, &st)
@@ -48,10 +48,10 @@ func TestLoyaltyRights(t *testing.T) {
 		txAnn      = call{"transactions", "GET", userPath(ann.ID, "/transactions"), nil}
 		txSelf     = call{"self transactions", "GET", userPath("self", "/transactions"), nil}
 		search     = call{"search", "POST", loyaltySearchPath, map[string]any{"app": appA.ID}}
-		earnAnn    = call{"earn", "POST", userPath(ann.ID, "/earn"), map[string]any{"amount": 1}}
-		redeemAnn  = call{"redeem", "POST", userPath(ann.ID, "/redeem"), map[string]any{"amount": 1}}
-		redeemSelf = call{"redeem self", "POST", userPath("self", "/redeem"), map[string]any{"amount": 1}}
-		adjustAnn  = call{"adjust", "POST", userPath(ann.ID, "/adjust"), map[string]any{"amount": 1}}
+		earnAnn    = call{"earn", "POST", userPath(ann.ID, "/earn"), map[string]any{"amount": 1, "reason": "test"}}
+		redeemAnn  = call{"redeem", "POST", userPath(ann.ID, "/redeem"), map[string]any{"amount": 1, "reason": "test"}}
+		redeemSelf = call{"redeem self", "POST", userPath("self", "/redeem"), map[string]any{"amount": 1, "reason": "test"}}
+		adjustAnn  = call{"adjust", "POST", userPath(ann.ID, "/adjust"), map[string]any{"amount": 1, "reason": "test"}}
 		stampsAnn  = call{"stamps", "POST", userPath(ann.ID, "/stamps"), map[string]any{"card": card.ID, "stamps": 1}}
 		rebalance  = call{"rebalance", "POST", loyaltyRebalancePath, map[string]any{"user": ann.ID}}
 		listCards  = call{"list cards", "GET", stampCardPath + "?app=" + appA.ID, nil}
@@ -100,8 +100,8 @@ func TestLoyaltyRights(t *testing.T) {
 			rebalance, defineCard, changeCard, retireCard, audit, redeemCard(0)}, http.StatusForbidden},
 		{"identified user", ann.Token, []call{{"get another user", "GET", userPath(zed.ID, ""), nil},
 			{"another's transactions", "GET", userPath(zed.ID, "/transactions"), nil}, search, earnAnn, adjustAnn, stampsAnn, rebalance,
-			defineCard, changeCard, retireCard, audit, {"redeem another's", "POST", userPath(zed.ID, "/redeem"), map[string]any{"amount": 1}},
-			{"redeem another app's user", "POST", userPath(bob.ID, "/redeem"), map[string]any{"amount": 1}}}, http.StatusForbidden},
+			defineCard, changeCard, retireCard, audit, {"redeem another's", "POST", userPath(zed.ID, "/redeem"), map[string]any{"amount": 1, "reason": "test"}},
+			{"redeem another app's user", "POST", userPath(bob.ID, "/redeem"), map[string]any{"amount": 1, "reason": "test"}}}, http.StatusForbidden},
 		{"CMS user without rights", nobody, []call{getAnn, txAnn, search, earnAnn, redeemAnn, adjustAnn, stampsAnn, rebalance,
 			listCards, getCard, defineCard, changeCard, retireCard, audit, redeemCard(0)}, http.StatusForbidden},
 		{"CMS user on another app", writerB, []call{getAnn, txAnn, search, earnAnn, redeemAnn, adjustAnn, stampsAnn, rebalance,
@@ -128,9 +128,9 @@ func TestLoyaltyRights(t *testing.T) {
 		unknownIDs = []call{
 			{"get unknown user", "GET", userPath(unknown, ""), nil},
 			{"unknown's transactions", "GET", userPath(unknown, "/transactions"), nil},
-			{"earn unknown", "POST", userPath(unknown, "/earn"), map[string]any{"amount": 1}},
-			{"redeem unknown", "POST", userPath(unknown, "/redeem"), map[string]any{"amount": 1}},
-			{"adjust unknown", "POST", userPath(unknown, "/adjust"), map[string]any{"amount": 1}},
+			{"earn unknown", "POST", userPath(unknown, "/earn"), map[string]any{"amount": 1, "reason": "test"}},
+			{"redeem unknown", "POST", userPath(unknown, "/redeem"), map[string]any{"amount": 1, "reason": "test"}},
+			{"adjust unknown", "POST", userPath(unknown, "/adjust"), map[string]any{"amount": 1, "reason": "test"}},
 			{"stamps unknown", "POST", userPath(unknown, "/stamps"), map[string]any{"card": card.ID, "stamps": 1}},
 			{"redeem unknown's card", "POST", userPath(unknown, "/stampcards/x/redeem"), nil},
 			{"rebalance unknown", "POST", loyaltyRebalancePath, map[string]any{"user": unknown}},
@@ -142,7 +142,7 @@ func TestLoyaltyRights(t *testing.T) {
 			{"earn malformed", "POST", userPath(ann.ID, "/earn"), malformed},
 			{"earn unknown, malformed", "POST", userPath(unknown, "/earn"), malformed},
 			{"redeem malformed", "POST", userPath(ann.ID, "/redeem"), malformed},
-			{"adjust amount 0", "POST", userPath(ann.ID, "/adjust"), map[string]any{"amount": 0}},
+			{"adjust amount 0", "POST", userPath(ann.ID, "/adjust"), map[string]any{"amount": 0, "reason": "test"}},
 			{"stamps malformed", "POST", userPath(ann.ID, "/stamps"), malformed},
 			{"redeem card malformed", "POST", userPath(ann.ID, "/stampcards/"+userCards[0]+"/redeem"), malformed},
 			{"rebalance malformed", "POST", loyaltyRebalancePath, malformed},
@@ -222,7 +222,7 @@ func TestLoyaltyBadInput(t *testing.T) {
 	ts := startLoyaltyServer(t)
 	app := ts.createApp("Strict")
 	ann := ts.newMember(ts.appToken(app), "ann@example.com", "Ann", "Archer")
-	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 100})
+	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 100, "reason": "test"})
 	card := ts.defineCard(ts.admin, map[string]any{"app": app.ID, "name": "Card", "stampsNeeded": 2, "reward": "r"})
 	past := int64(1_600_000_000_000)
 	long := func(n int) string { return strings.Repeat("x", n) }
@@ -241,32 +241,32 @@ func TestLoyaltyBadInput(t *testing.T) {
 		{name: "two values", path: earn, body: `{"amount": 1} {}`},
 		{name: "not an object", path: earn, body: `[1]`},
 		{name: "empty body", path: earn, body: ``},
-		{name: "unknown field", path: earn, body: `{"amount": 1, "points": 1}`},
+		{name: "unknown field", path: earn, body: `{"amount": 1, "points": 1, "reason": "test"}`},
 		{name: "no amount", path: earn, body: `{"reason": "x"}`},
-		{name: "amount null", path: earn, body: `{"amount": null}`},
-		{name: "amount 0", path: earn, body: `{"amount": 0}`},
-		{name: "amount negative", path: earn, body: `{"amount": -5}`},
-		{name: "amount too big", path: earn, body: `{"amount": 1000000001}`},
-		{name: "amount beyond int64", path: earn, body: `{"amount": 99999999999999999999}`},
-		{name: "amount not whole", path: earn, body: `{"amount": 1.5}`},
-		{name: "amount exponent", path: earn, body: `{"amount": 1e3}`},
-		{name: "amount string", path: earn, body: `{"amount": "10"}`},
-		{name: "amount bool", path: earn, body: `{"amount": true}`},
-		{name: "expiresAt past", path: earn, body: map[string]any{"amount": 1, "expiresAt": past}},
-		{name: "expiresAt string", path: earn, body: `{"amount": 1, "expiresAt": "tomorrow"}`},
-		{name: "expiresAt negative", path: earn, body: `{"amount": 1, "expiresAt": -1}`},
+		{name: "amount null", path: earn, body: `{"amount": null, "reason": "test"}`},
+		{name: "amount 0", path: earn, body: `{"amount": 0, "reason": "test"}`},
+		{name: "amount negative", path: earn, body: `{"amount": -5, "reason": "test"}`},
+		{name: "amount too big", path: earn, body: `{"amount": 1000000001, "reason": "test"}`},
+		{name: "amount beyond int64", path: earn, body: `{"amount": 99999999999999999999, "reason": "test"}`},
+		{name: "amount not whole", path: earn, body: `{"amount": 1.5, "reason": "test"}`},
+		{name: "amount exponent", path: earn, body: `{"amount": 1e3, "reason": "test"}`},
+		{name: "amount string", path: earn, body: `{"amount": "10", "reason": "test"}`},
+		{name: "amount bool", path: earn, body: `{"amount": true, "reason": "test"}`},
+		{name: "expiresAt past", path: earn, body: map[string]any{"amount": 1, "reason": "test", "expiresAt": past}},
+		{name: "expiresAt string", path: earn, body: `{"amount": 1, "expiresAt": "tomorrow", "reason": "test"}`},
+		{name: "expiresAt negative", path: earn, body: `{"amount": 1, "expiresAt": -1, "reason": "test"}`},
 		{name: "reason too long", path: earn, body: map[string]any{"amount": 1, "reason": long(501)}},
 		{name: "reason not a string", path: earn, body: `{"amount": 1, "reason": 5}`},
-		{name: "reference too long", path: earn, body: map[string]any{"amount": 1, "reference": long(256)}},
-		{name: "key too long", path: earn, body: map[string]any{"amount": 1, "idempotencyKey": long(256)}},
-		{name: "header and body keys differ", path: earn, body: map[string]any{"amount": 1, "idempotencyKey": "a"}, header: map[string]string{"Idempotency-Key": "b"}},
-		{name: "redeem 0", path: redeem, body: `{"amount": 0}`},
-		{name: "redeem negative", path: redeem, body: `{"amount": -1}`},
-		{name: "redeem too big", path: redeem, body: `{"amount": 1000000001}`},
-		{name: "redeem string", path: redeem, body: `{"amount": "5"}`},
-		{name: "adjust 0", path: adjust, body: `{"amount": 0}`},
-		{name: "adjust too big", path: adjust, body: `{"amount": -1000000001}`},
-		{name: "adjust past expiry", path: adjust, body: map[string]any{"amount": 5, "expiresAt": past}},
+		{name: "reference too long", path: earn, body: map[string]any{"amount": 1, "reason": "test", "reference": long(256)}},
+		{name: "key too long", path: earn, body: map[string]any{"amount": 1, "reason": "test", "idempotencyKey": long(256)}},
+		{name: "header and body keys differ", path: earn, body: map[string]any{"amount": 1, "reason": "test", "idempotencyKey": "a"}, header: map[string]string{"Idempotency-Key": "b"}},
+		{name: "redeem 0", path: redeem, body: `{"amount": 0, "reason": "test"}`},
+		{name: "redeem negative", path: redeem, body: `{"amount": -1, "reason": "test"}`},
+		{name: "redeem too big", path: redeem, body: `{"amount": 1000000001, "reason": "test"}`},
+		{name: "redeem string", path: redeem, body: `{"amount": "5", "reason": "test"}`},
+		{name: "adjust 0", path: adjust, body: `{"amount": 0, "reason": "test"}`},
+		{name: "adjust too big", path: adjust, body: `{"amount": -1000000001, "reason": "test"}`},
+		{name: "adjust past expiry", path: adjust, body: map[string]any{"amount": 5, "reason": "test", "expiresAt": past}},
 		{name: "stamps 0", path: stamps, body: map[string]any{"card": card.ID, "stamps": 0}},
 		{name: "stamps negative", path: stamps, body: map[string]any{"card": card.ID, "stamps": -2}},
 		{name: "stamps too many", path: stamps, body: map[string]any{"card": card.ID, "stamps": 1001}},

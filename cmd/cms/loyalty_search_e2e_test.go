@@ -18,8 +18,8 @@ func TestLoyaltySearch(t *testing.T) {
 	cat := ts.newMember(appTok, "cat@example.com", "Cat", "Cooper")
 	ts.newMember(ts.appToken(other), "dan@example.com", "Dan", "Archer")
 
-	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 300})
-	ts.mustPoints(ts.admin, bob.ID, "earn", map[string]any{"amount": 100})
+	ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 300, "reason": "test"})
+	ts.mustPoints(ts.admin, bob.ID, "earn", map[string]any{"amount": 100, "reason": "test"})
 	card := ts.defineCard(ts.admin, map[string]any{"app": app.ID, "name": "Visits", "stampsNeeded": 10, "reward": "A gift"})
 	ts.mustJSON(ts.post(userPath(bob.ID, "/stamps"), ts.admin, map[string]any{"card": card.ID, "stamps": 1}), http.StatusCreated, nil)
 
@@ -68,7 +68,7 @@ func TestLoyaltySearch(t *testing.T) {
 	}
 
 	// Two keys: balance, then name.
-	ts.mustPoints(ts.admin, cat.ID, "earn", map[string]any{"amount": 100})
+	ts.mustPoints(ts.admin, cat.ID, "earn", map[string]any{"amount": 100, "reason": "test"})
 	if got := search(map[string]any{"sort": []string{"balance desc", "name desc"}}).ids(); !slices.Equal(got, []string{ann.ID, cat.ID, bob.ID}) {
 		t.Errorf("balance desc, name desc: %v", got)
 	}

@@ -70,7 +70,7 @@ func BenchmarkEarnLongHistory(b *testing.B) {
 			}
 			svc := cmdloyalty.NewService(store, gen, rmrights.NewAuthorizer(pool), noWait{}, cmdloyalty.Options{CacheEntries: c.entries})
 			actx := as(ctx, admin)
-			if _, err := svc.Earn(actx, "ann", cmdloyalty.Points{Amount: 1}); err != nil { // warm up
+			if _, err := svc.Earn(actx, "ann", cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil { // warm up
 				b.Fatal(err)
 			}
 			start := time.Now()

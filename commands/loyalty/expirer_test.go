@@ -46,11 +46,11 @@ func TestExpirerExpiresOnTime(t *testing.T) {
 	w := as(e.ctx, writer)
 	// 3 s ahead: the earn must still be in time on a loaded machine.
 	expiry := time.Now().Add(3 * time.Second)
-	res, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 30, ExpiresAt: &expiry})
+	res, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 30, Reason: "test", ExpiresAt: &expiry})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 4}); err != nil {
+	if _, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 4, Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if wait := time.Until(expiry) - 100*time.Millisecond; wait > 0 {

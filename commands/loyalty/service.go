@@ -75,7 +75,8 @@ func NewService(store commands.EventStore, ids IDs, authz Authorizer, wait comma
 		cache: newAccountCache(opts.CacheEntries), apps: apps}
 }
 
-// Points is the input of Earn, Redeem and Adjust.
+// Points is the input of Earn, Redeem and Adjust. Reason is required
+// (not empty, not only spaces); Reference and IdempotencyKey are optional.
 type Points struct {
 	Amount                            int64 // signed for Adjust
 	Reason, Reference, IdempotencyKey string

@@ -145,8 +145,8 @@ func count(recs []event.Recorded, typ string) int {
 func TestRightsRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, cmdloyalty.Options{})
-	p := cmdloyalty.Points{Amount: 10}
-	if _, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 100}); err != nil {
+	p := cmdloyalty.Points{Amount: 10, Reason: "test"}
+	if _, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 100, Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	card, _, err := e.svc.DefineCard(as(e.ctx, writer), "app1", cmdloyalty.CardDefinition{Name: "Coffee", Reward: "Coffee", StampsNeeded: 2})
@@ -352,7 +352,8 @@ func TestFirstTransactionAndReadYourWrites(t *testing.T) {
 		t.Errorf("Earn returned before the loyalty projection reached %v (it is at %d/%d)", res.Position, tx, pos)
 	}
 	// Bad input changes nothing.
-	for _, p := range []cmdloyalty.Points{{Amount: 0}, {Amount: 5, ExpiresAt: new(time.Now().Add(-time.Minute))}, {Amount: 1, IdempotencyKey: string(make([]byte, 256))}} {
+	for _, p := range []cmdloyalty.Points{{Amount: 0, Reason: "test"}, {Amount: 5, Reason: "test", ExpiresAt: new(time.Now().Add(-time.Minute))},
+		{Amount: 1, Reason: "test", IdempotencyKey: string(make([]byte, 256))}, {Amount: 1}, {Amount: 1, Reason: " \t\n"}} {
 		_, err := e.svc.Earn(as(e.ctx, writer), "ann", p)
 		wantKind(t, err, fault.Invalid)
 	}
@@ -360,7 +361,7 @@ func TestFirstTransactionAndReadYourWrites(t *testing.T) {
 		t.Errorf("invalid earns appended: %d events", n)
 	}
 	// Redeeming more than the balance: 409 with the figures.
-	_, err = e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 41})
+	_, err = e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 41, Reason: "test"})
 	wantKind(t, err, fault.Conflict)
 	if fe := err.(*fault.Error); fe.Message != loyalty.MsgInsufficient || fe.Extra["balance"] != int64(40) || fe.Extra["requested"] != int64(41) {
 		t.Errorf("insufficient: %q %v", fe.Message, fe.Extra)
@@ -411,7 +412,7 @@ func TestIdempotentReplay(t *testing.T) {
 	}
 	// Without a key, two identical requests are two transactions.
 	for range 2 {
-		if _, err := e.svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 1}); err != nil {
+		if _, err := e.svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -430,7 +431,7 @@ func redeemRace(t *testing.T, e *env, account string, actor access.Actor, svcs .
 	if a := e.fold(t, account); a.Balance() != 0 {
 		t.Fatalf("balance %d before the race", a.Balance())
 	}
-	if _, err := svcs[0].Earn(as(e.ctx, admin), account, cmdloyalty.Points{Amount: 100}); err != nil {
+	if _, err := svcs[0].Earn(as(e.ctx, admin), account, cmdloyalty.Points{Amount: 100, Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	before := len(e.history(t, account))
@@ -495,10 +496,10 @@ func TestTwoProcessesNeverOverdraw(t *testing.T) {
 	// Both have the account cached at an older version before the race.
 	other := e.service(cmdloyalty.Options{})
 	for _, svc := range []*cmdloyalty.Service{e.svc, other} {
-		if _, err := svc.Earn(as(e.ctx, writer), "bob", cmdloyalty.Points{Amount: 1}); err != nil {
+		if _, err := svc.Earn(as(e.ctx, writer), "bob", cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Redeem(as(e.ctx, writer), "bob", cmdloyalty.Points{Amount: 1}); err != nil {
+		if _, err := svc.Redeem(as(e.ctx, writer), "bob", cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -578,7 +579,7 @@ func TestStampsAndCards(t *testing.T) {
 func TestRebalanceDamagedHistory(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, cmdloyalty.Options{})
-	if _, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 50}); err != nil {
+	if _, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 50, Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	// An earlier version recorded a wrong running balance (appended behind
@@ -587,7 +588,7 @@ func TestRebalanceDamagedHistory(t *testing.T) {
 		Account: "ann", App: "app1", Transaction: "imported", Amount: 30, Balance: 100, IdempotencyKey: "imported"}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 10})
+	res, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 10, Reason: "test"})
 	if err != nil || res.Balance != 90 {
 		t.Fatalf("redeem continues the recorded balance: %+v %v", res, err)
 	}
@@ -607,7 +608,7 @@ func TestRebalanceDamagedHistory(t *testing.T) {
 	if c := last.Data.(loyalty.BalanceCorrected); c.Old != 90 || c.New != 70 || last.Meta.Actor != "user:updater" {
 		t.Errorf("correction %+v by %s", c, last.Meta.Actor)
 	}
-	res, err = e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 5})
+	res, err = e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 5, Reason: "test"})
 	if err != nil || res.Balance != 75 {
 		t.Errorf("earn after the correction: %+v %v", res, err)
 	}
@@ -620,7 +621,7 @@ func TestExpiryCorrectsADamagedBalanceFirst(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, cmdloyalty.Options{})
 	later := time.Now().Add(time.Hour)
-	lot, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 100, ExpiresAt: &later})
+	lot, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 100, Reason: "test", ExpiresAt: &later})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,7 +631,7 @@ func TestExpiryCorrectsADamagedBalanceFirst(t *testing.T) {
 		Account: "ann", App: "app1", Transaction: "imported", Amount: 10, Balance: 50, IdempotencyKey: "imported"}}); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 50}); err != nil || res.Balance != 0 {
+	if res, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 50, Reason: "test"}); err != nil || res.Balance != 0 {
 		t.Fatalf("redeem %+v %v", res, err)
 	}
 	n, err := e.svc.ExpireDue(as(e.ctx, admin), "ann", later.Add(time.Hour))
@@ -660,19 +661,19 @@ func TestRedeemExpiresDueLotsFirst(t *testing.T) {
 	w := as(e.ctx, writer)
 	// 1.5 s ahead: the earn must still be in time on a loaded machine.
 	soon := time.Now().Add(1500 * time.Millisecond)
-	if _, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 10, ExpiresAt: &soon}); err != nil {
+	if _, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 10, Reason: "test", ExpiresAt: &soon}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 5}); err != nil {
+	if _, err := e.svc.Earn(w, "ann", cmdloyalty.Points{Amount: 5, Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(soon) + 50*time.Millisecond)
-	_, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 6})
+	_, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 6, Reason: "test"})
 	wantKind(t, err, fault.Conflict)
 	if fe := err.(*fault.Error); fe.Extra["balance"] != int64(5) {
 		t.Errorf("balance after the expiry %v", fe.Extra["balance"])
 	}
-	res, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 5})
+	res, err := e.svc.Redeem(as(e.ctx, ann), "ann", cmdloyalty.Points{Amount: 5, Reason: "test"})
 	if err != nil || res.Balance != 0 {
 		t.Fatalf("redeem %+v %v", res, err)
 	}
@@ -714,23 +715,23 @@ func TestCacheReadsOnlyNewerEvents(t *testing.T) {
 		svc := cmdloyalty.NewService(rc, ids.Generator{}, rmrights.NewAuthorizer(e.pool), e.rt, cmdloyalty.Options{CacheEntries: c.entries})
 		ctx := as(e.ctx, writer)
 		for range 10 {
-			if _, err := svc.Earn(ctx, c.account, cmdloyalty.Points{Amount: 1}); err != nil {
+			if _, err := svc.Earn(ctx, c.account, cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		before := rc.read.Load()
-		if _, err := svc.Earn(ctx, c.account, cmdloyalty.Points{Amount: 1}); err != nil {
+		if _, err := svc.Earn(ctx, c.account, cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil {
 			t.Fatal(err)
 		}
 		if n := rc.read.Load() - before; n != c.wantLast {
 			t.Errorf("cache entries %d: the 11th transaction read %d events, want %d", c.entries, n, c.wantLast)
 		}
 		// Another process appends: the next command reads just that.
-		if _, err := e.service(cmdloyalty.Options{}).Earn(ctx, c.account, cmdloyalty.Points{Amount: 1}); err != nil {
+		if _, err := e.service(cmdloyalty.Options{}).Earn(ctx, c.account, cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil {
 			t.Fatal(err)
 		}
 		before = rc.read.Load()
-		res, err := svc.Redeem(ctx, c.account, cmdloyalty.Points{Amount: 12})
+		res, err := svc.Redeem(ctx, c.account, cmdloyalty.Points{Amount: 12, Reason: "test"})
 		if err != nil || res.Balance != 0 {
 			t.Fatalf("redeem all: %+v %v", res, err)
 		}

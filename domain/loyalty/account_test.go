@@ -46,7 +46,7 @@ func (a acct) ok(t *testing.T) func(loyalty.Decision, error) loyalty.Decision {
 
 func (a acct) earn(t *testing.T, amount int64, expires *time.Time) string {
 	t.Helper()
-	d := a.ok(t)(a.Earn(loyalty.Points{Amount: amount, ExpiresAt: expires}, t0, a.newID))
+	d := a.ok(t)(a.Earn(loyalty.Points{Amount: amount, Reason: "test", ExpiresAt: expires}, t0, a.newID))
 	return d.Transaction
 }
 
@@ -96,13 +96,13 @@ func TestFirstTransactionOpensTheAccount(t *testing.T) {
 	if !a.Opened() || a.Balance() != 10 || a.Sum() != 10 || a.Transactions() != 1 {
 		t.Errorf("state: opened %v balance %d sum %d txs %d", a.Opened(), a.Balance(), a.Sum(), a.Transactions())
 	}
-	d = a.ok(t)(a.Earn(loyalty.Points{Amount: 5}, t0, a.newID))
+	d = a.ok(t)(a.Earn(loyalty.Points{Amount: 5, Reason: "test"}, t0, a.newID))
 	if got := types(d.Events); !reflect.DeepEqual(got, []string{"loyalty.points_earned"}) {
 		t.Errorf("second transaction: events %v, want no second opening", got)
 	}
 	// A zero Account cannot decide: it does not know whose it is.
 	var zero loyalty.Account
-	if _, err := zero.Earn(loyalty.Points{Amount: 1}, t0, ids()); err == nil || fault.KindOf(err) != fault.Internal {
+	if _, err := zero.Earn(loyalty.Points{Amount: 1, Reason: "test"}, t0, ids()); err == nil || fault.KindOf(err) != fault.Internal {
 		t.Errorf("zero account: %v", err)
 	}
 }
@@ -150,17 +150,17 @@ func TestLotsConsumptionOrder(t *testing.T) {
 
 func TestInsufficientPoints(t *testing.T) {
 	a := newAcct()
-	_, err := a.Redeem(loyalty.Points{Amount: 1}, t0, a.newID)
+	_, err := a.Redeem(loyalty.Points{Amount: 1, Reason: "test"}, t0, a.newID)
 	wantFault(t, err, fault.Conflict, map[string]any{"balance": int64(0), "requested": int64(1)})
 	a.earn(t, 100, nil)
-	_, err = a.Redeem(loyalty.Points{Amount: 101}, t0, a.newID)
+	_, err = a.Redeem(loyalty.Points{Amount: 101, Reason: "test"}, t0, a.newID)
 	fe := wantFault(t, err, fault.Conflict, map[string]any{"balance": int64(100), "requested": int64(101)})
 	if fe.Message != loyalty.MsgInsufficient {
 		t.Errorf("message %q", fe.Message)
 	}
-	_, err = a.Adjust(loyalty.Points{Amount: -101}, t0, a.newID)
+	_, err = a.Adjust(loyalty.Points{Amount: -101, Reason: "test"}, t0, a.newID)
 	wantFault(t, err, fault.Conflict, map[string]any{"balance": int64(100), "requested": int64(101)})
-	d := a.ok(t)(a.Redeem(loyalty.Points{Amount: 100}, t0, a.newID))
+	d := a.ok(t)(a.Redeem(loyalty.Points{Amount: 100, Reason: "test"}, t0, a.newID))
 	if a.Balance() != 0 || len(a.Lots()) != 0 || d.Transaction == "" {
 		t.Errorf("redeeming everything: balance %d lots %v", a.Balance(), a.Lots())
 	}
@@ -191,7 +191,7 @@ func TestExpiry(t *testing.T) {
 	first := a.earn(t, 10, at(time.Hour))
 	second := a.earn(t, 20, at(2*time.Hour))
 	a.earn(t, 5, nil)
-	a.ok(t)(a.Redeem(loyalty.Points{Amount: 4}, t0, a.newID)) // 6 left in first
+	a.ok(t)(a.Redeem(loyalty.Points{Amount: 4, Reason: "test"}, t0, a.newID)) // 6 left in first
 
 	if d := a.ExpireDue(t0.Add(time.Hour-time.Millisecond), a.newID); len(d.Events) != 0 || d.Expired != 0 {
 		t.Fatalf("nothing is due before the expiry: %+v", d)
@@ -208,9 +208,9 @@ func TestExpiry(t *testing.T) {
 	// A debit after both expiries: the expiries come first, in the same
 	// decision, and the debit only sees what is left.
 	later := t0.Add(3 * time.Hour)
-	_, err := a.Redeem(loyalty.Points{Amount: 6}, later, a.newID)
+	_, err := a.Redeem(loyalty.Points{Amount: 6, Reason: "test"}, later, a.newID)
 	wantFault(t, err, fault.Conflict, map[string]any{"balance": int64(5), "requested": int64(6)})
-	d = a.ok(t)(a.Redeem(loyalty.Points{Amount: 5}, later, a.newID))
+	d = a.ok(t)(a.Redeem(loyalty.Points{Amount: 5, Reason: "test"}, later, a.newID))
 	if got := types(d.Events); !reflect.DeepEqual(got, []string{"loyalty.points_expired", "loyalty.points_expired", "loyalty.points_redeemed"}) {
 		t.Fatalf("events %v", got)
 	}
@@ -226,7 +226,7 @@ func TestExpiry(t *testing.T) {
 	// An earn does not expire anything (only debits must).
 	b := newAcct()
 	b.earn(t, 10, at(time.Hour))
-	if d := b.ok(t)(b.Earn(loyalty.Points{Amount: 1}, later, b.newID)); len(d.Events) != 1 {
+	if d := b.ok(t)(b.Earn(loyalty.Points{Amount: 1, Reason: "test"}, later, b.newID)); len(d.Events) != 1 {
 		t.Errorf("earn events %v", types(d.Events))
 	}
 }
@@ -243,7 +243,7 @@ func TestExpiryNeverBelowZero(t *testing.T) {
 	lot := a.earn(t, 100, at(time.Hour))
 	// A damaged earn: 10 points, but a recorded balance of 50 (not 110).
 	a.Apply(loyalty.PointsEarned{Account: "u1", App: "app1", Transaction: "damaged", Amount: 10, Balance: 50, IdempotencyKey: "damaged"})
-	a.ok(t)(a.Redeem(loyalty.Points{Amount: 50}, t0, a.newID)) // from the expiring lot: 50 of it left
+	a.ok(t)(a.Redeem(loyalty.Points{Amount: 50, Reason: "test"}, t0, a.newID)) // from the expiring lot: 50 of it left
 	if a.Balance() != 0 || a.Sum() != 60 || lotIDs(a.Lots()) != lot+":50 damaged:10" {
 		t.Fatalf("before the expiry: balance %d sum %d, lots %s", a.Balance(), a.Sum(), lotIDs(a.Lots()))
 	}
@@ -303,9 +303,9 @@ func TestExpiryNeverBelowZero(t *testing.T) {
 	c.earn(t, 5, nil)
 	c.Apply(loyalty.PointsRedeemed{Account: "u1", App: "app1", Transaction: "damaged", Amount: 30, Balance: 40, IdempotencyKey: "damaged",
 		Lots: []loyalty.LotUse{{Lot: lot, Amount: 30}}}) // 70 left in the lot, 75 in all, 40 recorded
-	_, err := c.Redeem(loyalty.Points{Amount: 6}, t0.Add(time.Hour), c.newID)
+	_, err := c.Redeem(loyalty.Points{Amount: 6, Reason: "test"}, t0.Add(time.Hour), c.newID)
 	wantFault(t, err, fault.Conflict, map[string]any{"balance": int64(5), "requested": int64(6)})
-	d = c.ok(t)(c.Redeem(loyalty.Points{Amount: 5}, t0.Add(time.Hour), c.newID))
+	d = c.ok(t)(c.Redeem(loyalty.Points{Amount: 5, Reason: "test"}, t0.Add(time.Hour), c.newID))
 	want := []string{"loyalty.balance_corrected", "loyalty.points_expired", "loyalty.points_redeemed"}
 	if got := types(d.Events); !reflect.DeepEqual(got, want) || d.Expired != 1 {
 		t.Fatalf("redeem: events %v, expired %d; want %v and one lot expired", got, d.Expired, want)
@@ -332,12 +332,12 @@ func TestExpiryOfAHealthyAccountCorrectsNothing(t *testing.T) {
 	a.earn(t, 100, at(time.Hour))
 	a.earn(t, 20, at(2*time.Hour))
 	a.earn(t, 5, nil)
-	a.ok(t)(a.Redeem(loyalty.Points{Amount: 30}, t0, a.newID))
+	a.ok(t)(a.Redeem(loyalty.Points{Amount: 30, Reason: "test"}, t0, a.newID))
 	d := a.ok(t)(a.ExpireDue(t0.Add(time.Hour), a.newID), nil)
 	if got := types(d.Events); !reflect.DeepEqual(got, []string{"loyalty.points_expired"}) || d.Expired != 1 {
 		t.Fatalf("expire: events %v, expired %d; want one expiry and no correction", got, d.Expired)
 	}
-	d = a.ok(t)(a.Redeem(loyalty.Points{Amount: 5}, t0.Add(2*time.Hour), a.newID))
+	d = a.ok(t)(a.Redeem(loyalty.Points{Amount: 5, Reason: "test"}, t0.Add(2*time.Hour), a.newID))
 	if got := types(d.Events); !reflect.DeepEqual(got, []string{"loyalty.points_expired", "loyalty.points_redeemed"}) || d.Expired != 1 {
 		t.Fatalf("redeem: events %v, expired %d; want the expiry and the redemption, no correction", got, d.Expired)
 	}
@@ -388,7 +388,7 @@ func TestIdempotency(t *testing.T) {
 	wantFault(t, err, fault.Conflict, map[string]any{"transaction": orig})
 
 	// A redeem replay does not expire or debit again, even after a lot is due.
-	r := loyalty.Points{Amount: 3, IdempotencyKey: "k2"}
+	r := loyalty.Points{Amount: 3, Reason: "test", IdempotencyKey: "k2"}
 	rd := a.ok(t)(a.Redeem(r, t0, a.newID))
 	again, err := a.Redeem(r, t0.Add(2*time.Hour), a.newID)
 	if err != nil || !again.Replayed || again.Transaction != rd.Transaction || len(again.Events) != 0 {
@@ -406,8 +406,8 @@ func TestIdempotency(t *testing.T) {
 		t.Errorf("replay on the folded state: %v", err)
 	}
 	// Without a key nothing is deduplicated.
-	x := a.ok(t)(a.Earn(loyalty.Points{Amount: 1}, t0, a.newID))
-	y := a.ok(t)(a.Earn(loyalty.Points{Amount: 1}, t0, a.newID))
+	x := a.ok(t)(a.Earn(loyalty.Points{Amount: 1, Reason: "test"}, t0, a.newID))
+	y := a.ok(t)(a.Earn(loyalty.Points{Amount: 1, Reason: "test"}, t0, a.newID))
 	if x.Transaction == y.Transaction || x.Replayed || y.Replayed {
 		t.Errorf("keyless earns: %+v %+v", x, y)
 	}
@@ -421,22 +421,29 @@ func TestValidation(t *testing.T) {
 		p     loyalty.Points
 		field string
 	}{
-		{"zero earn", "earn", loyalty.Points{Amount: 0}, "amount"},
-		{"negative earn", "earn", loyalty.Points{Amount: -5}, "amount"},
-		{"huge earn", "earn", loyalty.Points{Amount: loyalty.MaxAmount + 1}, "amount"},
-		{"zero redeem", "redeem", loyalty.Points{Amount: 0}, "amount"},
-		{"huge redeem", "redeem", loyalty.Points{Amount: loyalty.MaxAmount + 1}, "amount"},
-		{"zero adjust", "adjust", loyalty.Points{Amount: 0}, "amount"},
-		{"huge adjust", "adjust", loyalty.Points{Amount: -loyalty.MaxAmount - 1}, "amount"},
-		{"past expiry", "earn", loyalty.Points{Amount: 1, ExpiresAt: at(-time.Second)}, "expiresAt"},
-		{"expiry now", "earn", loyalty.Points{Amount: 1, ExpiresAt: at(0)}, "expiresAt"},
-		{"redeem expiry", "redeem", loyalty.Points{Amount: 1, ExpiresAt: at(time.Hour)}, "expiresAt"},
-		{"negative adjust expiry", "adjust", loyalty.Points{Amount: -1, ExpiresAt: at(time.Hour)}, "expiresAt"},
+		{"zero earn", "earn", loyalty.Points{Amount: 0, Reason: "test"}, "amount"},
+		{"negative earn", "earn", loyalty.Points{Amount: -5, Reason: "test"}, "amount"},
+		{"huge earn", "earn", loyalty.Points{Amount: loyalty.MaxAmount + 1, Reason: "test"}, "amount"},
+		{"zero redeem", "redeem", loyalty.Points{Amount: 0, Reason: "test"}, "amount"},
+		{"huge redeem", "redeem", loyalty.Points{Amount: loyalty.MaxAmount + 1, Reason: "test"}, "amount"},
+		{"zero adjust", "adjust", loyalty.Points{Amount: 0, Reason: "test"}, "amount"},
+		{"huge adjust", "adjust", loyalty.Points{Amount: -loyalty.MaxAmount - 1, Reason: "test"}, "amount"},
+		{"past expiry", "earn", loyalty.Points{Amount: 1, Reason: "test", ExpiresAt: at(-time.Second)}, "expiresAt"},
+		{"expiry now", "earn", loyalty.Points{Amount: 1, Reason: "test", ExpiresAt: at(0)}, "expiresAt"},
+		{"redeem expiry", "redeem", loyalty.Points{Amount: 1, Reason: "test", ExpiresAt: at(time.Hour)}, "expiresAt"},
+		{"negative adjust expiry", "adjust", loyalty.Points{Amount: -1, Reason: "test", ExpiresAt: at(time.Hour)}, "expiresAt"},
+		{"earn without reason", "earn", loyalty.Points{Amount: 1}, "reason"},
+		{"redeem without reason", "redeem", loyalty.Points{Amount: 1}, "reason"},
+		{"adjust up without reason", "adjust", loyalty.Points{Amount: 1}, "reason"},
+		{"adjust down without reason", "adjust", loyalty.Points{Amount: -1}, "reason"},
+		{"blank reason", "earn", loyalty.Points{Amount: 1, Reason: " \t\n\u00a0"}, "reason"},
+		{"blank reason, redeem", "redeem", loyalty.Points{Amount: 1, Reason: "   "}, "reason"},
+		{"blank reason, adjust", "adjust", loyalty.Points{Amount: -1, Reason: "\t"}, "reason"},
 		{"long reason", "earn", loyalty.Points{Amount: 1, Reason: long(loyalty.MaxReason + 1)}, "reason"},
-		{"long reference", "redeem", loyalty.Points{Amount: 1, Reference: long(loyalty.MaxReference + 1)}, "reference"},
-		{"long key", "adjust", loyalty.Points{Amount: 1, IdempotencyKey: long(loyalty.MaxKey + 1)}, "idempotencyKey"},
+		{"long reference", "redeem", loyalty.Points{Amount: 1, Reason: "test", Reference: long(loyalty.MaxReference + 1)}, "reference"},
+		{"long key", "adjust", loyalty.Points{Amount: 1, Reason: "test", IdempotencyKey: long(loyalty.MaxKey + 1)}, "idempotencyKey"},
 		{"bad utf-8", "earn", loyalty.Points{Amount: 1, Reason: "a\xffb"}, "reason"},
-		{"NUL", "earn", loyalty.Points{Amount: 1, Reference: "a\x00b"}, "reference"},
+		{"NUL", "earn", loyalty.Points{Amount: 1, Reason: "test", Reference: "a\x00b"}, "reference"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := newAcct()
@@ -457,19 +464,19 @@ func TestValidation(t *testing.T) {
 	a := newAcct()
 	a.ok(t)(a.Earn(loyalty.Points{Amount: loyalty.MaxAmount, Reason: long(loyalty.MaxReason),
 		Reference: long(loyalty.MaxReference), IdempotencyKey: long(loyalty.MaxKey)}, t0, a.newID))
-	a.ok(t)(a.Adjust(loyalty.Points{Amount: -loyalty.MaxAmount}, t0, a.newID))
+	a.ok(t)(a.Adjust(loyalty.Points{Amount: -loyalty.MaxAmount, Reason: "test"}, t0, a.newID))
 	// The balance limit (a history near it, folded from events).
 	a = newAcct()
 	a.Apply(loyalty.AccountOpened{Account: "u1", App: "app1"})
 	a.Apply(loyalty.PointsEarned{Account: "u1", App: "app1", Transaction: "big", Amount: loyalty.MaxBalance - 10,
 		Balance: loyalty.MaxBalance - 10, IdempotencyKey: "big"})
-	a.ok(t)(a.Earn(loyalty.Points{Amount: 10}, t0, a.newID))
-	_, err := a.Earn(loyalty.Points{Amount: 1}, t0, a.newID)
+	a.ok(t)(a.Earn(loyalty.Points{Amount: 10, Reason: "test"}, t0, a.newID))
+	_, err := a.Earn(loyalty.Points{Amount: 1, Reason: "test"}, t0, a.newID)
 	wantFault(t, err, fault.Invalid, map[string]any{"field": "amount"})
-	_, err = a.Adjust(loyalty.Points{Amount: 1}, t0, a.newID)
+	_, err = a.Adjust(loyalty.Points{Amount: 1, Reason: "test"}, t0, a.newID)
 	wantFault(t, err, fault.Invalid, map[string]any{"field": "amount"})
-	a.ok(t)(a.Adjust(loyalty.Points{Amount: -1}, t0, a.newID))
-	a.ok(t)(a.Earn(loyalty.Points{Amount: 1}, t0, a.newID))
+	a.ok(t)(a.Adjust(loyalty.Points{Amount: -1, Reason: "test"}, t0, a.newID))
+	a.ok(t)(a.Earn(loyalty.Points{Amount: 1, Reason: "test"}, t0, a.newID))
 	if a.Balance() != loyalty.MaxBalance {
 		t.Errorf("balance %d", a.Balance())
 	}
@@ -496,11 +503,11 @@ func TestRebalanceDamagedHistory(t *testing.T) {
 	// New transactions continue the recorded balance, and overdraft checks
 	// use it.
 	newID := ids()
-	d, err := a.Earn(loyalty.Points{Amount: 5}, t0, newID)
+	d, err := a.Earn(loyalty.Points{Amount: 5, Reason: "test"}, t0, newID)
 	if err != nil || d.Events[0].(loyalty.PointsEarned).Balance != 95 {
 		t.Fatalf("earn on a damaged history: %+v %v", d, err)
 	}
-	if _, err := a.Redeem(loyalty.Points{Amount: 85}, t0, newID); err != nil {
+	if _, err := a.Redeem(loyalty.Points{Amount: 85, Reason: "test"}, t0, newID); err != nil {
 		t.Errorf("redeem within the recorded balance: %v", err)
 	}
 	d = a.Rebalance()
@@ -516,15 +523,15 @@ func TestRebalanceDamagedHistory(t *testing.T) {
 		t.Errorf("a second rebalance records %v", d.Events)
 	}
 	// The correction is what later transactions continue from.
-	d, _ = a.Redeem(loyalty.Points{Amount: 70}, t0, newID)
+	d, _ = a.Redeem(loyalty.Points{Amount: 70, Reason: "test"}, t0, newID)
 	if r := d.Events[0].(loyalty.PointsRedeemed); r.Balance != 0 {
 		t.Errorf("redeem after the correction: %+v", r)
 	}
 	// A healthy history never needs a correction.
 	h := newAcct()
 	h.earn(t, 10, at(time.Hour))
-	h.ok(t)(h.Redeem(loyalty.Points{Amount: 3}, t0, h.newID))
-	h.ok(t)(h.Adjust(loyalty.Points{Amount: -2}, t0, h.newID))
+	h.ok(t)(h.Redeem(loyalty.Points{Amount: 3, Reason: "test"}, t0, h.newID))
+	h.ok(t)(h.Adjust(loyalty.Points{Amount: -2, Reason: "test"}, t0, h.newID))
 	h.ok(t)(h.ExpireDue(t0.Add(time.Hour), h.newID), nil)
 	if d := h.Rebalance(); len(d.Events) != 0 || h.Balance() != 0 {
 		t.Errorf("healthy: %v, balance %d", d.Events, h.Balance())

@@ -21,10 +21,10 @@ func history(t *testing.T) []any {
 		evs = append(evs, d.Events...)
 		return d
 	}
-	keep(a.Earn(loyalty.Points{Amount: 100, IdempotencyKey: "e1", ExpiresAt: at(time.Hour)}, t0, a.newID))
-	keep(a.Earn(loyalty.Points{Amount: 50, IdempotencyKey: "e2"}, t0, a.newID))
-	keep(a.Adjust(loyalty.Points{Amount: 20, IdempotencyKey: "a1", ExpiresAt: at(2 * time.Hour)}, t0, a.newID))
-	keep(a.Redeem(loyalty.Points{Amount: 30, IdempotencyKey: "r1"}, t0, a.newID))
+	keep(a.Earn(loyalty.Points{Amount: 100, Reason: "test", IdempotencyKey: "e1", ExpiresAt: at(time.Hour)}, t0, a.newID))
+	keep(a.Earn(loyalty.Points{Amount: 50, Reason: "test", IdempotencyKey: "e2"}, t0, a.newID))
+	keep(a.Adjust(loyalty.Points{Amount: 20, Reason: "test", IdempotencyKey: "a1", ExpiresAt: at(2 * time.Hour)}, t0, a.newID))
+	keep(a.Redeem(loyalty.Points{Amount: 30, Reason: "test", IdempotencyKey: "r1"}, t0, a.newID))
 	card := defineCard(t, "c1", "app1", 3)
 	d := keep(a.AddStamps(card, loyalty.Stamps{Count: 7, IdempotencyKey: "s1"}, a.newID))
 	keep(a.RedeemCard(d.Completed[0], "k1", a.newID))
@@ -57,18 +57,26 @@ func TestDecidersLeaveTheAccountAlone(t *testing.T) {
 		decide func() (loyalty.Decision, error)
 	}{
 		{"earn", func() (loyalty.Decision, error) {
-			return a.Earn(loyalty.Points{Amount: 5, ExpiresAt: at(3 * time.Hour)}, later, newID)
+			return a.Earn(loyalty.Points{Amount: 5, Reason: "test", ExpiresAt: at(3 * time.Hour)}, later, newID)
 		}},
 		{"earn replay", func() (loyalty.Decision, error) {
-			return a.Earn(loyalty.Points{Amount: 100, IdempotencyKey: "e1", ExpiresAt: at(time.Hour)}, later, newID)
+			return a.Earn(loyalty.Points{Amount: 100, Reason: "test", IdempotencyKey: "e1", ExpiresAt: at(time.Hour)}, later, newID)
 		}},
 		{"earn key reused", func() (loyalty.Decision, error) {
-			return a.Earn(loyalty.Points{Amount: 1, IdempotencyKey: "e1"}, later, newID)
+			return a.Earn(loyalty.Points{Amount: 1, Reason: "test", IdempotencyKey: "e1"}, later, newID)
 		}},
-		{"redeem with expiry first", func() (loyalty.Decision, error) { return a.Redeem(loyalty.Points{Amount: 60}, later, newID) }},
-		{"redeem too much", func() (loyalty.Decision, error) { return a.Redeem(loyalty.Points{Amount: 1000}, later, newID) }},
-		{"adjust down", func() (loyalty.Decision, error) { return a.Adjust(loyalty.Points{Amount: -10}, later, newID) }},
-		{"adjust up", func() (loyalty.Decision, error) { return a.Adjust(loyalty.Points{Amount: 10}, later, newID) }},
+		{"redeem with expiry first", func() (loyalty.Decision, error) {
+			return a.Redeem(loyalty.Points{Amount: 60, Reason: "test"}, later, newID)
+		}},
+		{"redeem too much", func() (loyalty.Decision, error) {
+			return a.Redeem(loyalty.Points{Amount: 1000, Reason: "test"}, later, newID)
+		}},
+		{"adjust down", func() (loyalty.Decision, error) {
+			return a.Adjust(loyalty.Points{Amount: -10, Reason: "test"}, later, newID)
+		}},
+		{"adjust up", func() (loyalty.Decision, error) {
+			return a.Adjust(loyalty.Points{Amount: 10, Reason: "test"}, later, newID)
+		}},
 		{"expire due", func() (loyalty.Decision, error) { return a.ExpireDue(later, newID), nil }},
 		{"stamps", func() (loyalty.Decision, error) { return a.AddStamps(card, loyalty.Stamps{Count: 5}, newID) }},
 		{"stamps replay", func() (loyalty.Decision, error) {

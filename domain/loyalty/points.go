@@ -29,8 +29,8 @@ const (
 
 // Points is a points transaction's input.
 type Points struct {
-	Amount         int64 // signed for adjustments
-	Reason         string
+	Amount         int64  // signed for adjustments
+	Reason         string // required: why the points move
 	Reference      string
 	IdempotencyKey string     // "": the transaction's id (not deduplicated)
 	ExpiresAt      *time.Time // earn and positive adjustments only
@@ -84,6 +84,8 @@ func (p Points) check(k kind) (request, error) {
 		return request{}, invalid("amount", "amount must be from 1 to %d points", MaxAmount)
 	case p.ExpiresAt != nil && (k == kindRedeem || p.Amount < 0):
 		return request{}, invalid("expiresAt", "expiresAt applies only to points credited (earned or adjusted up)")
+	case strings.TrimSpace(p.Reason) == "":
+		return request{}, invalid("reason", "reason is required")
 	}
 	if err := checkTexts(p.Reason, p.Reference, p.IdempotencyKey); err != nil {
 		return request{}, err
