@@ -25,10 +25,10 @@ import (
 // ANALYZE takes about 0.45 s at a million loyalty transactions: one every
 // 64,000 events (the content projector's schedule before) took a
 // million-event loyalty rebuild from about 18 s to 22.5 s, fourfold steps
-// to about 20 s. A live runner's ANALYZE runs after
-// its batch committed, in the background: no batch, and so no write
-// waiting for the projection, waits for it. Autovacuum, where it is on,
-// keeps the statistics fresher still.
+// to about 20 s. A live runner's ANALYZE runs after its batch committed,
+// in the background: no batch, and so no write waiting for the
+// projection, waits for it. Autovacuum, where it is on, keeps the
+// statistics fresher still.
 type growth struct {
 	mu   sync.Mutex
 	done map[string]int  // events applied per schema
