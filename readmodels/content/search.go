@@ -64,8 +64,14 @@ type Query struct {
 	Sort           []SortKey // empty: createdAt asc, then id
 	Offset, Limit  int       // Limit 0 = no limit
 	Count          bool      // also compute the total number of matches
-	Locale         string
-	Fields         map[string]content.Field // field definitions by name for the modules searched
+	// Locale resolves localized values (see localizeItems) and makes
+	// conditions and sorts on them use that locale.
+	Locale string
+	// Fields are the field definitions by name of the modules searched
+	// (for a name several modules use, one of them): the filters and the
+	// sort are compiled with them, and when the search names one module
+	// its items are localized with them.
+	Fields map[string]content.Field
 	// Slots and Revision are the slot map and the revision of the one
 	// module searched as the caller read it (Module.Slots and .Revision),
 	// or nil and 0. With them, a search that pageWithTotal compiles takes
@@ -135,7 +141,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	if sql, args, ok := oneTripStatement(&q); ok {
 		res, done, err := s.pageInOneTrip(ctx, &q, sql, args)
 		if err != nil || done {
-			localize(res.Items, q.Fields, q.Locale)
+			localize(res.Items, q.Fields, q.Locale) // one module: see localizeItems
 			return res, err
 		}
 	}
@@ -168,8 +174,10 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	if q.Count {
 		if sql, args, ok := pageWithTotal(&q, slots, careful); ok {
 			res, err := pageAndTotal(ctx, tx, &q, sql, custom(args))
+			if err == nil {
+				err = s.localizeItems(ctx, tx, &q, res.Items)
+			}
 			if err != nil || len(res.Items) > 0 || q.Offset == 0 {
-				localize(res.Items, q.Fields, q.Locale)
 				res.Freshness = fresh
 				return res, err
 			}
@@ -209,7 +217,10 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	if err := rows.Err(); err != nil {
 		return Result{}, err
 	}
-	localize(res.Items, q.Fields, q.Locale)
+	rows.Close() // before the modules are read in the same transaction
+	if err := s.localizeItems(ctx, tx, &q, res.Items); err != nil {
+		return Result{}, err
+	}
 	res.Freshness = fresh
 	return res, nil
 }
@@ -1957,8 +1968,79 @@ func list(v any) ([]any, bool) {
 	return nil, false
 }
 
+// localizeItems resolves, when q asks for a locale, the localized values of
+// items (see localize), each item's with the fields of its own module:
+// q.Fields when q names one module, otherwise those of the items' modules,
+// read in db (the search's snapshot) in one statement. Those of a search
+// of several modules may differ from q.Fields, which has one definition
+// per name, and those of the items a search finds by id are unknown to
+// its caller.
+func (s *Store) localizeItems(ctx context.Context, db interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, q *Query, items []Item) error {
+	if q.Locale == "" || len(items) == 0 {
+		return nil
+	}
+	if len(q.ModuleIDs) == 1 {
+		localize(items, q.Fields, q.Locale)
+		return nil
+	}
+	// Only objects may be localized values: the modules of the items
+	// without any need not be read.
+	var ids []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !seen[it.Module] && hasObject(it.Values) {
+			seen[it.Module] = true
+			ids = append(ids, it.Module)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := db.Query(ctx, `SELECT `+moduleColumns+` FROM content_modules m WHERE m.id = ANY($1)`, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	localized := make(map[string][]string, len(ids)) // module id → its localized fields' names
+	for rows.Next() {
+		m, err := s.scanModule(rows)
+		if err != nil {
+			return err
+		}
+		names := []string{}
+		for _, f := range m.Fields {
+			if f.Kind() == content.KindLocalized {
+				names = append(names, f.Name)
+			}
+		}
+		localized[m.ID] = names
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := range items {
+		for _, name := range localized[items[i].Module] {
+			localizeValue(items[i].Values, name, q.Locale)
+		}
+	}
+	return nil
+}
+
+// hasObject reports whether values hold an object.
+func hasObject(values map[string]any) bool {
+	for _, v := range values {
+		if _, ok := v.(map[string]any); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // localize replaces, when a locale is asked for, every localized value (an
-// object keyed by locale) with its text in that locale, or nil.
+// object keyed by locale) of items, all of the module whose fields are
+// fields, with its text in that locale, or nil.
 func localize(items []Item, fields map[string]content.Field, locale string) {
 	if locale == "" {
 		return
@@ -1968,14 +2050,20 @@ func localize(items []Item, fields map[string]content.Field, locale string) {
 			continue
 		}
 		for i := range items {
-			if m, ok := items[i].Values[name].(map[string]any); ok {
-				s, ok := m[locale].(string)
-				if ok {
-					items[i].Values[name] = s
-				} else {
-					items[i].Values[name] = nil
-				}
-			}
+			localizeValue(items[i].Values, name, locale)
+		}
+	}
+}
+
+// localizeValue replaces values[name], when it is an object keyed by
+// locale, with its text in locale, or nil.
+func localizeValue(values map[string]any, name, locale string) {
+	if m, ok := values[name].(map[string]any); ok {
+		s, ok := m[locale].(string)
+		if ok {
+			values[name] = s
+		} else {
+			values[name] = nil
 		}
 	}
 }

@@ -363,6 +363,48 @@ func TestSearchLocalized(t *testing.T) {
 	}
 }
 
+// TestSearchLocalizedByOwnModule: a search of several modules, or of
+// items by id, resolves each item's localized values with the fields of
+// the item's own module, whatever Query.Fields (one definition per name)
+// says.
+func TestSearchLocalizedByOwnModule(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.module(t0, "mA", "a1", field("title", "01"), field("label", "15"), field("info", "15"))
+	titleB := field("title", "01")
+	titleB.Localized = true
+	f.module(t0, "mB", "a1", titleB, field("info", "13"), field("note", "15"))
+	loc := func(en, es string) map[string]any { return map[string]any{"en-US": en, "es-ES": es} }
+	f.item(t0+1, "a", "a1", "mA", "A", map[string]any{"title": "plain", "label": loc("Colour", "Color"), "info": loc("Two", "Dos")}, t0)
+	f.item(t0+2, "b", "a1", "mB", "B", map[string]any{"title": loc("City", "Ciudad"), "info": map[string]any{"es-ES": "x", "n": num("1")},
+		"note": loc("Note", "Nota")}, t0)
+	fieldsA := map[string]content.Field{"title": field("title", "01"), "label": field("label", "15"), "info": field("info", "15")}
+	for _, c := range []struct {
+		name string
+		q    rc.Query
+	}{
+		{"by ids", rc.Query{InstanceIDs: []string{"a", "b"}}},
+		{"both modules", rc.Query{ModuleIDs: []string{"mA", "mB"}}},
+		{"both modules, counted", rc.Query{ModuleIDs: []string{"mA", "mB"}, Count: true, Limit: 10}},
+		{"every module, counted", rc.Query{Count: true, Limit: 10}},
+	} {
+		q := c.q
+		q.AllApps, q.Now, q.Locale, q.Fields = true, now, "es-ES", fieldsA
+		items := f.search(q).Items
+		if got := ids(items); !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("%s: got %v", c.name, got)
+			continue
+		}
+		a, b := items[0].Values, items[1].Values
+		if a["title"] != "plain" || a["label"] != "Color" || a["info"] != "Dos" {
+			t.Errorf("%s: a = %v", c.name, a)
+		}
+		if info, ok := b["info"].(map[string]any); b["title"] != "Ciudad" || b["note"] != "Nota" || !ok || info["es-ES"] != "x" {
+			t.Errorf("%s: b = %v", c.name, b)
+		}
+	}
+}
+
 func TestSearchMeta(t *testing.T) {
 	t.Parallel()
 	f := catalog(t)
