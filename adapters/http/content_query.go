@@ -199,14 +199,15 @@ func (s *server) resolveModules(ctx context.Context, sc readScope, ids []string,
 }
 
 // searchModules restricts q to the visible modules the request names (all
-// visible modules when it names none) and gives it their fields.
-func (s *server) searchModules(ctx context.Context, sc readScope, q *rmcontent.Query, ids, names []string) error {
+// visible modules when it names none), gives it their fields and returns
+// them.
+func (s *server) searchModules(ctx context.Context, sc readScope, q *rmcontent.Query, ids, names []string) ([]rmcontent.Module, error) {
 	mods, named, err := s.resolveModules(ctx, sc, ids, names)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	useModules(q, mods, named)
-	return nil
+	return mods, nil
 }
 
 // useModules restricts q to mods (when the request named modules) and gives
@@ -226,21 +227,24 @@ func useModules(q *rmcontent.Query, mods []rmcontent.Module, named bool) {
 }
 
 // knownModule gives q the one module the request names by id as the
-// store last read it, when it has it and the caller may see it, and marks
-// q Known (see rmcontent.Query.Known): a search of one module then costs
-// no read of the module unless it changed.
-func (s *server) knownModule(ctx context.Context, sc readScope, q *rmcontent.Query, ids, names []string) {
+// store last read it, when it has it and the caller may see it, marks q
+// Known (see rmcontent.Query.Known) and returns the module: a search of
+// one module then costs no read of the module unless it changed.
+func (s *server) knownModule(ctx context.Context, sc readScope, q *rmcontent.Query, ids, names []string) []rmcontent.Module {
 	if len(ids) != 1 || names != nil {
-		return
+		return nil
 	}
 	m, ok := s.ContentRead.KnownModule(ids[0])
 	if !ok {
-		return
+		return nil
 	}
-	if mods := s.visible(ctx, sc, []rmcontent.Module{m}); len(mods) == 1 {
-		useModules(q, mods, true)
-		q.Known = true
+	mods := s.visible(ctx, sc, []rmcontent.Module{m})
+	if len(mods) != 1 {
+		return nil
 	}
+	useModules(q, mods, true)
+	q.Known = true
+	return mods
 }
 
 func (s *server) visible(ctx context.Context, sc readScope, mods []rmcontent.Module) []rmcontent.Module {
@@ -325,8 +329,9 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	if b.ModuleName != nil {
 		names = append(slices.Clone(names), *b.ModuleName)
 	}
-	if s.knownModule(ctx, sc, &q, b.ModuleIDs, names); !q.Known {
-		if err := s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err != nil {
+	mods := s.knownModule(ctx, sc, &q, b.ModuleIDs, names)
+	if !q.Known {
+		if mods, err = s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -410,7 +415,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	res, err := s.ContentRead.Search(ctx, q)
 	if errors.Is(err, rmcontent.ErrModuleUnverified) {
 		q.Known = false
-		if err = s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err == nil {
+		if mods, err = s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err == nil {
 			res, err = s.ContentRead.Search(ctx, q)
 		}
 	}
@@ -418,7 +423,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	items, err := s.present(ctx, q, res.Items, include, b.Fields)
+	items, err := s.present(ctx, q, mods, res.Items, include, b.Fields)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -459,23 +464,28 @@ func includeFields(raw json.RawMessage) ([]string, error) {
 	return names, nil
 }
 
-// present turns items into their wire form: relations populated one level
-// for the included fields, values cut down to the requested fields.
-func (s *server) present(ctx context.Context, q rmcontent.Query, items []rmcontent.Item, include, fields []string) ([]instanceJSON, error) {
+// present turns items, found by q in mods (the modules searched), into
+// their wire form: relations populated one level for the included fields,
+// values cut down to the requested fields. Each item's relations are those
+// of its own module's fields, and the related items are localized by the
+// read model with their own modules' fields.
+func (s *server) present(ctx context.Context, q rmcontent.Query, mods []rmcontent.Module, items []rmcontent.Item, include, fields []string) ([]instanceJSON, error) {
 	out := make([]instanceJSON, len(items))
 	var related map[string]instanceJSON
+	mf := moduleFields{one: q.Fields, mods: mods}
 	if len(include) > 0 {
 		var ids []string
 		for _, it := range items {
+			defs := mf.of(it.Module)
 			for name, v := range it.Values {
-				if f, ok := q.Fields[name]; ok && includes(include, name) {
+				if f, ok := defs[name]; ok && includes(include, name) {
 					ids = append(ids, content.RelationIDs(f, v)...)
 				}
 			}
 		}
 		if len(ids) > 0 {
 			rq := rmcontent.Query{AllApps: q.AllApps, Apps: q.Apps, VisibleModules: q.VisibleModules, VisibleItems: q.VisibleItems,
-				PublishedOnly: q.PublishedOnly, InstanceIDs: ids, Limit: len(ids), Locale: q.Locale, Now: q.Now, Fields: q.Fields}
+				PublishedOnly: q.PublishedOnly, InstanceIDs: ids, Limit: len(ids), Locale: q.Locale, Now: q.Now}
 			res, err := s.ContentRead.Search(ctx, rq)
 			if err != nil {
 				return nil, err
@@ -494,11 +504,15 @@ func (s *server) present(ctx context.Context, q rmcontent.Query, items []rmconte
 		j := instanceJSONOf(it)
 		if related != nil || len(keep) > 0 {
 			vals := map[string]any{}
+			var defs map[string]content.Field
+			if related != nil {
+				defs = mf.of(it.Module)
+			}
 			for name, v := range it.Values {
 				if len(keep) > 0 && !keep[name] {
 					continue
 				}
-				if f, ok := q.Fields[name]; ok && related != nil && includes(include, name) {
+				if f, ok := defs[name]; ok && includes(include, name) {
 					v = populate(f, v, related)
 				}
 				vals[name] = v
@@ -508,6 +522,35 @@ func (s *server) present(ctx context.Context, q rmcontent.Query, items []rmconte
 		out[i] = j
 	}
 	return out, nil
+}
+
+// moduleFields gives the field definitions of an item's module: those of
+// one, when the search had one module or none (fieldsOf of them), or else
+// those of the item's module among mods, by name, made when first asked
+// for (one when the module is not among them).
+type moduleFields struct {
+	one  map[string]content.Field
+	mods []rmcontent.Module
+	by   map[string]map[string]content.Field
+}
+
+func (d *moduleFields) of(module string) map[string]content.Field {
+	if len(d.mods) <= 1 {
+		return d.one
+	}
+	if f, ok := d.by[module]; ok {
+		return f
+	}
+	i := slices.IndexFunc(d.mods, func(m rmcontent.Module) bool { return m.ID == module })
+	if i < 0 {
+		return d.one
+	}
+	if d.by == nil {
+		d.by = map[string]map[string]content.Field{}
+	}
+	f := fieldsOf(d.mods[i : i+1])
+	d.by[module] = f
+	return f
 }
 
 func includes(include []string, name string) bool {
@@ -558,7 +601,7 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) {
 	if m := r.URL.Query().Get("module"); m != "" {
 		ids = []string{m}
 	}
-	if err := s.searchModules(ctx, sc, &q, ids, nil); err != nil {
+	if _, err := s.searchModules(ctx, sc, &q, ids, nil); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -573,7 +616,7 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	items, err := s.present(ctx, q, res.Items, nil, nil)
+	items, err := s.present(ctx, q, nil, res.Items, nil, nil)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -661,8 +704,8 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	created, _ := s.present(ctx, rmcontent.Query{}, res.Created, nil, nil) // without include, present cannot fail
-	updated, _ := s.present(ctx, rmcontent.Query{}, res.Updated, nil, nil)
+	created, _ := s.present(ctx, rmcontent.Query{}, nil, res.Created, nil, nil) // without include, present cannot fail
+	updated, _ := s.present(ctx, rmcontent.Query{}, nil, res.Updated, nil, nil)
 	out := map[string]any{"syncTimestamp": res.Timestamp, "created": created, "updated": updated}
 	deleted := make([]deletedJSON, len(res.Deleted))
 	for i, id := range res.Deleted {

@@ -356,6 +356,132 @@ func TestContentSearch(t *testing.T) {
 		}
 	})
 
+	t.Run("include with locale", func(t *testing.T) {
+		// Every item's values, included ones too, are resolved with the
+		// fields of the item's own module: Trips relates to Places, whose
+		// label only Places has, whose title is localized in Places only,
+		// and whose info is localized in Trips only (an Object in Places).
+		ts := ts.with(t)
+		app := ts.createApp("Include Locale App")
+		tok := ts.appToken(app)
+		places := ts.createModule(ts.admin, moduleBody(app.ID, "Places",
+			fld("label", ftLocalized), fld("title", ftText, "localized", true), fld("info", ftObject), fld("ref", ftText)))
+		trips := ts.createModule(ts.admin, moduleBody(app.ID, "Trips",
+			fld("title", ftText), fld("info", ftLocalized), fld("ref", ftRelation),
+			fld("place", ftRelation, "rules", rules{"module": places.ID}), fld("stops", ftMultiRelation)))
+		past := nowMS() - 60_000
+		loc := func(en, es string) map[string]any { return map[string]any{"en-US": en, "es-ES": es} }
+		p1 := ts.createItem(ts.admin, itemBody(places.ID, "Madrid", map[string]any{"label": loc("Capital", "Capital ES"),
+			"title": loc("Madrid city", "Ciudad de Madrid"), "info": map[string]any{"en-US": "not a text", "size": 3}}, "publishedAt", past))
+		// p2's ref is a text that happens to be an item's id: never populated.
+		p2 := ts.createItem(ts.admin, itemBody(places.ID, "Sevilla", map[string]any{"label": loc("South", "Sur"),
+			"title": loc("Seville", "Sevilla"), "ref": p1.ID}, "publishedAt", past))
+		trip := ts.createItem(ts.admin, itemBody(trips.ID, "Spain", map[string]any{"title": "Spain trip",
+			"info": loc("Two cities", "Dos ciudades"), "ref": p2.ID, "place": p1.ID, "stops": []string{p1.ID, p2.ID}}, "publishedAt", past))
+
+		// wantPlace checks a Places item's values in es-ES, v being either
+		// the item (included) or its values.
+		wantPlace := func(what string, v any, p instView) {
+			t.Helper()
+			o, ok := v.(map[string]any)
+			if !ok {
+				t.Errorf("%s: %v, want the %s item", what, v, p.Name)
+				return
+			}
+			if o["id"] != nil {
+				if o["id"] != p.ID {
+					t.Errorf("%s: item %v, want %s", what, o["id"], p.ID)
+				}
+				o, _ = o["values"].(map[string]any)
+			}
+			switch p.ID {
+			case p1.ID:
+				if o["label"] != "Capital ES" || o["title"] != "Ciudad de Madrid" {
+					t.Errorf("%s: label %v, title %v, want them in es-ES", what, o["label"], o["title"])
+				}
+				if info, ok := o["info"].(map[string]any); !ok || info["en-US"] != "not a text" || info["size"] != json.Number("3") {
+					t.Errorf("%s: info %v, want the object as it is", what, o["info"])
+				}
+			case p2.ID:
+				if o["label"] != "Sur" || o["title"] != "Sevilla" || o["ref"] != p1.ID {
+					t.Errorf("%s: label %v, title %v, ref %v, want them in es-ES and the ref as text", what, o["label"], o["title"], o["ref"])
+				}
+			}
+		}
+		wantTrip := func(what string, v map[string]any, included bool) {
+			t.Helper()
+			if v["title"] != "Spain trip" || v["info"] != "Dos ciudades" {
+				t.Errorf("%s: trip title %v, info %v, want the text and es-ES", what, v["title"], v["info"])
+			}
+			if !included {
+				return
+			}
+			wantPlace(what+": trip.place", v["place"], p1)
+			wantPlace(what+": trip.ref", v["ref"], p2)
+			if stops, ok := v["stops"].([]any); !ok || len(stops) != 2 {
+				t.Errorf("%s: trip.stops %v, want both places", what, v["stops"])
+			} else {
+				wantPlace(what+": trip.stops[0]", stops[0], p1)
+				wantPlace(what+": trip.stops[1]", stops[1], p2)
+			}
+		}
+		valuesOf := func(res searchResult) map[string]map[string]any {
+			out := map[string]map[string]any{}
+			for _, it := range res.raw {
+				v, _ := it["values"].(map[string]any)
+				out[it["id"].(string)] = v
+			}
+			return out
+		}
+
+		bodies := map[string]map[string]any{
+			// Android: a real boolean skip, field names prefixed with values.
+			"Android": {"moduleName": "Trips", "include": []string{"all"}, "locale": "es-ES",
+				"pagination": map[string]any{"page": 1, "limit": 10, "skip": true}},
+			"Android with fields": {"moduleName": "Trips", "include": []string{"all"}, "locale": "es-ES",
+				"fields":     []string{"values.title", "values.info", "values.ref", "values.place", "values.stops"},
+				"pagination": map[string]any{"page": 1, "limit": 10, "skip": true}},
+			// iOS: module names, skip as a string, segmentMode always.
+			"iOS": {"moduleNames": []string{"Trips"}, "include": []string{"ref", "place", "stops"}, "locale": "es-ES",
+				"pagination": map[string]any{"skip": "true"}, "segmentMode": "partial"},
+			"by module id": {"moduleIds": []string{trips.ID}, "include": true, "locale": "es-ES", "pagination": map[string]any{"skip": true}},
+		}
+		for name, body := range bodies {
+			got := valuesOf(ts.search(tok, body))
+			if len(got) != 1 || got[trip.ID] == nil {
+				t.Errorf("%s: got %v, want the trip", name, keysOf(got))
+				continue
+			}
+			wantTrip(name, got[trip.ID], true)
+		}
+		// Both modules in one search: each item by its own module, and
+		// relations populated as its own module defines them.
+		for _, tok := range []string{tok, ts.admin} {
+			got := valuesOf(ts.search(tok, map[string]any{"moduleNames": []string{"Trips", "Places"}, "include": []string{"all"},
+				"locale": "es-ES", "pagination": map[string]any{"skip": true}}))
+			if len(got) != 3 {
+				t.Errorf("Trips and Places: %d items, want 3", len(got))
+				continue
+			}
+			wantTrip("Trips and Places", got[trip.ID], true)
+			wantPlace("Trips and Places: Madrid", got[p1.ID], p1)
+			wantPlace("Trips and Places: Sevilla", got[p2.ID], p2)
+		}
+		// Every module the app sees, without include.
+		got := valuesOf(ts.search(tok, map[string]any{"instanceIds": []string{trip.ID, p1.ID, p2.ID}, "locale": "es-ES",
+			"pagination": map[string]any{"skip": true}}))
+		wantTrip("all modules", got[trip.ID], false)
+		wantPlace("all modules: Madrid", got[p1.ID], p1)
+		wantPlace("all modules: Sevilla", got[p2.ID], p2)
+		// The list of instances, of every module the app sees.
+		var list []map[string]any
+		ts.mustNum(ts.get(instancePath+"?locale=es-ES&skip=true", tok), 200, &list)
+		got = valuesOf(searchResult{raw: list})
+		wantTrip("instance list", got[trip.ID], false)
+		wantPlace("instance list: Madrid", got[p1.ID], p1)
+		wantPlace("instance list: Sevilla", got[p2.ID], p2)
+	})
+
 	t.Run("visibility", func(t *testing.T) {
 		ts := ts.with(t)
 		all := append(d.nids(1, 2, 3, 4, 5, 6, 7, 8, 9), d.b1.ID)
