@@ -67,12 +67,18 @@ func seedTyped(t *testing.T, pool *pgxpool.Pool, n int, typ string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	before, err := cmswm.CheckpointOffsets{}.BeforeSubscribingQueries(wmsql.BeforeSubscribingQueriesParams{ConsumerGroup: "p"})
+	subscribe(t, pool, "p")
+}
+
+// subscribe makes the checkpoint row of consumer group, as a subscriber does.
+func subscribe(t *testing.T, pool *pgxpool.Pool, group string) {
+	t.Helper()
+	before, err := cmswm.CheckpointOffsets{}.BeforeSubscribingQueries(wmsql.BeforeSubscribingQueriesParams{ConsumerGroup: group})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range before {
-		if _, err := pool.Exec(ctx, q.Query, q.Args...); err != nil {
+		if _, err := pool.Exec(context.Background(), q.Query, q.Args...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,15 +124,7 @@ func TestSelectIsPlannedForTheLogItReads(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.Pool(t)
 	ctx := context.Background()
-	before, err := cmswm.CheckpointOffsets{}.BeforeSubscribingQueries(wmsql.BeforeSubscribingQueriesParams{ConsumerGroup: "p"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range before {
-		if _, err := pool.Exec(ctx, q.Query, q.Args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	subscribe(t, pool, "p")
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
