@@ -57,6 +57,9 @@ func (stub) ModuleValues(context.Context, string, func(string, map[string]any) e
 	return nil
 }
 func (stub) ModuleItemIDs(context.Context, string) ([]string, error) { return nil, nil }
+func (stub) ModuleTags(context.Context, string, func(string, []content.Tag) error) error {
+	return nil
+}
 
 type seqIDs struct{ n int }
 

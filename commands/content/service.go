@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/halocms/halocms/commands"
@@ -27,11 +28,13 @@ type Names interface {
 }
 
 // Items is what the commands read from the content read model: which items
-// exist (relation checks) and a module's items' values (field changes).
+// exist (relation checks), a module's items' values (field changes), ids
+// (single-item flag) and tags (allowed tags).
 type Items interface {
 	LiveItemModules(ctx context.Context, app string, ids []string) (map[string]string, error)
 	ModuleValues(ctx context.Context, module string, fn func(id string, values map[string]any) error) error
 	ModuleItemIDs(ctx context.Context, module string) ([]string, error)
+	ModuleTags(ctx context.Context, module string, fn func(id string, tags []content.Tag) error) error
 }
 
 // Log tells where the event log ends, so that a check against the read
@@ -244,6 +247,11 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 				}
 				appends = append(appends, claim...)
 			case content.ModuleConfigured:
+				if !slices.Equal(e.Tags, m.Tags) {
+					if err := s.checkTags(ctx, m, e.Tags); err != nil {
+						return m, err
+					}
+				}
 				if e.Single != m.Single { // a change of tags only leaves the reservation alone
 					claim, err := s.configureSingle(ctx, m, e.Single)
 					if err != nil {
@@ -321,6 +329,32 @@ func (s *Service) configureSingle(ctx context.Context, m content.Module, single 
 	}
 	return []event.StreamAppend{{Stream: content.SingleItemStream(m.ID), ExpectedVersion: v,
 		Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)}}, nil
+}
+
+// checkTags refuses a change of module m's allowed tags to allowed that
+// would leave a live item holding a tag the new list does not allow
+// (TagRestriction). Like the single-item flag, it reads the items in the
+// read model once that has caught up with the log as it was when the check
+// began (else a 409 asking to try again): every item write committed
+// before the change is seen. An item write that commits while the change
+// is being decided was checked against the old list and is not seen: item
+// writes do not touch the module's stream, so nothing orders the two.
+func (s *Service) checkTags(ctx context.Context, m content.Module, allowed []content.Tag) error {
+	r := m.RestrictTags(allowed)
+	if !r.Needed() {
+		return nil
+	}
+	if err := s.caughtUp(ctx); err != nil {
+		return err
+	}
+	err := s.items.ModuleTags(ctx, m.ID, func(id string, tags []content.Tag) error {
+		r.Item(id, tags)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return r.Decide()
 }
 
 // checkItems refuses new fields that the module's items do not satisfy,

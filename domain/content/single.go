@@ -28,7 +28,8 @@ func (s SingleItem) Apply(ev any) SingleItem {
 // Holder is the item holding the reservation, "" when it is free.
 func (s SingleItem) Holder() string { return s.item }
 
-// maxListed bounds the list of items a refused single-item flag reports.
+// maxListed bounds the lists of items (and tags) a refused module change
+// reports (the single-item flag, the allowed tags).
 const maxListed = 100
 
 // Claim decides that item takes module m's reservation (creation or

@@ -370,6 +370,36 @@ func (s *Store) ModuleValues(ctx context.Context, module string, fn func(id stri
 	return rows.Err()
 }
 
+// ModuleTags calls fn with the tags of every live item of a module that
+// holds at least one tag.
+func (s *Store) ModuleTags(ctx context.Context, module string, fn func(id string, tags []content.Tag) error) error {
+	rows, err := s.pool.Query(ctx, `SELECT id, tags FROM content_items
+		WHERE module = $1 AND deleted_at IS NULL AND tags <> '[]'::jsonb ORDER BY id`, module)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return err
+		}
+		var stored []Tag
+		if err := json.Unmarshal(b, &stored); err != nil {
+			return fmt.Errorf("item %s tags: %w", id, err)
+		}
+		tags := make([]content.Tag, len(stored))
+		for i, t := range stored {
+			tags[i] = content.Tag{ID: t.ID, Name: t.Name, Value: t.Value, TagType: t.TagType}
+		}
+		if err := fn(id, tags); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // ModuleItemIDs lists the ids of a module's live items.
 func (s *Store) ModuleItemIDs(ctx context.Context, module string) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id FROM content_items WHERE module = $1 AND deleted_at IS NULL ORDER BY id`, module)
