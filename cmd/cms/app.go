@@ -160,12 +160,19 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.push = cmdpush.NewService(a.store, a.authz, a.appUsersRead, a.pushes, ids.Generator{}, waiter)
 	a.loyaltyRead = rmloyalty.New(pool)
 	a.auditor = audit.New(a.store, a.authz, a.loyaltyRead)
-	a.loyalty = cmdloyalty.NewService(a.store, ids.Generator{}, a.authz, waiter, cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries})
+	lopts := cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries, Log: a.log}
+	if cfg.Loyalty.SnapshotEvery > 0 {
+		lopts.Snapshots, lopts.SnapshotEvery = postgres.NewLoyaltySnapshots(pool), cfg.Loyalty.SnapshotEvery
+	}
+	a.loyalty = cmdloyalty.NewService(a.store, ids.Generator{}, a.authz, waiter, lopts)
 	return a, nil
 }
 
 func (a *app) Close() {
 	a.cancel()
+	if a.loyalty != nil {
+		a.loyalty.WaitSnapshots()
+	}
 	a.store.Close()
 	if a.generic != nil {
 		a.generic.Close()

@@ -2,13 +2,15 @@ package main
 
 import (
 	"fmt"
-	"github.com/halocms/halocms/domain/identity"
 	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
+
+	cmdloyalty "github.com/halocms/halocms/commands/loyalty"
+	"github.com/halocms/halocms/domain/identity"
 )
 
 // Config is read from the environment; every variable has a documented
@@ -43,6 +45,10 @@ type LoyaltyConfig struct {
 	// environment turns the cache off, which is -1 here: 0 here is the
 	// default).
 	CacheEntries int
+	// SnapshotEvery is how many events an account folds between two
+	// snapshots of its state (CMS_LOYALTY_SNAPSHOT_EVERY, default 50; 0
+	// turns snapshots off).
+	SnapshotEvery int
 }
 
 // PushConfig chooses the push providers and tunes the dispatcher. The zero
@@ -160,6 +166,12 @@ func loadConfig() (Config, error) {
 		return c, fmt.Errorf("CMS_LOYALTY_CACHE_ENTRIES: %d, want 0 (no cache) or more", c.Loyalty.CacheEntries)
 	case c.Loyalty.CacheEntries == 0:
 		c.Loyalty.CacheEntries = -1 // off
+	}
+	if c.Loyalty.SnapshotEvery, err = integer("CMS_LOYALTY_SNAPSHOT_EVERY", cmdloyalty.DefaultSnapshotEvery); err != nil {
+		return c, err
+	}
+	if c.Loyalty.SnapshotEvery < 0 {
+		return c, fmt.Errorf("CMS_LOYALTY_SNAPSHOT_EVERY: %d, want 0 (no snapshots) or more", c.Loyalty.SnapshotEvery)
 	}
 	for _, s := range strings.Split(os.Getenv("CMS_TRUSTED_PROXIES"), ",") {
 		if s = strings.TrimSpace(s); s == "" {

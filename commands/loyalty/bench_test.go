@@ -26,15 +26,18 @@ func (noWait) WaitFor(context.Context, event.Position, ...string) bool { return 
 
 // BenchmarkEarnLongHistory: Earn on an account that holds 1,000
 // transactions already, with the account-state cache (each command reads
-// only the events since the cached version) and without it (each command
-// folds the whole stream).
+// only the events since the cached version), without it but with
+// snapshots (each command restores the account's last snapshot and folds
+// the events after it: at most DefaultSnapshotEvery), and with neither
+// (each command folds the whole stream).
 //
 //	go test -run '^$' -bench EarnLongHistory ./commands/loyalty
 func BenchmarkEarnLongHistory(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		entries int
-	}{{"cache", 0}, {"nocache", -1}} {
+		snaps   bool
+	}{{"cache", 0, false}, {"snapshots", -1, true}, {"neither", -1, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
@@ -68,7 +71,11 @@ func BenchmarkEarnLongHistory(b *testing.B) {
 			if _, err := store.Append(ctx, loyalty.AccountStream("ann"), event.NoStream, commands.Wrap(ctx, evs...)...); err != nil {
 				b.Fatal(err)
 			}
-			svc := cmdloyalty.NewService(store, gen, rmrights.NewAuthorizer(pool), noWait{}, cmdloyalty.Options{CacheEntries: c.entries})
+			opts := cmdloyalty.Options{CacheEntries: c.entries}
+			if c.snaps {
+				opts.Snapshots = postgres.NewLoyaltySnapshots(pool)
+			}
+			svc := cmdloyalty.NewService(store, gen, rmrights.NewAuthorizer(pool), noWait{}, opts)
 			actx := as(ctx, admin)
 			if _, err := svc.Earn(actx, "ann", cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil { // warm up
 				b.Fatal(err)

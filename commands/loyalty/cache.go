@@ -20,6 +20,7 @@ type loaded struct {
 	account *loyalty.Account
 	version int64
 	last    event.Position
+	snapped int64 // the version of the account's last snapshot, loaded or saved
 }
 
 // accountCache keeps accounts' folded states, so that a command on an

@@ -14,6 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -41,13 +43,50 @@ type Authorizer interface {
 // Projections this service's responses and the caller's next reads depend on.
 var Projections = []string{"loyalty"}
 
+// Snapshots keeps accounts' folded states beside their streams, so that a
+// command on an account that is not cached reads its snapshot and only
+// the events after it, instead of the whole history. A snapshot is a
+// cache of the log: losing one, or finding an older one, costs a longer
+// read, never a different decision.
+type Snapshots interface {
+	// LoadSnapshot returns the account's stored snapshot of layout
+	// loyalty.SnapshotLayout; ok is false when there is none.
+	LoadSnapshot(ctx context.Context, account string) (s Snapshot, ok bool, err error)
+	// SaveSnapshot stores s unless the account has a newer one of the
+	// same layout.
+	SaveSnapshot(ctx context.Context, s Snapshot) error
+}
+
+// Snapshot is an account's state at a version of its stream, with the
+// position of the event that version names.
+type Snapshot struct {
+	Account string
+	Version int64
+	Last    event.Position
+	State   loyalty.Snapshot
+}
+
 // Options tune the service.
 type Options struct {
 	// CacheEntries is the number of account states kept (0:
 	// DefaultCacheEntries; negative: none, every command folds the
-	// account's whole stream).
+	// account's events since its snapshot, or its whole stream).
 	CacheEntries int
+	// Snapshots, if set, stores account states every SnapshotEvery
+	// events (0: DefaultSnapshotEvery), in the background.
+	Snapshots     Snapshots
+	SnapshotEvery int
+	// Log receives the snapshots that failed to save (nil: discarded).
+	Log *slog.Logger
 }
+
+// DefaultSnapshotEvery is how many events an account's state folds
+// between two snapshots when Options leave it 0.
+const DefaultSnapshotEvery = 50
+
+// snapshotSavers bounds the snapshots being saved at once; when that many
+// are in flight, the next account due waits for its next command.
+const snapshotSavers = 2
 
 // maxAttempts bounds the appends of one command that another process
 // keeps beating to the account's stream.
@@ -63,6 +102,12 @@ type Service struct {
 	cache *accountCache
 	apps  *lru.Cache[string, string] // account → its app (never changes)
 	locks keyedMutex
+
+	snaps     Snapshots // nil: none
+	snapEvery int64
+	log       *slog.Logger
+	savers    chan struct{} // a token per snapshot being saved
+	saving    sync.WaitGroup
 }
 
 // NewService wires the service; every dependency is required.
@@ -71,8 +116,17 @@ func NewService(store commands.EventStore, ids IDs, authz Authorizer, wait comma
 		panic("loyalty.NewService: nil dependency")
 	}
 	apps, _ := lru.New[string, string](max(opts.CacheEntries, DefaultCacheEntries))
-	return &Service{store: store, ids: ids, authz: authz, wait: wait, now: time.Now,
-		cache: newAccountCache(opts.CacheEntries), apps: apps}
+	every := opts.SnapshotEvery
+	if every <= 0 {
+		every = DefaultSnapshotEvery
+	}
+	s := &Service{store: store, ids: ids, authz: authz, wait: wait, now: time.Now,
+		cache: newAccountCache(opts.CacheEntries), apps: apps,
+		snaps: opts.Snapshots, snapEvery: int64(every), savers: make(chan struct{}, snapshotSavers), log: opts.Log}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
 }
 
 // Points is the input of Earn, Redeem and Adjust. Reason is required
@@ -245,7 +299,10 @@ type outcome struct {
 func (s *Service) state(ctx context.Context, account, app string) (*loaded, error) {
 	l, ok := s.cache.get(account)
 	if !ok {
-		l = &loaded{account: loyalty.NewAccount(account, app)}
+		var err error
+		if l, err = s.restore(ctx, account, app); err != nil {
+			return nil, err
+		}
 	}
 	recs, err := s.store.ReadStream(ctx, loyalty.AccountStream(account), l.version)
 	if err != nil {
@@ -257,7 +314,56 @@ func (s *Service) state(ctx context.Context, account, app string) (*loaded, erro
 		l.version, l.last = r.StreamVersion, r.Position
 	}
 	s.cache.put(account, l)
+	s.snapshot(account, l)
 	return l, nil
+}
+
+// restore is an account's state from its snapshot, or before its first
+// event when it has none.
+func (s *Service) restore(ctx context.Context, account, app string) (*loaded, error) {
+	if s.snaps != nil {
+		snap, ok, err := s.snaps.LoadSnapshot(ctx, account)
+		if err != nil {
+			return nil, fmt.Errorf("loyalty account %s: snapshot: %w", account, err)
+		}
+		if ok {
+			return &loaded{account: loyalty.RestoreAccount(snap.State), version: snap.Version, last: snap.Last,
+				snapped: snap.Version}, nil
+		}
+	}
+	return &loaded{account: loyalty.NewAccount(account, app)}, nil
+}
+
+// WaitSnapshots waits for the snapshots being saved (each gives up after
+// ten seconds): call it before closing the snapshot store's pool.
+func (s *Service) WaitSnapshots() { s.saving.Wait() }
+
+// snapshot saves l's state in the background when it has folded
+// SnapshotEvery events since the last snapshot. The caller holds the
+// account's lock: the snapshot is taken here, and saved while the account
+// goes on.
+func (s *Service) snapshot(account string, l *loaded) {
+	if s.snaps == nil || l.version-l.snapped < s.snapEvery {
+		return
+	}
+	select {
+	case s.savers <- struct{}{}:
+	default:
+		return // enough being saved: this one at the account's next command
+	}
+	snap := Snapshot{Account: account, Version: l.version, Last: l.last, State: l.account.Snapshot()}
+	l.snapped = l.version
+	s.saving.Add(1)
+	go func() {
+		defer func() { <-s.savers; s.saving.Done() }()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// A failed save leaves the last snapshot, which stays right: the
+		// next load reads more events after it.
+		if err := s.snaps.SaveSnapshot(ctx, snap); err != nil {
+			s.log.Warn("loyalty: saving an account snapshot failed", "account", account, "version", snap.Version, "err", err)
+		}
+	}()
 }
 
 // run runs one account command: it authorizes, runs prepare (loading what

@@ -2,6 +2,7 @@ package loyalty_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -738,5 +739,59 @@ func TestCacheReadsOnlyNewerEvents(t *testing.T) {
 		if n := rc.read.Load() - before; n != c.wantAfterOne {
 			t.Errorf("cache entries %d: after another process's append, read %d events, want %d", c.entries, n, c.wantAfterOne)
 		}
+	}
+}
+
+// TestSnapshotsShortenColdLoads: without a cache, a command on an account
+// reads its snapshot and only the events after it; the account decides
+// as if folded from its first event (a replayed key, a key reused for
+// another request, the balance), in this process and in another one.
+func TestSnapshotsShortenColdLoads(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	snaps := postgres.NewLoyaltySnapshots(e.pool)
+	rc := &readCounter{EventStore: e.store}
+	opts := cmdloyalty.Options{CacheEntries: -1, Snapshots: snaps, SnapshotEvery: 10}
+	svc := cmdloyalty.NewService(rc, ids.Generator{}, rmrights.NewAuthorizer(e.pool), e.rt, opts)
+	ctx := as(e.ctx, writer)
+	first, err := svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 5, Reason: "test", IdempotencyKey: "k0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 24 {
+		if _, err := svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 5, Reason: "test", IdempotencyKey: fmt.Sprint("k", i+1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc.WaitSnapshots()
+	// 26 events (the opening and 25 earns); the last snapshot is at 20 or past it.
+	snap, ok, err := snaps.LoadSnapshot(e.ctx, "ann")
+	if !ok || err != nil || snap.Version < 20 || snap.State.Recorded != 5*(snap.Version-1) || snap.State.Txs != int(snap.Version)-1 {
+		t.Fatalf("snapshot %+v, %v, %v", snap, ok, err)
+	}
+	before := rc.read.Load()
+	res, err := svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 5, Reason: "test", IdempotencyKey: "k0"})
+	if err != nil || !res.Replayed || res.Transaction != first.Transaction || res.Balance != 125 {
+		t.Fatalf("replay of the first key after snapshots: %+v, %v", res, err)
+	}
+	if n, want := rc.read.Load()-before, 26-snap.Version; n != want {
+		t.Errorf("a cold command read %d events after the snapshot at %d, want %d", n, snap.Version, want)
+	}
+	if _, err := svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 6, Reason: "test", IdempotencyKey: "k1"}); !fault.Is(err, fault.Conflict) {
+		t.Fatalf("a key of before the snapshot reused for another request: %v, want a conflict", err)
+	}
+	// Another process, with snapshots and no cache, decides the same.
+	other := e.service(cmdloyalty.Options{CacheEntries: -1, Snapshots: snaps, SnapshotEvery: 10})
+	if _, err := other.Redeem(ctx, "ann", cmdloyalty.Points{Amount: 126, Reason: "test"}); !fault.Is(err, fault.Conflict) {
+		t.Fatalf("redeem more than the balance: %v, want a conflict", err)
+	}
+	res, err = other.Redeem(ctx, "ann", cmdloyalty.Points{Amount: 125, Reason: "test"})
+	if err != nil || res.Balance != 0 {
+		t.Fatalf("redeem the balance: %+v, %v", res, err)
+	}
+	// Folded from the first event, the account agrees.
+	rb, err := e.service(cmdloyalty.Options{CacheEntries: -1}).Rebalance(as(e.ctx, updater), "ann")
+	if err != nil || rb.Old != 0 || rb.New != 0 || rb.Corrected {
+		t.Fatalf("rebalance from the whole stream: %+v, %v", rb, err)
 	}
 }
