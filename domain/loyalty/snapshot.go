@@ -7,9 +7,10 @@ import (
 )
 
 // SnapshotLayout numbers the shape and the meaning of Snapshot. Raise it
-// with any change to Snapshot or to what Apply keeps of an event: a
-// command side ignores (and replaces) a stored snapshot of another
-// layout, and folds the account from its events instead.
+// with any change to Snapshot or to what Apply keeps of an event (a test
+// pins the shape to the number): a command side ignores a stored snapshot
+// of another layout, folds the account from its events instead, and
+// replaces a snapshot of an earlier layout.
 const SnapshotLayout = 1
 
 // Snapshot is an Account's whole folded state as plain data, to be stored
@@ -29,7 +30,8 @@ type Snapshot struct {
 	Cards    map[string]UserCard
 	Open     map[string]string // definition → its card not completed yet
 	// Stamping is the key of the last StampsAdded, if the account still
-	// holds it under that key (see Account.stamping).
+	// holds it under that key (see Account.stamping); "" for none (no
+	// key is "": a key is the client's, else its transaction's id).
 	Stamping string
 }
 
@@ -102,7 +104,7 @@ func RestoreAccount(s Snapshot) *Account {
 			reference: k.Reference, expiresAt: timeOf(k.ExpiresAt), card: k.Card, stamps: k.Stamps},
 			userCards: slices.Clone(k.UserCards), completed: slices.Clone(k.Completed)}
 		a.keys[key] = kd
-		if key == s.Stamping {
+		if s.Stamping != "" && key == s.Stamping {
 			a.stamping = kd
 		}
 	}

@@ -3,7 +3,9 @@ package loyalty_test
 import (
 	"bytes"
 	"encoding/gob"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +72,7 @@ func TestSnapshotRestoresTheAccount(t *testing.T) {
 		if got, want := decide(r), decide(a); !reflect.DeepEqual(got, want) {
 			t.Fatalf("after %d events: the restored account decides %+v, want %+v", n, got, want)
 		}
+		kept := a.Snapshot()
 		for _, e := range evs[n:] {
 			a.Apply(e)
 			r.Apply(e)
@@ -77,8 +80,51 @@ func TestSnapshotRestoresTheAccount(t *testing.T) {
 		if !loyalty.SameState(a, r) {
 			t.Fatalf("restored after %d events, then folded the rest: %+v, want %+v", n, r.Snapshot(), a.Snapshot())
 		}
+		// A snapshot shares nothing with the account it was taken of,
+		// which goes on folding while the snapshot is saved.
+		if want := fold(evs[:n]).Snapshot(); !reflect.DeepEqual(kept, want) {
+			t.Fatalf("the snapshot after %d events changed as its account folded the rest: %+v, want %+v", n, kept, want)
+		}
 	}
 	if a := fold(evs); len(a.Snapshot().Keys) == 0 || len(a.Snapshot().Cards) == 0 || len(a.Snapshot().Lots) == 0 {
 		t.Fatalf("the history leaves no keys, cards or lots to snapshot: %+v", a.Snapshot())
 	}
+}
+
+// TestSnapshotLayout pins the shape of a snapshot to SnapshotLayout: a
+// stored snapshot of an older shape would decode into zero values
+// silently. When this fails, raise SnapshotLayout and update want.
+func TestSnapshotLayout(t *testing.T) {
+	const want = "1 {ID string; App string; Opened bool; Recorded int64; Sum int64; Txs int; " +
+		"Lots []{ID string; Points int64; ExpiresAt *time.Time}; " +
+		"Keys map[string]{Transaction string; Kind string; Amount int64; Reason string; Reference string; " +
+		"ExpiresAt *time.Time; Card string; Stamps int; UserCards []string; Completed []string}; " +
+		"Cards map[string]{ID string; Card string; Reward string; Stamps int; Needed int; Completed bool; Redeemed bool}; " +
+		"Open map[string]string; Stamping string}"
+	if got := fmt.Sprint(loyalty.SnapshotLayout, " ", shape(reflect.TypeFor[loyalty.Snapshot]())); got != want {
+		t.Fatalf("snapshot layout and shape\n%s\nwant\n%s\nraise SnapshotLayout when the shape or the meaning of a snapshot changes", got, want)
+	}
+}
+
+// shape describes a type by its structure: fields' names and types,
+// down to the named types outside this package.
+func shape(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return "*" + shape(t.Elem())
+	case reflect.Slice:
+		return "[]" + shape(t.Elem())
+	case reflect.Map:
+		return "map[" + shape(t.Key()) + "]" + shape(t.Elem())
+	case reflect.Struct:
+		if t.PkgPath() != reflect.TypeFor[loyalty.Snapshot]().PkgPath() {
+			return t.String()
+		}
+		var fs []string
+		for f := range t.Fields() {
+			fs = append(fs, f.Name+" "+shape(f.Type))
+		}
+		return "{" + strings.Join(fs, "; ") + "}"
+	}
+	return t.String()
 }
