@@ -59,7 +59,8 @@ func (s *LoyaltySnapshots) LoadSnapshot(ctx context.Context, account string) (cm
 }
 
 // SaveSnapshot stores snap unless the account has a newer snapshot of the
-// same layout; a snapshot of another layout is replaced.
+// same layout, or one of a later layout (a newer version of the program
+// runs beside this one); one of an earlier layout is replaced.
 func (s *LoyaltySnapshots) SaveSnapshot(ctx context.Context, snap cmdloyalty.Snapshot) error {
 	var buf bytes.Buffer
 	err := gob.NewEncoder(&buf).Encode(snap.State)
@@ -71,7 +72,7 @@ func (s *LoyaltySnapshots) SaveSnapshot(ctx context.Context, snap cmdloyalty.Sna
 		VALUES ($1, $2, $3, $4::text::xid8, $5, $6)
 		ON CONFLICT (account) DO UPDATE SET layout = EXCLUDED.layout, version = EXCLUDED.version, tx_id = EXCLUDED.tx_id,
 			position = EXCLUDED.position, state = EXCLUDED.state, saved_at = now()
-		WHERE s.layout <> EXCLUDED.layout OR s.version < EXCLUDED.version`,
+		WHERE s.layout < EXCLUDED.layout OR (s.layout = EXCLUDED.layout AND s.version < EXCLUDED.version)`,
 		snap.Account, loyalty.SnapshotLayout, snap.Version, strconv.FormatUint(snap.Last.TxID, 10), snap.Last.Pos, state)
 	if err != nil {
 		return fmt.Errorf("save snapshot of %s: %w", snap.Account, err)

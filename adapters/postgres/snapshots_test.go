@@ -15,7 +15,8 @@ import (
 
 // TestLoyaltySnapshots is the contract of cmdloyalty.Snapshots: what is
 // saved loads back equal, a newer snapshot is never replaced by an older
-// one, and a snapshot of another layout is neither loaded nor kept.
+// one, and a snapshot of another layout is not loaded, and replaced
+// when it is of an earlier one.
 func TestLoyaltySnapshots(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -64,18 +65,33 @@ func TestLoyaltySnapshots(t *testing.T) {
 		t.Fatalf("a newer snapshot was not kept: %+v", got)
 	}
 
-	// A snapshot of another layout (an older version of the program) is
-	// not read, and the next save replaces it whatever its version.
-	if _, err := pool.Exec(ctx, `UPDATE loyalty_snapshots SET layout = layout - 1, version = 1000 WHERE account = 'ann'`); err != nil {
+	// A snapshot of a later layout (a newer version of the program, in a
+	// rolling deployment) is not read, nor replaced.
+	if _, err := pool.Exec(ctx, `UPDATE loyalty_snapshots SET layout = layout + 1, version = 1 WHERE account = 'ann'`); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := s.LoadSnapshot(ctx, "ann"); ok || err != nil {
-		t.Fatalf("a snapshot of another layout was loaded: ok %v, %v", ok, err)
+		t.Fatalf("a snapshot of a later layout was loaded: ok %v, %v", ok, err)
+	}
+	if err := s.SaveSnapshot(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	var layout int
+	if err := pool.QueryRow(ctx, `SELECT layout FROM loyalty_snapshots WHERE account = 'ann'`).Scan(&layout); err != nil || layout != loyalty.SnapshotLayout+1 {
+		t.Fatalf("a snapshot of a later layout was replaced: layout %d, %v", layout, err)
+	}
+	// One of an earlier layout is not read, and the next save replaces it
+	// whatever its version.
+	if _, err := pool.Exec(ctx, `UPDATE loyalty_snapshots SET layout = layout - 2, version = 1000 WHERE account = 'ann'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.LoadSnapshot(ctx, "ann"); ok || err != nil {
+		t.Fatalf("a snapshot of an earlier layout was loaded: ok %v, %v", ok, err)
 	}
 	if err := s.SaveSnapshot(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok, _ := s.LoadSnapshot(ctx, "ann"); !ok || got.Version != 7 {
-		t.Fatalf("a snapshot of the current layout did not replace one of another: %+v, %v", got, ok)
+		t.Fatalf("a snapshot of the current layout did not replace one of an earlier one: %+v, %v", got, ok)
 	}
 }

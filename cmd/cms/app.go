@@ -171,7 +171,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 func (a *app) Close() {
 	a.cancel()
 	if a.loyalty != nil {
-		a.loyalty.WaitSnapshots()
+		a.loyalty.StopSnapshots()
 	}
 	a.store.Close()
 	if a.generic != nil {

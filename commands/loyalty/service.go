@@ -107,6 +107,8 @@ type Service struct {
 	snapEvery int64
 	log       *slog.Logger
 	savers    chan struct{} // a token per snapshot being saved
+	saveMu    sync.Mutex    // guards stopped, and saving's Add against StopSnapshots' Wait
+	stopped   bool
 	saving    sync.WaitGroup
 }
 
@@ -324,7 +326,11 @@ func (s *Service) restore(ctx context.Context, account, app string) (*loaded, er
 	if s.snaps != nil {
 		snap, ok, err := s.snaps.LoadSnapshot(ctx, account)
 		if err != nil {
-			return nil, fmt.Errorf("loyalty account %s: snapshot: %w", account, err)
+			// A cache: an unreadable snapshot (damaged, or of a layout
+			// not raised when it should have been) costs the whole
+			// stream, and the next save replaces it.
+			s.log.Warn("loyalty: loading an account snapshot failed; folding the whole stream", "account", account, "err", err)
+			ok = false
 		}
 		if ok {
 			return &loaded{account: loyalty.RestoreAccount(snap.State), version: snap.Version, last: snap.Last,
@@ -334,9 +340,16 @@ func (s *Service) restore(ctx context.Context, account, app string) (*loaded, er
 	return &loaded{account: loyalty.NewAccount(account, app)}, nil
 }
 
-// WaitSnapshots waits for the snapshots being saved (each gives up after
-// ten seconds): call it before closing the snapshot store's pool.
-func (s *Service) WaitSnapshots() { s.saving.Wait() }
+// StopSnapshots stops saving snapshots and waits for those being saved
+// (each gives up after ten seconds): call it before closing the snapshot
+// store's pool. The service goes on running commands, and loading
+// snapshots.
+func (s *Service) StopSnapshots() {
+	s.saveMu.Lock()
+	s.stopped = true
+	s.saveMu.Unlock()
+	s.saving.Wait()
+}
 
 // snapshot saves l's state in the background when it has folded
 // SnapshotEvery events since the last snapshot. The caller holds the
@@ -344,6 +357,11 @@ func (s *Service) WaitSnapshots() { s.saving.Wait() }
 // goes on.
 func (s *Service) snapshot(account string, l *loaded) {
 	if s.snaps == nil || l.version-l.snapped < s.snapEvery {
+		return
+	}
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if s.stopped {
 		return
 	}
 	select {

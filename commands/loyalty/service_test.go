@@ -2,9 +2,11 @@ package loyalty_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -763,7 +765,7 @@ func TestSnapshotsShortenColdLoads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	svc.WaitSnapshots()
+	svc.StopSnapshots()
 	// 26 events (the opening and 25 earns); the last snapshot is at 20 or past it.
 	snap, ok, err := snaps.LoadSnapshot(e.ctx, "ann")
 	if !ok || err != nil || snap.Version < 20 || snap.State.Recorded != 5*(snap.Version-1) || snap.State.Txs != int(snap.Version)-1 {
@@ -793,5 +795,146 @@ func TestSnapshotsShortenColdLoads(t *testing.T) {
 	rb, err := e.service(cmdloyalty.Options{CacheEntries: -1}).Rebalance(as(e.ctx, updater), "ann")
 	if err != nil || rb.Old != 0 || rb.New != 0 || rb.Corrected {
 		t.Fatalf("rebalance from the whole stream: %+v, %v", rb, err)
+	}
+}
+
+// recordingSnapshots keeps every snapshot a service saves, and fails every
+// third save.
+type recordingSnapshots struct {
+	cmdloyalty.Snapshots
+	mu     sync.Mutex
+	saves  int
+	saved  []cmdloyalty.Snapshot
+	failed int
+}
+
+func (r *recordingSnapshots) SaveSnapshot(ctx context.Context, s cmdloyalty.Snapshot) error {
+	r.mu.Lock()
+	r.saves++
+	fail := r.saves%3 == 0
+	if fail {
+		r.failed++
+	} else {
+		r.saved = append(r.saved, s)
+	}
+	r.mu.Unlock()
+	if fail {
+		return errors.New("the test fails this save")
+	}
+	return r.Snapshots.SaveSnapshot(ctx, s)
+}
+
+// TestSnapshotsAreTheFold: two processes, one with the account-state cache
+// and one without, take turns on one account with every kind of command
+// (earns with and without expiry, redemptions, adjustments, stamps, card
+// redemptions, expiries, replays), snapshotting every three events, with
+// a third of the saves failing. Every snapshot saved is the fold of the
+// stream up to its version, as it was when taken (the account it was
+// taken of went on), and the account ends as folded from its first event.
+func TestSnapshotsAreTheFold(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	rec := &recordingSnapshots{Snapshots: postgres.NewLoyaltySnapshots(e.pool)}
+	svcs := []*cmdloyalty.Service{
+		e.service(cmdloyalty.Options{Snapshots: rec, SnapshotEvery: 3}),
+		e.service(cmdloyalty.Options{CacheEntries: -1, Snapshots: rec, SnapshotEvery: 3}),
+	}
+	ctx := as(e.ctx, writer)
+	card, _, err := e.svc.DefineCard(ctx, "app1", cmdloyalty.CardDefinition{Name: "Coffee", Reward: "Coffee", StampsNeeded: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	soon := time.Now().Add(time.Hour).Truncate(time.Second).UTC()
+	var completed []string
+	for i := range 60 {
+		svc := svcs[i%2]
+		var err error
+		switch i % 6 {
+		case 0:
+			_, err = svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 20, Reason: "test", IdempotencyKey: fmt.Sprint("e", i), ExpiresAt: &soon})
+		case 1:
+			_, err = svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 10, Reason: "test", IdempotencyKey: fmt.Sprint("e", i-1), ExpiresAt: &soon}) // key reused
+			if !fault.Is(err, fault.Conflict) {
+				t.Fatalf("command %d: a key reused for another request: %v, want a conflict", i, err)
+			}
+			_, err = svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 20, Reason: "test", IdempotencyKey: fmt.Sprint("e", i-1), ExpiresAt: &soon}) // replay
+		case 2:
+			_, err = svc.Redeem(ctx, "ann", cmdloyalty.Points{Amount: 15, Reason: "test"})
+		case 3:
+			_, err = svc.Adjust(as(e.ctx, updater), "ann", cmdloyalty.Points{Amount: -2, Reason: "test"})
+		case 4:
+			var res cmdloyalty.StampsResult
+			res, err = svc.AddStamps(ctx, "ann", cmdloyalty.Stamps{Card: card, Count: 1 + (i/6)%3, IdempotencyKey: fmt.Sprint("s", i)})
+			completed = append(completed, res.Completed...)
+		case 5:
+			if len(completed) > 0 {
+				_, err = svc.RedeemCard(ctx, "ann", completed[0], "")
+				completed = completed[1:]
+			}
+			if i%12 == 11 {
+				_, err = svc.ExpireDue(as(e.ctx, admin), "ann", soon.Add(time.Minute))
+			}
+		}
+		if err != nil && !fault.Is(err, fault.Conflict) { // a redemption may find too few points
+			t.Fatalf("command %d: %v", i, err)
+		}
+	}
+	for _, svc := range svcs {
+		svc.StopSnapshots()
+	}
+	recs, err := e.store.ReadStream(e.ctx, loyalty.AccountStream("ann"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.saved) < 5 || rec.failed == 0 {
+		t.Fatalf("%d snapshots saved and %d saves failed over %d events: too few to tell", len(rec.saved), rec.failed, len(recs))
+	}
+	for _, s := range rec.saved {
+		a := loyalty.NewAccount("ann", "app1")
+		for _, r := range recs[:s.Version] {
+			a.Apply(r.Data)
+		}
+		if want := a.Snapshot(); !reflect.DeepEqual(s.State, want) {
+			t.Fatalf("the snapshot at version %d is\n%+v\nthe fold of the stream up to it is\n%+v", s.Version, s.State, want)
+		}
+		if s.Last != recs[s.Version-1].Position {
+			t.Fatalf("the snapshot at version %d names position %v, the event there is at %v", s.Version, s.Last, recs[s.Version-1].Position)
+		}
+	}
+	rb, err := e.service(cmdloyalty.Options{CacheEntries: -1}).Rebalance(as(e.ctx, updater), "ann")
+	if err != nil || rb.Corrected {
+		t.Fatalf("rebalance from the whole stream: %+v, %v", rb, err)
+	}
+	for i, svc := range svcs {
+		if rb2, err := svc.Rebalance(as(e.ctx, updater), "ann"); err != nil || rb2 != rb {
+			t.Fatalf("process %d: rebalance %+v, %v; from the whole stream %+v", i, rb2, err, rb)
+		}
+	}
+}
+
+// TestDamagedSnapshot: a snapshot that does not decode is passed over (the
+// account is folded from its first event), and the next save replaces it.
+func TestDamagedSnapshot(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	snaps := postgres.NewLoyaltySnapshots(e.pool)
+	svc := e.service(cmdloyalty.Options{CacheEntries: -1, Snapshots: snaps, SnapshotEvery: 2})
+	ctx := as(e.ctx, writer)
+	for range 3 {
+		if _, err := svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE loyalty_snapshots SET state = '\x00ff'::bytea WHERE account = 'ann'`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 1, Reason: "test"})
+	if err != nil || res.Balance != 4 {
+		t.Fatalf("earn over a damaged snapshot: %+v, %v", res, err)
+	}
+	svc.StopSnapshots()
+	// The earn folded the four events before it, and saved them.
+	if s, ok, err := snaps.LoadSnapshot(e.ctx, "ann"); !ok || err != nil || s.Version != 4 || s.State.Recorded != 3 {
+		t.Fatalf("after the earn, the snapshot: %+v, %v, %v", s, ok, err)
 	}
 }
