@@ -53,7 +53,7 @@ type Snapshots interface {
 	// loyalty.SnapshotLayout; ok is false when there is none.
 	LoadSnapshot(ctx context.Context, account string) (s Snapshot, ok bool, err error)
 	// SaveSnapshot stores s unless the account has a newer one of the
-	// same layout.
+	// same layout, or one of a later layout.
 	SaveSnapshot(ctx context.Context, s Snapshot) error
 }
 
@@ -76,7 +76,8 @@ type Options struct {
 	// events (0: DefaultSnapshotEvery), in the background.
 	Snapshots     Snapshots
 	SnapshotEvery int
-	// Log receives the snapshots that failed to save (nil: discarded).
+	// Log receives the snapshots that failed to load or to save (nil:
+	// discarded).
 	Log *slog.Logger
 }
 
