@@ -348,33 +348,38 @@ func (s *Store) LiveItemModules(ctx context.Context, app string, ids []string) (
 
 // ModuleValues calls fn with the values of every live item of a module.
 func (s *Store) ModuleValues(ctx context.Context, module string, fn func(id string, values map[string]any) error) error {
-	rows, err := s.pool.Query(ctx, `SELECT id, vals FROM content_items WHERE module = $1 AND deleted_at IS NULL ORDER BY id`, module)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
-			return err
-		}
-		v, err := decodeValues(b)
-		if err != nil {
-			return err
-		}
-		if err := fn(id, v); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return s.eachItem(ctx, `SELECT id, vals FROM content_items WHERE module = $1 AND deleted_at IS NULL ORDER BY id`, module,
+		func(id string, b []byte) error {
+			v, err := decodeValues(b)
+			if err != nil {
+				return err
+			}
+			return fn(id, v)
+		})
 }
 
 // ModuleTags calls fn with the tags of every live item of a module that
 // holds at least one tag.
 func (s *Store) ModuleTags(ctx context.Context, module string, fn func(id string, tags []content.Tag) error) error {
-	rows, err := s.pool.Query(ctx, `SELECT id, tags FROM content_items
-		WHERE module = $1 AND deleted_at IS NULL AND tags <> '[]'::jsonb ORDER BY id`, module)
+	return s.eachItem(ctx, `SELECT id, tags FROM content_items
+		WHERE module = $1 AND deleted_at IS NULL AND tags <> '[]'::jsonb ORDER BY id`, module,
+		func(id string, b []byte) error {
+			var stored []Tag
+			if err := json.Unmarshal(b, &stored); err != nil {
+				return fmt.Errorf("item %s tags: %w", id, err)
+			}
+			tags := make([]content.Tag, len(stored))
+			for i, t := range stored {
+				tags[i] = content.Tag{ID: t.ID, Name: t.Name, Value: t.Value, TagType: t.TagType}
+			}
+			return fn(id, tags)
+		})
+}
+
+// eachItem runs query (an item's id and one jsonb column, for a module)
+// and calls fn with each row, stopping at its first error.
+func (s *Store) eachItem(ctx context.Context, query, module string, fn func(id string, b []byte) error) error {
+	rows, err := s.pool.Query(ctx, query, module)
 	if err != nil {
 		return err
 	}
@@ -385,15 +390,7 @@ func (s *Store) ModuleTags(ctx context.Context, module string, fn func(id string
 		if err := rows.Scan(&id, &b); err != nil {
 			return err
 		}
-		var stored []Tag
-		if err := json.Unmarshal(b, &stored); err != nil {
-			return fmt.Errorf("item %s tags: %w", id, err)
-		}
-		tags := make([]content.Tag, len(stored))
-		for i, t := range stored {
-			tags[i] = content.Tag{ID: t.ID, Name: t.Name, Value: t.Value, TagType: t.TagType}
-		}
-		if err := fn(id, tags); err != nil {
+		if err := fn(id, b); err != nil {
 			return err
 		}
 	}
