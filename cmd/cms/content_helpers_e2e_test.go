@@ -220,6 +220,18 @@ func sorted(ss []string) []string {
 // sameSet reports whether a and b hold the same strings (order ignored).
 func sameSet(a, b []string) bool { return slices.Equal(sorted(a), sorted(b)) }
 
+// affectedItems returns the entries of a 409's extra.affectedItems and
+// their ids, in order.
+func affectedItems(ex map[string]any) (entries []map[string]any, ids []string) {
+	list, _ := ex["affectedItems"].([]any)
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		id, _ := m["id"].(string)
+		entries, ids = append(entries, m), append(ids, id)
+	}
+	return entries, ids
+}
+
 // decodeNum decodes JSON keeping numbers as json.Number.
 func decodeNum(b []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(b))

@@ -32,15 +32,11 @@ func TestContentModuleAllowedTags(t *testing.T) {
 	r := ts.put(modulePath+"/"+m.ID, ts.admin, moduleWith(m, tag("A")))
 	ex := haloExtra(t, r, 409)
 	if ex != nil {
-		var ids []string
-		list, _ := ex["affectedItems"].([]any)
-		for _, e := range list {
-			o, _ := e.(map[string]any)
-			id, _ := o["id"].(string)
-			ids = append(ids, id)
+		entries, ids := affectedItems(ex)
+		for i, o := range entries {
 			held, _ := o["tags"].([]any)
 			if len(held) != 1 || fmt.Sprint(held[0].(map[string]any)["value"]) != "B" {
-				t.Errorf("%s: item %s's tags %v, want B only", r, id, held)
+				t.Errorf("%s: item %s's tags %v, want B only", r, ids[i], held)
 			}
 		}
 		if !sameSet(ids, []string{bi.ID}) || fmt.Sprint(ex["affectedCount"]) != "1" || ex["field"] != "tags" {

@@ -565,11 +565,10 @@ func checkAffected(t *testing.T, r response, ex map[string]any, want map[string]
 	if ex == nil {
 		return
 	}
-	list, _ := ex["affectedItems"].([]any)
+	entries, ids := affectedItems(ex)
 	got := map[string]string{}
-	for _, e := range list {
-		m, _ := e.(map[string]any)
-		id, _ := m["id"].(string)
+	for i, m := range entries {
+		id := ids[i]
 		got[id], _ = m["field"].(string)
 		if code != "" && m["error"] != code {
 			t.Errorf("%s: affected item %v: error %v, want %s", r, id, m["error"], code)

@@ -148,13 +148,7 @@ func TestContentSingleItemModules(t *testing.T) {
 		r := ts.setSingle(m, true)
 		ex := haloExtra(t, r, 409)
 		if ex != nil {
-			var ids []string
-			list, _ := ex["affectedItems"].([]any)
-			for _, e := range list {
-				o, _ := e.(map[string]any)
-				id, _ := o["id"].(string)
-				ids = append(ids, id)
-			}
+			_, ids := affectedItems(ex)
 			if !sameSet(ids, []string{a.ID, b.ID}) || fmt.Sprint(ex["affectedCount"]) != "2" || ex["field"] != "isSingle" {
 				t.Errorf("%s: extra %v, want affectedItems %s and %s, affectedCount 2, field isSingle", r, ex, a.ID, b.ID)
 			}
