@@ -211,10 +211,16 @@ func (s *server) searchModules(ctx context.Context, sc readScope, q *rmcontent.Q
 }
 
 // useModules restricts q to mods (when the request named modules) and gives
-// it their fields.
+// it their fields: each module's too when the search may span several.
 func useModules(q *rmcontent.Query, mods []rmcontent.Module, named bool) {
 	q.Fields = fieldsOf(mods)
-	q.ModuleIDs, q.Slots, q.Revision = nil, nil, 0
+	q.ModuleIDs, q.Slots, q.Revision, q.ModuleFields = nil, nil, 0, nil
+	if len(mods) > 1 || !named {
+		q.ModuleFields = make(map[string]map[string]content.Field, len(mods))
+		for _, m := range mods {
+			q.ModuleFields[m.ID] = fieldsOf([]rmcontent.Module{m})
+		}
+	}
 	if named {
 		q.ModuleIDs = []string{}
 		for _, m := range mods {

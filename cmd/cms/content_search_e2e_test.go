@@ -960,3 +960,47 @@ func TestContentSearchStateFilters(t *testing.T) {
 		}
 	})
 }
+
+// Two modules of an app may define the same field name differently: a
+// search of both judges each item by its own module's field (a number
+// comparison finds the number module's items, a text one the text
+// module's), named or not, and a sort by that field is a 400, not a
+// server error.
+func TestContentSearchFieldDefinedDifferently(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Two shapes")
+	appTok := ts.appToken(app)
+	shop := ts.createModule(ts.admin, moduleBody(app.ID, "Shop", fld("title", ftText), fld("price", ftNumber)))
+	wish := ts.createModule(ts.admin, moduleBody(app.ID, "Wishes", fld("title", ftText), fld("price", ftText)))
+	past := nowMS() - 60_000
+	dear := ts.createItem(ts.admin, itemBody(shop.ID, "dear", map[string]any{"title": "Dear", "price": 30}, "publishedAt", past))
+	cheap := ts.createItem(ts.admin, itemBody(shop.ID, "cheap", map[string]any{"title": "Cheap", "price": 3}, "publishedAt", past))
+	free := ts.createItem(ts.admin, itemBody(wish.ID, "free", map[string]any{"title": "Free", "price": "free"}, "publishedAt", past))
+	for _, c := range []struct {
+		sv   map[string]any
+		want []string
+	}{
+		{op("<", "price", 10, "number"), []string{cheap.ID}}, // "free" < "10" as texts: false
+		{op(">=", "price", 30, "number"), []string{dear.ID, free.ID}},
+		{op("=", "price", "free", "string"), []string{free.ID}},
+		{op("like", "price", "fre", "string"), []string{free.ID}},
+	} {
+		for _, mods := range [][]string{{shop.ID, wish.ID}, nil} {
+			for who, token := range map[string]string{"app": appTok, "admin": ts.admin} {
+				body := map[string]any{"searchValues": c.sv, "sort": "values.title asc", "pagination": map[string]any{"page": 1, "limit": 10}}
+				if mods != nil {
+					body["moduleIds"] = mods
+				}
+				if got := itemIDs(ts.search(token, body).items); !sameSet(got, c.want) {
+					t.Errorf("%s, %v over %v: %v, want %v", who, c.sv, mods, got, c.want)
+				}
+			}
+		}
+	}
+	r := ts.with(t).post(searchPath, ts.admin, map[string]any{"moduleIds": []string{shop.ID, wish.ID}, "sort": "values.price desc"})
+	expectHaloError(t, r, 400)
+	if !strings.Contains(r.String(), "price") {
+		t.Errorf("the sort's 400 does not name the field: %s", r)
+	}
+}

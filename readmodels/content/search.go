@@ -1,10 +1,12 @@
 package content
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"regexp"
@@ -72,6 +74,14 @@ type Query struct {
 	// sort are compiled with them, and when the search names one module
 	// its items are localized with them.
 	Fields map[string]content.Field
+	// ModuleFields are, for a search of several modules or of all, each
+	// searched module's field definitions, by module id: a searchValues
+	// tree that names a field two of them define differently (its kind,
+	// or whether it is indexed) is compiled once per group of modules
+	// that define its fields alike, so that each item is judged by its
+	// own module's fields (see valuesByModule). Without them, Fields'
+	// definition holds for every module.
+	ModuleFields map[string]map[string]content.Field
 	// Slots and Revision are the slot map and the revision of the one
 	// module searched as the caller read it (Module.Slots and .Revision),
 	// or nil and 0. With them, a search that pageWithTotal compiles takes
@@ -800,7 +810,7 @@ func (c *compiler) where() (string, error) {
 		w = append(w, "i.pub_from <= "+c.now+" AND i.pub_until > "+c.now)
 	}
 	if q.SearchValues != nil {
-		sv, err := c.tree(q.SearchValues, c.valueLeaf)
+		sv, err := c.valuesByModule(q.SearchValues)
 		if err != nil {
 			return "", err
 		}
@@ -832,6 +842,143 @@ func (c *compiler) where() (string, error) {
 		return "true", nil
 	}
 	return strings.Join(w, " AND "), nil
+}
+
+// valuesByModule compiles searchValues tree e. When the modules searched
+// define the fields e names differently (Query.ModuleFields, see
+// fieldGroups), e is compiled once per group of modules that define them
+// alike, with that group's definitions and typed columns, into "(module
+// in group AND e) OR ...": each item is judged by its own module's
+// fields. A group for whose definitions e is invalid (a text compared with
+// a number field) finds nothing; e is invalid only when it is so for
+// every group. Modules the caller gave no definitions for (created since
+// it read the modules) keep Fields' definitions.
+func (c *compiler) valuesByModule(e *Expr) (string, error) {
+	groups := fieldGroups(c.q.ModuleFields, e)
+	if len(groups) < 2 {
+		return c.tree(e, c.valueLeaf)
+	}
+	fields, multi, params, single := c.q.Fields, c.multi, c.fields, c.single
+	defer func() { c.q.Fields, c.multi, c.fields, c.single = fields, multi, params, single }()
+	var parts []string
+	var invalid error
+	// group compiles e for modules (in: "= ANY", or "<> ALL" for the
+	// modules of no group) with their definitions and slot maps. Each
+	// group binds its own field names (fieldParam: whether a field is
+	// single-valued depends on its definition); an invalid group leaves
+	// no bound value behind.
+	group := func(in string, modules []string, fields map[string]content.Field, multi map[string]map[string]string) error {
+		args := len(c.args)
+		c.q.Fields, c.multi, c.fields, c.single = fields, multi, nil, nil
+		sv, err := c.tree(e, c.valueLeaf)
+		if fault.Is(err, fault.Invalid) {
+			c.args = c.args[:args]
+			invalid = cmp.Or(invalid, err)
+			return nil
+		}
+		if err == nil {
+			parts = append(parts, "(i.module "+in+"("+c.bind(modules)+") AND "+sv+")")
+		}
+		return err
+	}
+	var known []string
+	for _, g := range groups {
+		known = append(known, g.modules...)
+		if err := group("= ANY", g.modules, g.fields, onlyModules(multi, g.modules)); err != nil {
+			return "", err
+		}
+	}
+	if c.q.ModuleIDs == nil {
+		rest := maps.Clone(multi)
+		for _, m := range known {
+			delete(rest, m)
+		}
+		if err := group("<> ALL", known, fields, rest); err != nil {
+			return "", err
+		}
+	}
+	if len(parts) == 0 {
+		return "", invalid
+	}
+	return "(" + strings.Join(parts, " OR ") + ")", nil
+}
+
+// fieldGroup is a group of modules that define alike the fields an
+// expression names: fields holds their definitions.
+type fieldGroup struct {
+	modules []string
+	fields  map[string]content.Field
+}
+
+// fieldGroups groups the modules of defs (module id → its fields by name)
+// by how they define the fields e names: the same kind, indexed or not,
+// or not at all (what the compiler reads of a definition).
+func fieldGroups(defs map[string]map[string]content.Field, e *Expr) []fieldGroup {
+	if len(defs) < 2 {
+		return nil
+	}
+	var names []string
+	var walk func(*Expr)
+	walk = func(e *Expr) {
+		if e == nil {
+			return
+		}
+		if e.Cond == "" {
+			names = append(names, strings.TrimPrefix(e.Property, "values."))
+		}
+		for _, o := range e.Operands {
+			walk(o)
+		}
+	}
+	walk(e)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	mods := slices.Sorted(maps.Keys(defs))
+	var groups []fieldGroup
+	bySig := map[string]int{}
+	for _, m := range mods {
+		var sig strings.Builder
+		fields := map[string]content.Field{}
+		for _, n := range names {
+			if f, ok := defs[m][n]; ok {
+				fields[n] = f
+				fmt.Fprintf(&sig, "%d/%t;", f.Kind(), f.Indexed())
+			} else {
+				sig.WriteString("-;")
+			}
+		}
+		i, ok := bySig[sig.String()]
+		if !ok {
+			i = len(groups)
+			bySig[sig.String()] = i
+			groups = append(groups, fieldGroup{fields: fields})
+		}
+		groups[i].modules = append(groups[i].modules, m)
+	}
+	return groups
+}
+
+// onlyModules is the part of multi (module → slot map) of modules mods.
+func onlyModules(multi map[string]map[string]string, mods []string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, m := range mods {
+		if slots, ok := multi[m]; ok {
+			out[m] = slots
+		}
+	}
+	return out
+}
+
+// sortsAlike reports whether every module of defs that has field name
+// defines it as f does (see fieldGroups): a sort by a field that is a
+// number in one module and a text in another has no order.
+func sortsAlike(defs map[string]map[string]content.Field, name string, f content.Field) bool {
+	for _, fs := range defs {
+		if g, ok := fs[name]; ok && (g.Kind() != f.Kind() || g.Indexed() != f.Indexed()) {
+			return false
+		}
+	}
+	return true
 }
 
 // tree compiles an expression tree, leaves through leaf.
@@ -1737,6 +1884,10 @@ func (c *compiler) order() (ordering, error) {
 		f, ok := q.Fields[name]
 		if !ok {
 			return o, fault.Invalidf("cannot sort by values.%s: no such field", name).With("field", "sort")
+		}
+		if !sortsAlike(q.ModuleFields, name, f) {
+			return o, fault.Invalidf("cannot sort by values.%s: the modules searched define it differently (sort one module at a time)", name).
+				With("field", "sort")
 		}
 		kind := f.Kind()
 		localized := kind == content.KindLocalized && q.Locale != ""

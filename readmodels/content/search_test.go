@@ -1169,3 +1169,76 @@ func sameItems(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// A search of several modules that define a field differently (price a
+// number in m1, a text in m2, absent from m3; code a text in m1, a
+// boolean in m2) judges each item by its own module's definition: it
+// finds the union of the searches of each module alone, whether it names
+// the modules or searches all of them. A sort by such a field is refused.
+func TestSearchModulesDefiningAFieldDifferently(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	defs := map[string]map[string]content.Field{}
+	module := func(id string, fields ...content.Field) {
+		defs[id] = map[string]content.Field{}
+		for _, fd := range fields {
+			defs[id][fd.Name] = fd
+		}
+		f.apply(t0, content.ModuleCreated{ModuleID: id, App: "a1", Name: id, Fields: fields, By: "Ann"})
+	}
+	module("m1", field("price", "02"), field("code", "01"), field("title", "01"))
+	module("m2", field("code", "08"), field("price", "01"), field("title", "01"))
+	module("m3", field("title", "01"))
+	f.item(t0+1, "i1", "a1", "m1", "one", map[string]any{"price": num("10"), "code": "true", "title": "Hello"}, t0)
+	f.item(t0+2, "i2", "a1", "m1", "two", map[string]any{"price": num("30"), "code": "abc", "title": "World"}, t0)
+	f.item(t0+3, "j1", "a1", "m2", "three", map[string]any{"price": "20", "code": true, "title": "Hello"}, t0)
+	f.item(t0+4, "j2", "a1", "m2", "four", map[string]any{"price": "cheap", "code": false, "title": "World"}, t0)
+	f.item(t0+5, "k1", "a1", "m3", "five", map[string]any{"title": "Hello"}, t0)
+	all := map[string]content.Field{} // one definition per name, as a caller without ModuleFields has
+	for _, m := range []string{"m3", "m2", "m1"} {
+		for n, fd := range defs[m] {
+			all[n] = fd
+		}
+	}
+	exprs := []*rc.Expr{
+		op(">", "price", num("15")),
+		op("=", "price", "cheap"),
+		op("like", "price", "che"),
+		op("=", "price", nil),
+		op("!=", "price", nil),
+		op("=", "code", true),
+		op("=", "code", "abc"),
+		or(op(">", "price", num("15")), op("=", "code", false)),
+		and(op("like", "title", "hel"), op("!=", "price", "20")),
+	}
+	for _, e := range exprs {
+		var want []string
+		for _, m := range []string{"m1", "m2", "m3"} {
+			q := rc.Query{AllApps: true, ModuleIDs: []string{m}, Fields: defs[m], Now: now, SearchValues: e}
+			if res, err := f.store.Search(f.ctx, q); err == nil { // a value the module's type cannot take finds none there
+				want = append(want, ids(res.Items)...)
+			} else if !fault.Is(err, fault.Invalid) {
+				t.Fatalf("%+v in %s: %v", *e, m, err)
+			}
+		}
+		slices.Sort(want)
+		for _, named := range []bool{true, false} {
+			q := rc.Query{AllApps: true, Fields: all, ModuleFields: defs, Now: now, SearchValues: e}
+			if named {
+				q.ModuleIDs = []string{"m1", "m2", "m3"}
+			}
+			got := ids(f.search(q).Items)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("%+v over m1, m2 and m3 (named: %v): %v, want %v", *e, named, got, want)
+			}
+		}
+	}
+	q := rc.Query{AllApps: true, ModuleIDs: []string{"m1", "m2"}, Fields: all, ModuleFields: defs, Now: now,
+		Sort: []rc.SortKey{{Field: "price"}}}
+	wantInvalid(t, f, "sort by a field of two types", q, "price")
+	q.Sort = []rc.SortKey{{Field: "title", Desc: true}}
+	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"j2", "i2", "j1", "i1"}) {
+		t.Errorf("sort by a field defined alike: %v", got)
+	}
+}
