@@ -1727,6 +1727,7 @@ func (c *compiler) relation(r Relation) (string, error) {
 		return "", fault.Invalidf("relatedTo needs a fieldName").With("field", "relatedTo")
 	}
 	name := strings.TrimPrefix(r.Field, "values.")
+	r.IDs = slices.Compact(slices.Sorted(slices.Values(r.IDs))) // each id compared once
 	if slot, ok := c.slots[name]; ok {
 		if slot[0] == 'n' {
 			return "false", nil // a number field relates to nothing

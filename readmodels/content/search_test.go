@@ -515,6 +515,8 @@ func TestSearchRelationsAndSegments(t *testing.T) {
 		{"values. prefix", []rc.Relation{{Field: "values.author", IDs: []string{"i1"}}}, []string{"i3"}},
 		{"and-ed", []rc.Relation{{Field: "author", IDs: []string{"*"}}, {Field: "related", IDs: []string{"i2"}}}, []string{"i1"}},
 		{"no ids", []rc.Relation{{Field: "author"}}, []string{}},
+		{"an id twice", []rc.Relation{{Field: "author", IDs: []string{"i2", "i1", "i2"}}}, []string{"i1", "i3"}},
+		{"an empty list", []rc.Relation{{Field: "related", IDs: []string{}}}, []string{}},
 	} {
 		q := f.q()
 		q.RelatedTo = c.rel
