@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -11,16 +12,24 @@ import (
 
 // AppendMulti appends to several streams in one transaction: all or none.
 // It returns the result of the last append (its Last is the highest
-// position written).
+// position written). Appends without events are guards (see
+// event.StreamAppend).
 func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamAppend) (event.AppendResult, error) {
+	writes, guards := splitGuards(appends)
+	if len(writes) == 0 {
+		return event.AppendResult{}, errors.New("append: no events")
+	}
+	if err := checkGuards(guards); err != nil {
+		return event.AppendResult{}, err
+	}
 	if len(appends) > 1 {
 		appendOne := s.appendPipelined
-		if oneStatement(appends) {
+		if oneStatement(writes) {
 			appendOne = s.appendSet
 		}
-		if res, ok, err := appendOne(ctx, appends); err != nil || ok {
+		if res, ok, err := appendOne(ctx, writes, guards); err != nil || ok {
 			if err == nil {
-				s.appended(appends)
+				s.appended(writes)
 			}
 			return res, err
 		}
@@ -28,7 +37,7 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 	var last event.AppendResult
 	dups := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, a := range appends {
+		for _, a := range writes {
 			r, err := s.AppendTx(ctx, tx, a.Stream, a.ExpectedVersion, a.Events...)
 			if err != nil {
 				return err
@@ -41,12 +50,20 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 				dups++
 			}
 		}
+		if dups == len(writes) {
+			return nil // a retry: nothing is written, whatever the guards say
+		}
+		for _, g := range guards {
+			if err := s.guardTx(ctx, tx, g); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return event.AppendResult{}, fmt.Errorf("append: %w", err)
 	}
-	if dups == len(appends) {
+	if dups == len(writes) {
 		last.Duplicate = true
 		return last, nil // a retry: nothing was written
 	}
@@ -70,8 +87,11 @@ func (s *EventStore) appended(appends []event.StreamAppend) {
 // through cleanly (a version conflict, a retried append): the transaction
 // is rolled back and AppendMulti takes the careful path, which tells
 // conflicts and duplicates apart.
-func (s *EventStore) appendPipelined(ctx context.Context, appends []event.StreamAppend) (event.AppendResult, bool, error) {
+func (s *EventStore) appendPipelined(ctx context.Context, appends, guards []event.StreamAppend) (event.AppendResult, bool, error) {
 	var b pgx.Batch
+	if len(guards) > 0 {
+		queueGuards(&b, guards)
+	}
 	for _, a := range appends {
 		if len(a.Events) == 0 || a.Stream == "" {
 			return event.AppendResult{}, false, nil
@@ -88,6 +108,10 @@ func (s *EventStore) appendPipelined(ctx context.Context, appends []event.Stream
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 	br := tx.SendBatch(ctx, &b)
+	if len(guards) > 0 && !guardsHeld(br, guards) {
+		br.Close()
+		return event.AppendResult{}, false, nil
+	}
 	var res event.AppendResult
 	for _, a := range appends {
 		rows, err := br.Query()
@@ -157,7 +181,7 @@ RETURNING transaction_id::text::bigint, global_position, stream_version`
 // stream could not be claimed or any row not written (a version conflict,
 // a retried append): AppendMulti then takes the careful path, which tells
 // conflicts and duplicates apart.
-func (s *EventStore) appendSet(ctx context.Context, appends []event.StreamAppend) (event.AppendResult, bool, error) {
+func (s *EventStore) appendSet(ctx context.Context, appends, guards []event.StreamAppend) (event.AppendResult, bool, error) {
 	total := 0
 	for _, a := range appends {
 		total += len(a.Events)
@@ -185,6 +209,15 @@ func (s *EventStore) appendSet(ctx context.Context, appends []event.StreamAppend
 		return event.AppendResult{}, false, err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if len(guards) > 0 {
+		var b pgx.Batch
+		queueGuards(&b, guards)
+		br := tx.SendBatch(ctx, &b)
+		held := guardsHeld(br, guards)
+		if err := br.Close(); err != nil || !held {
+			return event.AppendResult{}, false, nil
+		}
+	}
 	rows, err := tx.Query(ctx, appendSetSQL, streams, expected, counts,
 		evStreams, versions, enc.ids, enc.types, enc.versions, enc.datas, enc.metas)
 	if err != nil {
@@ -198,4 +231,21 @@ func (s *EventStore) appendSet(ctx context.Context, appends []event.StreamAppend
 		return event.AppendResult{}, false, fmt.Errorf("append: %w", err)
 	}
 	return res, true, nil
+}
+
+// queueGuards queues the statement that takes guards (guardsSQL).
+func queueGuards(b *pgx.Batch, guards []event.StreamAppend) {
+	streams, versions := make([]string, len(guards)), make([]int64, len(guards))
+	for i, g := range guards {
+		streams[i], versions[i] = g.Stream, g.ExpectedVersion
+	}
+	b.Queue(guardsSQL, streams, versions)
+}
+
+// guardsHeld reads the result of queueGuards' statement: whether every
+// guard holds (false too when a stream was held, or on any error: the
+// careful path tells which).
+func guardsHeld(br pgx.BatchResults, guards []event.StreamAppend) bool {
+	var n int
+	return br.QueryRow().Scan(&n) == nil && n == len(guards)
 }

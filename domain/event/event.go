@@ -118,6 +118,13 @@ var ErrDataRejected = errors.New("the store cannot hold this data")
 func StreamID(category, id string) string { return category + "-" + id }
 
 // StreamAppend is one stream's part of an atomic multi-stream append.
+//
+// One without events is a guard: the append fails with a version conflict
+// unless the stream is at ExpectedVersion (> 0) when it commits, and while
+// the stream is held (see the store's AppendHeld) or being appended to. A
+// decision that read the stream (a module's fields, say) appends with a
+// guard on it, so that it cannot commit after a change of that stream it
+// did not see, nor while a holder of the stream is deciding.
 type StreamAppend struct {
 	Stream          string
 	ExpectedVersion int64
