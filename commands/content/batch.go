@@ -122,15 +122,21 @@ func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []Batch
 		item   content.Item
 	}
 	modules := map[string]content.Module{}
+	versions := map[string]int64{} // each module's version, as read
 	allowed := map[string]error{}
 	var batch []pending
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
-		appends := make([]event.StreamAppend, len(batch))
+		appends := make([]event.StreamAppend, len(batch), len(batch)+1)
+		guarded := map[string]bool{}
 		for i, p := range batch {
 			appends[i] = p.append
+			if m := p.item.Module; !guarded[m] {
+				guarded[m] = true
+				appends = append(appends, moduleGuard(m, versions[m])...)
+			}
 		}
 		res, err := s.store.AppendMulti(ctx, appends...)
 		switch {
@@ -167,7 +173,7 @@ func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []Batch
 		m, ok := modules[in.Module]
 		if !ok && in.Module != "" {
 			var err error
-			m, _, err = s.LoadModule(ctx, in.Module)
+			m, versions[in.Module], err = s.LoadModule(ctx, in.Module)
 			if err == nil {
 				err = s.authz.Authorize(ctx, access.From(ctx), rights.Write, rights.Resource{App: m.App, Module: m.ID})
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	cmdcontent "github.com/halocms/halocms/commands/content"
@@ -13,8 +14,9 @@ import (
 	"github.com/halocms/halocms/domain/rights"
 )
 
-// chunkStore holds one module and fails every append of several streams
-// (a batch chunk) with chunkErr; appends of one stream go through.
+// chunkStore holds one module and fails every append to several streams
+// (a batch chunk) with chunkErr; appends to one stream go through, their
+// guards (appends without events) unchecked.
 type chunkStore struct {
 	streams  map[string][]event.Recorded
 	chunkErr error
@@ -30,6 +32,7 @@ func (s *chunkStore) Append(ctx context.Context, stream string, expected int64, 
 }
 
 func (s *chunkStore) AppendMulti(_ context.Context, appends ...event.StreamAppend) (event.AppendResult, error) {
+	appends = slices.DeleteFunc(appends, func(a event.StreamAppend) bool { return len(a.Events) == 0 })
 	if len(appends) > 1 {
 		return event.AppendResult{}, s.chunkErr
 	}
@@ -39,6 +42,15 @@ func (s *chunkStore) AppendMulti(_ context.Context, appends ...event.StreamAppen
 	}
 	s.singles++
 	return event.AppendResult{Version: int64(len(s.streams[a.Stream]))}, nil
+}
+
+func (s *chunkStore) AppendHeld(ctx context.Context, _ string, _ int64,
+	decide func(context.Context) ([]event.StreamAppend, error)) (event.AppendResult, error) {
+	appends, err := decide(ctx)
+	if err != nil {
+		return event.AppendResult{}, err
+	}
+	return s.AppendMulti(ctx, appends...)
 }
 
 // stub allows everything, names everyone, and has nothing to wait for.

@@ -49,9 +49,26 @@ type IDs interface{ NewID() string }
 // Projections this service's responses and the caller's next reads depend on.
 var Projections = []string{"content"}
 
+// Store is the event store as the content commands use it. Every item
+// write is decided against its module as read at some version, and is
+// appended with a guard on the module's stream at that version (see
+// event.StreamAppend); every module change is decided while AppendHeld
+// holds the module's stream. So an item write never commits against a
+// module that changed since it was checked, and a module change that
+// checks the module's items (fields, allowed tags, single-item flag) sees
+// every item write that can still commit against the module before it.
+type Store interface {
+	commands.EventStore
+	// AppendHeld holds stream at version while decide runs (appends
+	// guarded on it fail meanwhile) and appends what decide returns in
+	// the same transaction.
+	AppendHeld(ctx context.Context, stream string, version int64,
+		decide func(ctx context.Context) ([]event.StreamAppend, error)) (event.AppendResult, error)
+}
+
 // Service runs the content commands.
 type Service struct {
-	store commands.EventStore
+	store Store
 	log   Log
 	authz Authorizer
 	names Names
@@ -62,7 +79,7 @@ type Service struct {
 }
 
 // NewService wires the service; every dependency is required.
-func NewService(store commands.EventStore, log Log, authz Authorizer, names Names, items Items, ids IDs, wait commands.Waiter) *Service {
+func NewService(store Store, log Log, authz Authorizer, names Names, items Items, ids IDs, wait commands.Waiter) *Service {
 	if store == nil || log == nil || authz == nil || names == nil || items == nil || ids == nil || wait == nil {
 		panic("content.NewService: nil dependency")
 	}
@@ -81,6 +98,15 @@ func (s *Service) caughtUp(ctx context.Context) error {
 		return fault.Conflictf("the content read model is catching up with recent changes; try again shortly")
 	}
 	return nil
+}
+
+// moduleGuard is the guard of an item write decided against module id at
+// version (see Store); none for a module that has no stream.
+func moduleGuard(id string, version int64) []event.StreamAppend {
+	if version <= 0 {
+		return nil
+	}
+	return []event.StreamAppend{{Stream: content.ModuleStream(id), ExpectedVersion: version}}
 }
 
 func applyModule(m content.Module, ev any) content.Module       { return m.Apply(ev) }
@@ -233,37 +259,13 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 		if err != nil || len(evs) == 0 {
 			return m, err
 		}
-		appends := []event.StreamAppend{}
-		for _, e := range evs {
-			switch e := e.(type) {
-			case content.ModuleFieldsChanged:
-				if err := s.checkItems(ctx, m, e.Fields); err != nil {
-					return m, err
-				}
-			case content.ModuleRenamed:
-				claim, err := s.renameAppends(ctx, m, e.Name)
-				if err != nil {
-					return m, err
-				}
-				appends = append(appends, claim...)
-			case content.ModuleConfigured:
-				if !slices.Equal(e.Tags, m.Tags) {
-					if err := s.checkTags(ctx, m, e.Tags); err != nil {
-						return m, err
-					}
-				}
-				if e.Single != m.Single { // a change of tags only leaves the reservation alone
-					claim, err := s.configureSingle(ctx, m, e.Single)
-					if err != nil {
-						return m, err
-					}
-					appends = append(appends, claim...)
-				}
-			}
-		}
-		appends = append(appends, event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: version,
-			Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)})
-		res, err := s.store.AppendMulti(ctx, appends...)
+		// Held: no item write commits meanwhile, and those that took
+		// their guard before have committed (see Store).
+		res, err := s.store.AppendHeld(ctx, content.ModuleStream(id), version, func(ctx context.Context) ([]event.StreamAppend, error) {
+			appends, err := s.changeAppends(ctx, m, evs)
+			return append(appends, event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: version,
+				Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)}), err
+		})
 		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
 			commands.Backoff(ctx, attempt)
 			continue
@@ -277,6 +279,41 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 		s.settle(ctx, res.Last)
 		return m, nil
 	}
+}
+
+// changeAppends checks module m's change evs against the module's items
+// and returns the appends to other streams that go with it (name and
+// single-item reservations).
+func (s *Service) changeAppends(ctx context.Context, m content.Module, evs []any) ([]event.StreamAppend, error) {
+	var appends []event.StreamAppend
+	for _, e := range evs {
+		switch e := e.(type) {
+		case content.ModuleFieldsChanged:
+			if err := s.checkItems(ctx, m, e.Fields); err != nil {
+				return nil, err
+			}
+		case content.ModuleRenamed:
+			claim, err := s.renameAppends(ctx, m, e.Name)
+			if err != nil {
+				return nil, err
+			}
+			appends = append(appends, claim...)
+		case content.ModuleConfigured:
+			if !slices.Equal(e.Tags, m.Tags) {
+				if err := s.checkTags(ctx, m, e.Tags); err != nil {
+					return nil, err
+				}
+			}
+			if e.Single != m.Single { // a change of tags only leaves the reservation alone
+				claim, err := s.configureSingle(ctx, m, e.Single)
+				if err != nil {
+					return nil, err
+				}
+				appends = append(appends, claim...)
+			}
+		}
+	}
+	return appends, nil
 }
 
 func (s *Service) renameAppends(ctx context.Context, m content.Module, name string) ([]event.StreamAppend, error) {
@@ -333,12 +370,11 @@ func (s *Service) configureSingle(ctx context.Context, m content.Module, single 
 
 // checkTags refuses a change of module m's allowed tags to allowed that
 // would leave a live item holding a tag the new list does not allow
-// (TagRestriction). Like the single-item flag, it reads the items in the
-// read model once that has caught up with the log as it was when the check
-// began (else a 409 asking to try again): every item write committed
-// before the change is seen. An item write that commits while the change
-// is being decided was checked against the old list and is not seen: item
-// writes do not touch the module's stream, so nothing orders the two.
+// (TagRestriction). Like the single-item flag and the fields, it reads the
+// items in the read model once that has caught up with the log as it was
+// when the check began (else a 409 asking to try again); the module's
+// stream is held meanwhile (see Store), so every item write that was
+// checked against the old list has committed before, and is seen.
 func (s *Service) checkTags(ctx context.Context, m content.Module, allowed []content.Tag) error {
 	r := m.RestrictTags(allowed)
 	if !r.Needed() {
@@ -600,7 +636,7 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	if in.Module == "" {
 		return content.Item{}, event.Position{}, fault.Invalidf("module is required").With("field", "module")
 	}
-	m, _, err := s.LoadModule(ctx, in.Module)
+	m, mv, err := s.LoadModule(ctx, in.Module)
 	if err != nil {
 		return content.Item{}, event.Position{}, err
 	}
@@ -617,18 +653,22 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	} else if !validItemID(id) {
 		return content.Item{}, event.Position{}, fault.Invalidf("id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
 	}
-	evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, by)
-	if err != nil {
-		return content.Item{}, event.Position{}, err
-	}
-	created := evs[0].(content.ItemCreated)
-	if err := s.checkRelations(ctx, m, created.Values); err != nil {
-		return content.Item{}, event.Position{}, err
-	}
-	itemAppend := event.StreamAppend{Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
-		Events: commands.WithApp(commands.Wrap(ctx, created), m.App)}
 	for attempt := 1; ; attempt++ {
-		appends := []event.StreamAppend{itemAppend}
+		if attempt > 1 { // decided against the module as it is now
+			if m, mv, err = s.LoadModule(ctx, in.Module); err != nil {
+				return content.Item{}, event.Position{}, err
+			}
+		}
+		evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, by)
+		if err != nil {
+			return content.Item{}, event.Position{}, err
+		}
+		created := evs[0].(content.ItemCreated)
+		if err := s.checkRelations(ctx, m, created.Values); err != nil {
+			return content.Item{}, event.Position{}, err
+		}
+		appends := append([]event.StreamAppend{{Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
+			Events: commands.WithApp(commands.Wrap(ctx, created), m.App)}}, moduleGuard(m.ID, mv)...)
 		if m.Single {
 			claim, err := s.claimAppend(ctx, m, id)
 			if err != nil {
@@ -638,8 +678,9 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 		}
 		res, err := s.store.AppendMulti(ctx, appends...)
 		if errors.Is(err, event.ErrVersionConflict) {
-			// The item's id is taken, or (single-item module) the
-			// reservation moved on: decide again from its new state.
+			// The item's id is taken, or the module or (single-item
+			// module) its reservation moved on, or the module is held
+			// by a change: decide again from their new state.
 			_, v, lerr := commands.Load(ctx, s.store, content.ItemStream(id), content.Item{}, applyItem)
 			if lerr != nil {
 				return content.Item{}, event.Position{}, lerr
@@ -647,7 +688,7 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 			if v > 0 {
 				return content.Item{}, event.Position{}, fault.Conflictf("instance %s already exists", id).With("field", "id")
 			}
-			if m.Single && attempt < commands.MaxAttempts {
+			if attempt < commands.MaxAttempts {
 				commands.Backoff(ctx, attempt)
 				continue
 			}
@@ -779,7 +820,7 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 		if err := s.authorize(ctx, p, rights.Resource{App: i.App, Module: i.Module, Item: i.ID}); err != nil {
 			return i, event.Position{}, err
 		}
-		m, _, err := commands.Load(ctx, s.store, content.ModuleStream(i.Module), content.Module{}, applyModule)
+		m, mv, err := commands.Load(ctx, s.store, content.ModuleStream(i.Module), content.Module{}, applyModule)
 		if err != nil {
 			return i, event.Position{}, err
 		}
@@ -797,13 +838,9 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 				return i, event.Position{}, err
 			}
 		}
-		var res event.AppendResult
-		if len(claim) == 0 {
-			res, err = s.store.Append(ctx, content.ItemStream(id), version, commands.WithApp(commands.Wrap(ctx, evs...), i.App)...)
-		} else {
-			res, err = s.store.AppendMulti(ctx, append(claim, event.StreamAppend{Stream: content.ItemStream(id),
-				ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), i.App)})...)
-		}
+		appends := append(append(claim, moduleGuard(m.ID, mv)...), event.StreamAppend{Stream: content.ItemStream(id),
+			ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), i.App)})
+		res, err := s.store.AppendMulti(ctx, appends...)
 		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
 			commands.Backoff(ctx, attempt)
 			continue

@@ -1,0 +1,134 @@
+package content_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/commands"
+	cmdcontent "github.com/halocms/halocms/commands/content"
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/fault"
+)
+
+// hookStore runs before, once, inside the next AppendMulti, before the
+// append: what it does commits between that write's decision and its
+// append.
+type hookStore struct {
+	*postgres.EventStore
+	before func()
+}
+
+func (s *hookStore) AppendMulti(ctx context.Context, appends ...event.StreamAppend) (event.AppendResult, error) {
+	if h := s.before; h != nil {
+		s.before = nil
+		h()
+	}
+	return s.EventStore.AppendMulti(ctx, appends...)
+}
+
+// logItems is a read model that is the log itself: ModuleValues folds the
+// streams of the items created so far (ids), so it is never behind. during
+// runs, once, when a check reads the values.
+type logItems struct {
+	stub
+	store  commands.EventStore
+	ids    *seqIDs
+	during func()
+}
+
+func (l *logItems) ModuleValues(ctx context.Context, module string, fn func(string, map[string]any) error) error {
+	if h := l.during; h != nil {
+		l.during = nil
+		h()
+	}
+	for n := 1; n <= l.ids.n; n++ {
+		id := fmt.Sprintf("item%d", n)
+		i, _, err := commands.Load(ctx, l.store, content.ItemStream(id), content.Item{},
+			func(i content.Item, ev any) content.Item { return i.Apply(ev) })
+		if err != nil {
+			return err
+		}
+		if i.Exists() && !i.Deleted && i.Module == module {
+			if err := fn(id, i.Content.Values); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// A change of a module's fields and the item writes of that module are
+// ordered, whichever starts first: an item write decided against the
+// fields before a change commits after it is decided again (here refused
+// by the new fields), and an item write made while the change checks the
+// items is refused as a conflict (the module is held), so that no item
+// ends up with values its module's fields refuse.
+func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
+	t.Parallel()
+	ctx := access.WithActor(context.Background(), access.Actor{Kind: access.User, ID: "u1"})
+	pool := pgtest.Pool(t)
+	es := postgres.NewEventStore(pool, eventcodec.Default())
+	t.Cleanup(es.Close)
+	store := &hookStore{EventStore: es}
+	ids := &seqIDs{}
+	items := &logItems{store: es, ids: ids}
+	svc := cmdcontent.NewService(store, stub{}, stub{}, stub{}, items, ids, stub{})
+	text := func(name string, required bool) content.Field {
+		return content.Field{Name: name, Type: "000000000000000000000001", Required: required}
+	}
+	m, err := svc.CreateModule(ctx, cmdcontent.ModuleInput{App: "a1", Spec: content.ModuleSpec{Name: "Shop",
+		Fields: []content.Field{text("title", false)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(fields ...content.Field) content.ModuleSpec {
+		return content.ModuleSpec{Name: "Shop", Fields: fields}
+	}
+	untitled := cmdcontent.ItemInput{Module: m.ID, Content: content.Content{Name: "untitled", Values: map[string]any{}}}
+
+	// The item is decided while title is optional; title becomes required
+	// before it is appended.
+	store.before = func() {
+		if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", true))); err != nil {
+			t.Errorf("the change, with no items: %v", err)
+		}
+	}
+	if _, err := svc.CreateItem(ctx, untitled); !fault.Is(err, fault.Invalid) {
+		t.Errorf("an item decided before the change: err %v, want it decided again and refused (400)", err)
+	}
+
+	// An item write while the change (title optional, subtitle required)
+	// checks the items: refused, and the change goes through.
+	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false))); err != nil {
+		t.Fatal(err)
+	}
+	items.during = func() {
+		if _, err := svc.CreateItem(ctx, untitled); !fault.Is(err, fault.Conflict) {
+			t.Errorf("an item written while the change checks the items: err %v, want a conflict (409)", err)
+		}
+	}
+	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false), text("subtitle", true))); err != nil {
+		t.Errorf("the change: %v", err)
+	}
+
+	// Whatever was written satisfies the module's fields as they are now.
+	now, _, err := svc.LoadModule(ctx, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = items.ModuleValues(ctx, m.ID, func(id string, values map[string]any) error {
+		if vs := content.ValidateValues(now.Fields, values); len(vs) > 0 {
+			t.Errorf("item %s: %v under the module's fields", id, vs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
