@@ -11,22 +11,35 @@ import (
 	"github.com/halocms/halocms/domain/event"
 )
 
-// A guard (event.StreamAppend without events) locks its stream's row in
-// streams FOR SHARE, at the version it expects, until the append's
-// transaction ends: guards of concurrent appends do not block each other,
-// an append to the stream (an UPDATE of the row) waits for them, and
-// AppendHeld's FOR UPDATE too. NOWAIT: a guard that meets a held stream,
-// or one being appended to, fails at once with a version conflict instead
-// of holding a connection while it waits; the caller decides again.
+// Guards and holds are ordered by a transaction-level advisory lock per
+// stream (holdClass, hashtext(stream_id)): AppendHeld takes it exclusive,
+// a guard shared. An advisory lock assigns no transaction id, so a held
+// stream holds back no reader of the log (they read below
+// pg_snapshot_xmin) while its decision waits for a read model; and
+// PostgreSQL queues lock requests fairly, so a guard fails while a hold is
+// waiting for the guards before it (no stream is held off for ever by a
+// stream of guards). A guard tries its lock (it never waits, so it never
+// holds a connection while a decision runs: it fails with a version
+// conflict and its caller decides again), then, in a statement of its own
+// (a snapshot taken after the lock), checks the stream's version and locks
+// its row FOR SHARE NOWAIT, so that a plain append to the stream cannot
+// commit before the guard's transaction either.
 const (
-	guardSQL = `SELECT version FROM streams WHERE stream_id = $1 FOR SHARE NOWAIT`
+	holdClass = 7265003 // the first key of the advisory locks of AppendHeld and guards
+	// guardLocksSQL takes the shared locks of the guards' streams ($1),
+	// reporting whether it got every one.
+	guardLocksSQL = `SELECT bool_and(pg_try_advisory_xact_lock_shared(7265003, hashtext(g))) FROM unnest($1::text[]) AS g`
 	// guardsSQL counts the guards of $1 (streams) and $2 (versions) that
 	// hold, locking their rows.
 	guardsSQL = `SELECT count(*) FROM (SELECT 1 FROM streams s
 	JOIN unnest($1::text[], $2::bigint[]) AS g (stream_id, version) ON s.stream_id = g.stream_id AND s.version = g.version
 	FOR SHARE OF s NOWAIT) locked`
-	// lockNotAvailable is the SQLSTATE of a NOWAIT lock that is taken.
+	// lockNotAvailable is the SQLSTATE of a lock that is taken (NOWAIT,
+	// lock_timeout).
 	lockNotAvailable = "55P03"
+	// holdWait bounds how long AppendHeld waits for its lock: for the
+	// guarded appends in flight, and for another hold of the stream.
+	holdWait = "5s"
 )
 
 // splitGuards separates the guards of appends from the appends that write.
@@ -41,14 +54,43 @@ func splitGuards(appends []event.StreamAppend) (writes, guards []event.StreamApp
 	return writes, guards
 }
 
-// checkGuards refuses guards on no stream or with no version to expect.
-func checkGuards(guards []event.StreamAppend) error {
+// checkGuards refuses guards on no stream, with no version to expect, or
+// on a stream the same call writes to.
+func checkGuards(writes, guards []event.StreamAppend) error {
 	for _, g := range guards {
 		if g.Stream == "" || g.ExpectedVersion <= 0 {
 			return fmt.Errorf("append: a guard needs a stream and an expected version above 0 (got %q at %d)", g.Stream, g.ExpectedVersion)
 		}
+		for _, w := range writes {
+			if w.Stream == g.Stream {
+				return fmt.Errorf("append: a guard on %s, which the same call writes to", g.Stream)
+			}
+		}
 	}
 	return nil
+}
+
+// queueGuards queues the two statements that take guards (guardLocksSQL,
+// then guardsSQL).
+func queueGuards(b *pgx.Batch, guards []event.StreamAppend) {
+	streams, versions := make([]string, len(guards)), make([]int64, len(guards))
+	for i, g := range guards {
+		streams[i], versions[i] = g.Stream, g.ExpectedVersion
+	}
+	b.Queue(guardLocksSQL, streams)
+	b.Queue(guardsSQL, streams, versions)
+}
+
+// guardsHeld reads the results of queueGuards' statements: whether every
+// guard holds (false too when a stream was held, or on any error: the
+// careful path tells which).
+func guardsHeld(br pgx.BatchResults, guards []event.StreamAppend) bool {
+	var locked bool
+	if err := br.QueryRow().Scan(&locked); err != nil || !locked {
+		return false
+	}
+	var n int
+	return br.QueryRow().Scan(&n) == nil && n == len(guards)
 }
 
 // guardTx takes guard g in transaction tx: the stream is at
@@ -56,11 +98,22 @@ func checkGuards(guards []event.StreamAppend) error {
 // *event.ConflictError (Actual is the version found; it may be the
 // expected one when the stream was held). A failed guard leaves tx usable.
 func (s *EventStore) guardTx(ctx context.Context, tx pgx.Tx, g event.StreamAppend) error {
+	var locked bool
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock_shared($1, hashtext($2))`, holdClass, g.Stream).Scan(&locked); err != nil {
+		return err
+	}
+	if !locked { // held, or a hold is waiting
+		v, err := s.StreamVersion(ctx, tx, g.Stream)
+		if err != nil {
+			return err
+		}
+		return &event.ConflictError{StreamID: g.Stream, Expected: g.ExpectedVersion, Actual: v}
+	}
 	if _, err := tx.Exec(ctx, "SAVEPOINT cms_guard"); err != nil {
 		return err
 	}
 	var v int64
-	err := tx.QueryRow(ctx, guardSQL, g.Stream).Scan(&v)
+	err := tx.QueryRow(ctx, `SELECT version FROM streams WHERE stream_id = $1 FOR SHARE NOWAIT`, g.Stream).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		v, err = 0, nil
 	}
@@ -89,21 +142,36 @@ func (s *EventStore) guardTx(ctx context.Context, tx pgx.Tx, g event.StreamAppen
 // AppendHeld holds stream at version while decide runs, and appends what
 // decide returns in the same transaction: all or none. Held, the stream
 // takes no guard (see event.StreamAppend), so that no append guarded on it
-// commits between decide's reads and the append; appends whose guards
-// were taken before wait until AppendHeld has them (it waits for their
-// transactions to end) and are visible to decide. A stream not at version
-// is a *event.ConflictError, before decide runs. decide may read through
-// other connections (a read model catching up with the log): the held
-// transaction has written nothing, so it holds back no reader of the log.
+// commits between decide's reads and the append; AppendHeld first waits
+// (up to holdWait) for the transactions that took a guard before it, so
+// that their writes are visible to decide, which may read through other
+// connections (a read model catching up with the log: the held
+// transaction has no transaction id until it appends, so it holds back no
+// reader of the log). A stream not at version, or still held by another
+// AppendHeld or by guards after holdWait, is a *event.ConflictError,
+// before decide runs; decide's own error is returned as it is.
 func (s *EventStore) AppendHeld(ctx context.Context, stream string, version int64,
 	decide func(ctx context.Context) ([]event.StreamAppend, error)) (event.AppendResult, error) {
+	if stream == "" || version <= 0 {
+		return event.AppendResult{}, fmt.Errorf("append held: a stream and a version above 0 are needed (got %q at %d)", stream, version)
+	}
 	var appends []event.StreamAppend
 	var last event.AppendResult
 	var decided error // decide's own error, returned as it is
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+holdWait+`'`); err != nil {
+			return err
+		}
 		var v int64
-		err := tx.QueryRow(ctx, `SELECT version FROM streams WHERE stream_id = $1 FOR UPDATE`, stream).Scan(&v)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, holdClass, stream)
+		if err == nil {
+			v, err = s.StreamVersion(ctx, tx, stream) // a snapshot taken after the lock
+		}
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == lockNotAvailable {
+			return &event.ConflictError{StreamID: stream, Expected: version, Actual: version}
+		}
+		if err != nil {
 			return err
 		}
 		if v != version {
@@ -116,7 +184,7 @@ func (s *EventStore) AppendHeld(ctx context.Context, stream string, version int6
 		if len(writes) == 0 {
 			return errors.New("append: nothing to append")
 		}
-		if err := checkGuards(guards); err != nil {
+		if err := checkGuards(writes, guards); err != nil {
 			return err
 		}
 		for _, a := range writes {

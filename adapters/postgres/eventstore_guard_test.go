@@ -48,11 +48,14 @@ func TestAppendGuards(t *testing.T) {
 	if _, ok, err := s.AppendSet(ctx, fresh("set-c"), fresh("set-d"), guard(1)); err != nil || ok {
 		t.Errorf("one statement with a stale guard: ok %v, err %v, want declined", ok, err)
 	}
-	// Whole calls: new streams, an existing one (pipelined), one stream.
+	// Whole calls: new streams and an existing one at its version (one
+	// statement), any version (pipelined), one stream.
 	for name, writes := range map[string][]event.StreamAppend{
-		"new streams":     {fresh("new-a"), fresh("new-b")},
-		"existing stream": {{Stream: "other", ExpectedVersion: 1, Events: one(8)}},
-		"one new stream":  {fresh("new-c")},
+		"new streams":        {fresh("new-a"), fresh("new-b")},
+		"existing stream":    {{Stream: "other", ExpectedVersion: 1, Events: one(8)}},
+		"any version":        {{Stream: "any", ExpectedVersion: event.AnyVersion, Events: one(8)}, fresh("new-d")},
+		"one new stream":     {fresh("new-c")},
+		"the guard repeated": {fresh("new-e"), guard(2)},
 	} {
 		before := eventCount(t, pool)
 		_, err := s.AppendMulti(ctx, append(writes, guard(1))...)
@@ -82,9 +85,10 @@ func TestAppendGuards(t *testing.T) {
 	}
 
 	for name, bad := range map[string][]event.StreamAppend{
-		"guards only":           {guard(3)},
-		"a guard at no version": {fresh("bad-a"), {Stream: "guarded", ExpectedVersion: event.NoStream}},
-		"a guard on no stream":  {fresh("bad-b"), {ExpectedVersion: 1}},
+		"guards only":                         {guard(3)},
+		"a guard at no version":               {fresh("bad-a"), {Stream: "guarded", ExpectedVersion: event.NoStream}},
+		"a guard on no stream":                {fresh("bad-b"), {ExpectedVersion: 1}},
+		"a guard on a stream the call writes": {{Stream: "guarded", ExpectedVersion: 3, Events: one(4)}, guard(3)},
 	} {
 		if _, err := s.AppendMulti(ctx, bad...); err == nil || errors.Is(err, event.ErrVersionConflict) {
 			t.Errorf("%s: err = %v, want a refusal", name, err)
@@ -93,11 +97,13 @@ func TestAppendGuards(t *testing.T) {
 }
 
 // AppendHeld holds its stream while it decides: an append guarded on the
-// stream fails meanwhile, and what the decision returns is written in the
-// same transaction. It waits for the transactions that took a guard
-// before it, so that their writes are visible to the decision. A stale
-// version is a conflict before the decision runs; a decision's error is
-// returned as it is, and nothing is written.
+// stream fails meanwhile, other appends commit and readers of the log see
+// them (the hold holds back no reader), and what the decision returns is
+// written in the same transaction. It waits for the transactions that
+// took a guard before it, so that their writes are visible to the
+// decision, and a guard that comes while it waits fails (no stream of
+// guards holds it off). A stale version is a conflict before the decision
+// runs; a decision's error is returned as it is, and nothing is written.
 func TestAppendHeld(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -107,35 +113,51 @@ func TestAppendHeld(t *testing.T) {
 	if _, err := s.Append(ctx, "module", event.NoStream, one(1)...); err != nil {
 		t.Fatal(err)
 	}
-	guarded := func(stream string) []event.StreamAppend {
-		return []event.StreamAppend{{Stream: stream, ExpectedVersion: event.NoStream, Events: one(2)}, {Stream: "module", ExpectedVersion: 1}}
+	guard := func(v int64) event.StreamAppend { return event.StreamAppend{Stream: "module", ExpectedVersion: v} }
+	guarded := func(stream string, v int64) []event.StreamAppend {
+		return []event.StreamAppend{{Stream: stream, ExpectedVersion: event.NoStream, Events: one(2)}, guard(v)}
 	}
 
 	res, err := s.AppendHeld(ctx, "module", 1, func(ctx context.Context) ([]event.StreamAppend, error) {
-		_, err := s.AppendMulti(ctx, guarded("item-during")...)
+		_, err := s.AppendMulti(ctx, guarded("item-during", 1)...)
 		requireGuardConflict(t, "an append guarded on the held stream", err, "module")
+		if _, err := s.Append(ctx, "elsewhere", event.NoStream, one(3)...); err != nil {
+			return nil, err
+		}
+		// Readers of the log see only below the oldest transaction id
+		// still open: the holder has none.
+		var holders, withXID int
+		if err := pool.QueryRow(ctx, `SELECT count(*), count(a.backend_xid) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+			WHERE l.locktype = 'advisory' AND l.mode = 'ExclusiveLock' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`).
+			Scan(&holders, &withXID); err != nil {
+			return nil, err
+		}
+		if holders != 1 || withXID != 0 {
+			t.Errorf("%d holders of the stream's lock, %d of them with a transaction id; want 1 without", holders, withXID)
+		}
 		return []event.StreamAppend{{Stream: "module", ExpectedVersion: 1, Events: one(3)},
 			{Stream: "reservation", ExpectedVersion: event.NoStream, Events: one(4)}}, nil
 	})
 	if err != nil || res.Version != 1 {
 		t.Fatalf("AppendHeld: %+v, %v", res, err)
 	}
-	for stream, want := range map[string]int64{"module": 2, "reservation": 1, "item-during": 0} {
+	for stream, want := range map[string]int64{"module": 2, "reservation": 1, "item-during": 0, "elsewhere": 1} {
 		if v, err := s.StreamVersion(ctx, nil, stream); err != nil || v != want {
 			t.Errorf("%s at version %d (%v), want %d", stream, v, err, want)
 		}
 	}
 
-	// A guard taken before: AppendHeld waits for its transaction.
+	// A guard taken before: AppendHeld waits for its transaction, and a
+	// guard that comes meanwhile fails.
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // committed below
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM streams WHERE stream_id = 'module' FOR SHARE`); err != nil {
+	if err := s.GuardTx(ctx, tx, guard(2)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO streams (stream_id, version) VALUES ('item-before', 0)`); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO streams (stream_id, version) VALUES ('item-before', 1)`); err != nil {
 		t.Fatal(err)
 	}
 	decided := make(chan int64, 1)
@@ -148,14 +170,27 @@ func TestAppendHeld(t *testing.T) {
 		})
 		done <- err
 	}()
+	waiting := false
+	for range 100 { // until AppendHeld waits for the guard's lock
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if waiting = n > 0; waiting {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !waiting {
+		t.Fatal("AppendHeld does not wait for the guard taken before it")
+	}
 	select {
 	case <-decided:
 		t.Fatal("AppendHeld decided while a guard taken before it was held")
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
-	if _, err := tx.Exec(ctx, `UPDATE streams SET version = 1 WHERE stream_id = 'item-before'`); err != nil {
-		t.Fatal(err)
-	}
+	_, err = s.AppendMulti(ctx, guarded("item-while-waiting", 2)...)
+	requireGuardConflict(t, "a guard while AppendHeld waits", err, "module")
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +207,14 @@ func TestAppendHeld(t *testing.T) {
 		return nil, nil
 	})
 	requireGuardConflict(t, "AppendHeld at a stale version", err, "module")
+	if _, err := s.AppendHeld(ctx, "nothing", 0, func(context.Context) ([]event.StreamAppend, error) {
+		called = true
+		return nil, nil
+	}); err == nil {
+		t.Error("AppendHeld of a stream at version 0: no error")
+	}
 	if called {
-		t.Error("AppendHeld at a stale version decided")
+		t.Error("AppendHeld decided where it could not hold")
 	}
 	refused := errors.New("refused")
 	before := eventCount(t, pool)

@@ -19,7 +19,7 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 	if len(writes) == 0 {
 		return event.AppendResult{}, errors.New("append: no events")
 	}
-	if err := checkGuards(guards); err != nil {
+	if err := checkGuards(writes, guards); err != nil {
 		return event.AppendResult{}, err
 	}
 	if len(appends) > 1 {
@@ -209,43 +209,31 @@ func (s *EventStore) appendSet(ctx context.Context, appends, guards []event.Stre
 		return event.AppendResult{}, false, err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	var b pgx.Batch        // the guards, then the appends, in one round trip
 	if len(guards) > 0 {
-		var b pgx.Batch
 		queueGuards(&b, guards)
-		br := tx.SendBatch(ctx, &b)
-		held := guardsHeld(br, guards)
-		if err := br.Close(); err != nil || !held {
-			return event.AppendResult{}, false, nil
-		}
 	}
-	rows, err := tx.Query(ctx, appendSetSQL, streams, expected, counts,
-		evStreams, versions, enc.ids, enc.types, enc.versions, enc.datas, enc.metas)
-	if err != nil {
+	b.Queue(appendSetSQL, streams, expected, counts, evStreams, versions, enc.ids, enc.types, enc.versions, enc.datas, enc.metas)
+	br := tx.SendBatch(ctx, &b)
+	if len(guards) > 0 && !guardsHeld(br, guards) {
+		br.Close()
 		return event.AppendResult{}, false, nil
 	}
 	var res event.AppendResult
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return event.AppendResult{}, false, nil
+	}
 	if n, err := includeRows(rows, &res); err != nil || n != total {
+		br.Close()
+		return event.AppendResult{}, false, nil
+	}
+	if err := br.Close(); err != nil {
 		return event.AppendResult{}, false, nil
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return event.AppendResult{}, false, fmt.Errorf("append: %w", err)
 	}
 	return res, true, nil
-}
-
-// queueGuards queues the statement that takes guards (guardsSQL).
-func queueGuards(b *pgx.Batch, guards []event.StreamAppend) {
-	streams, versions := make([]string, len(guards)), make([]int64, len(guards))
-	for i, g := range guards {
-		streams[i], versions[i] = g.Stream, g.ExpectedVersion
-	}
-	b.Queue(guardsSQL, streams, versions)
-}
-
-// guardsHeld reads the result of queueGuards' statement: whether every
-// guard holds (false too when a stream was held, or on any error: the
-// careful path tells which).
-func guardsHeld(br pgx.BatchResults, guards []event.StreamAppend) bool {
-	var n int
-	return br.QueryRow().Scan(&n) == nil && n == len(guards)
 }

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/halocms/halocms/domain/event"
 )
 
@@ -14,4 +16,10 @@ func (s *EventStore) AppendSet(ctx context.Context, appends ...event.StreamAppen
 		return event.AppendResult{}, false, nil
 	}
 	return s.appendSet(ctx, writes, guards)
+}
+
+// GuardTx takes guard g in the caller's transaction tx, as AppendMulti
+// does, so that a test can hold a guard open.
+func (s *EventStore) GuardTx(ctx context.Context, tx pgx.Tx, g event.StreamAppend) error {
+	return s.guardTx(ctx, tx, g)
 }
