@@ -117,9 +117,10 @@ func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []Batch
 		return last
 	}
 	type pending struct {
-		n      int
-		append event.StreamAppend
-		item   content.Item
+		n       int
+		append  event.StreamAppend
+		item    content.Item
+		version int64 // the module's, as the item was checked against it
 	}
 	modules := map[string]content.Module{}
 	versions := map[string]int64{} // each module's version, as read
@@ -130,12 +131,12 @@ func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []Batch
 			return
 		}
 		appends := make([]event.StreamAppend, len(batch), len(batch)+1)
-		guarded := map[string]bool{}
+		guarded := map[string]int64{}
 		for i, p := range batch {
 			appends[i] = p.append
-			if m := p.item.Module; !guarded[m] {
-				guarded[m] = true
-				appends = append(appends, moduleGuard(m, versions[m])...)
+			if m := p.item.Module; guarded[m] != p.version {
+				guarded[m] = p.version
+				appends = append(appends, moduleGuard(m, p.version)...)
 			}
 		}
 		res, err := s.store.AppendMulti(ctx, appends...)
@@ -150,7 +151,11 @@ func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []Batch
 		case ctx.Err() == nil && (errors.Is(err, event.ErrVersionConflict) || errors.Is(err, event.ErrDataRejected)):
 			// A conflict, or an item the store cannot hold: the chunk's
 			// transaction wrote nothing, so its items run one by one and
-			// only the culprit fails.
+			// only the culprit fails. A module changed meanwhile is read
+			// again for the items after the chunk.
+			for m := range guarded {
+				delete(modules, m)
+			}
 			for _, p := range batch {
 				var pos event.Position
 				results[p.n].Item, pos, results[p.n].Err = s.createItem(ctx, ops[p.n].Item)
@@ -196,7 +201,7 @@ func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []Batch
 			results[n].Err = err
 			continue
 		}
-		batch = append(batch, pending{n: n, item: content.Item{}.Apply(evs[0]), append: event.StreamAppend{
+		batch = append(batch, pending{n: n, item: content.Item{}.Apply(evs[0]), version: versions[in.Module], append: event.StreamAppend{
 			Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
 			Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)}})
 		if len(batch) == createChunk {

@@ -50,13 +50,15 @@ type IDs interface{ NewID() string }
 var Projections = []string{"content"}
 
 // Store is the event store as the content commands use it. Every item
-// write is decided against its module as read at some version, and is
-// appended with a guard on the module's stream at that version (see
-// event.StreamAppend); every module change is decided while AppendHeld
-// holds the module's stream. So an item write never commits against a
-// module that changed since it was checked, and a module change that
-// checks the module's items (fields, allowed tags, single-item flag) sees
-// every item write that can still commit against the module before it.
+// write but a deletion is decided against its module as read at some
+// version, and is appended with a guard on the module's stream at that
+// version (see event.StreamAppend); every change of a module is decided
+// while AppendHeld holds the module's stream. So an item write never
+// commits against a module that changed since it was checked, and a
+// module change that checks the module's items (fields, allowed tags,
+// single-item flag) sees every item write that can still commit against
+// the module before it. An item write that meets a held module decides
+// again until the change is done (up to heldWait).
 type Store interface {
 	commands.EventStore
 	// AppendHeld holds stream at version while decide runs (appends
@@ -107,6 +109,30 @@ func moduleGuard(id string, version int64) []event.StreamAppend {
 		return nil
 	}
 	return []event.StreamAppend{{Stream: content.ModuleStream(id), ExpectedVersion: version}}
+}
+
+// heldWait bounds how long an item write keeps deciding again while its
+// module's stream is held by a change (see Store): about as long as the
+// change waits for the read model (CMS_READ_YOUR_WRITES_TIMEOUT's default)
+// plus a check of the module's items.
+const heldWait = 5 * time.Second
+
+// retry reports, after a pause, whether an item write of module that
+// failed with err on attempt (since start) should decide again: after a
+// version conflict, up to commands.MaxAttempts times, or, when the conflict
+// is on the module's stream (a change committed, or one is deciding), for
+// up to heldWait.
+func retry(ctx context.Context, err error, module string, attempt int, start time.Time) bool {
+	if !errors.Is(err, event.ErrVersionConflict) {
+		return false
+	}
+	var ce *event.ConflictError
+	held := errors.As(err, &ce) && ce.StreamID == content.ModuleStream(module) && time.Since(start) < heldWait
+	if !held && attempt >= commands.MaxAttempts {
+		return false
+	}
+	commands.Backoff(ctx, min(attempt, 50))
+	return ctx.Err() == nil
 }
 
 func applyModule(m content.Module, ev any) content.Module       { return m.Apply(ev) }
@@ -449,10 +475,15 @@ func (s *Service) DeleteModule(ctx context.Context, id string) (content.Module, 
 		if err != nil {
 			return m, err
 		}
-		res, err := s.store.AppendMulti(ctx,
-			event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)},
-			event.StreamAppend{Stream: nameStream, ExpectedVersion: nv, Events: commands.WithApp(commands.Wrap(ctx,
-				content.ModuleNameReleased{App: m.App, Name: m.Name, ModuleID: m.ID}), m.App)})
+		// Held, as every change of a module (see Store): an item write
+		// checked against the module either commits first (and is
+		// deleted with it) or finds the module deleted.
+		res, err := s.store.AppendHeld(ctx, content.ModuleStream(id), version, func(ctx context.Context) ([]event.StreamAppend, error) {
+			return []event.StreamAppend{
+				{Stream: content.ModuleStream(id), ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)},
+				{Stream: nameStream, ExpectedVersion: nv, Events: commands.WithApp(commands.Wrap(ctx,
+					content.ModuleNameReleased{App: m.App, Name: m.Name, ModuleID: m.ID}), m.App)}}, nil
+		})
 		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
 			commands.Backoff(ctx, attempt)
 			continue
@@ -653,6 +684,7 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	} else if !validItemID(id) {
 		return content.Item{}, event.Position{}, fault.Invalidf("id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
 	}
+	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 { // decided against the module as it is now
 			if m, mv, err = s.LoadModule(ctx, in.Module); err != nil {
@@ -688,8 +720,7 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 			if v > 0 {
 				return content.Item{}, event.Position{}, fault.Conflictf("instance %s already exists", id).With("field", "id")
 			}
-			if attempt < commands.MaxAttempts {
-				commands.Backoff(ctx, attempt)
+			if retry(ctx, err, m.ID, attempt, start) {
 				continue
 			}
 			return content.Item{}, event.Position{}, conflict(err)
@@ -812,6 +843,7 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 	if err != nil {
 		return content.Item{}, event.Position{}, err
 	}
+	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		i, version, err := s.LoadItem(ctx, id)
 		if err != nil {
@@ -838,11 +870,12 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 				return i, event.Position{}, err
 			}
 		}
-		appends := append(append(claim, moduleGuard(m.ID, mv)...), event.StreamAppend{Stream: content.ItemStream(id),
-			ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), i.App)})
-		res, err := s.store.AppendMulti(ctx, appends...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
+		if !deletesOnly(evs) { // a deletion breaks none of the module's rules
+			claim = append(claim, moduleGuard(m.ID, mv)...)
+		}
+		res, err := s.store.AppendMulti(ctx, append(claim, event.StreamAppend{Stream: content.ItemStream(id),
+			ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), i.App)})...)
+		if retry(ctx, err, m.ID, attempt, start) {
 			continue
 		}
 		if err != nil {
@@ -853,6 +886,16 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 		}
 		return i, res.Last, nil
 	}
+}
+
+// deletesOnly reports whether evs only delete an item.
+func deletesOnly(evs []any) bool {
+	for _, e := range evs {
+		if _, ok := e.(content.ItemDeleted); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // DeleteItem deletes an item logically (delete right on it).

@@ -3,6 +3,7 @@ package content_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/halocms/halocms/adapters/eventcodec"
@@ -21,15 +22,27 @@ import (
 // append.
 type hookStore struct {
 	*postgres.EventStore
-	before func()
+	mu      sync.Mutex
+	before  func()
+	appends chan struct{} // one per AppendMulti that failed, if anyone listens
 }
 
 func (s *hookStore) AppendMulti(ctx context.Context, appends ...event.StreamAppend) (event.AppendResult, error) {
-	if h := s.before; h != nil {
-		s.before = nil
+	s.mu.Lock()
+	h := s.before
+	s.before = nil
+	s.mu.Unlock()
+	if h != nil {
 		h()
 	}
-	return s.EventStore.AppendMulti(ctx, appends...)
+	res, err := s.EventStore.AppendMulti(ctx, appends...)
+	if err != nil {
+		select {
+		case s.appends <- struct{}{}:
+		default:
+		}
+	}
+	return res, err
 }
 
 // logItems is a read model that is the log itself: ModuleValues folds the
@@ -64,11 +77,12 @@ func (l *logItems) ModuleValues(ctx context.Context, module string, fn func(stri
 }
 
 // A change of a module's fields and the item writes of that module are
-// ordered, whichever starts first: an item write decided against the
-// fields before a change commits after it is decided again (here refused
-// by the new fields), and an item write made while the change checks the
-// items is refused as a conflict (the module is held), so that no item
-// ends up with values its module's fields refuse.
+// ordered, whichever starts first: an item write (a create, an update, a
+// batch chunk) decided against the fields before a change commits after
+// it is decided again (here refused by the new fields), and an item write
+// made while the change checks the items waits for the change and is then
+// decided against it, so that no item ends up with values its module's
+// fields refuse.
 func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
 	t.Parallel()
 	ctx := access.WithActor(context.Background(), access.Actor{Kind: access.User, ID: "u1"})
@@ -103,18 +117,65 @@ func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
 		t.Errorf("an item decided before the change: err %v, want it decided again and refused (400)", err)
 	}
 
-	// An item write while the change (title optional, subtitle required)
-	// checks the items: refused, and the change goes through.
+	// The same for an update of an item, and for a batch's chunk.
 	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false))); err != nil {
 		t.Fatal(err)
 	}
+	titled, err := svc.CreateItem(ctx, cmdcontent.ItemInput{Module: m.ID, Content: content.Content{Name: "titled",
+		Values: map[string]any{"title": "A title"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.before = func() {
+		if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", true))); err != nil {
+			t.Errorf("the change, with a titled item: %v", err)
+		}
+	}
+	if _, err := svc.UpdateItem(ctx, cmdcontent.ItemInput{ID: titled.ID, Content: untitled.Content}); !fault.Is(err, fault.Invalid) {
+		t.Errorf("an update decided before the change: err %v, want it decided again and refused (400)", err)
+	}
+	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false))); err != nil {
+		t.Fatal(err)
+	}
+	store.before = func() {
+		if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", true))); err != nil {
+			t.Errorf("the change, before a batch's chunk: %v", err)
+		}
+	}
+	ops := []cmdcontent.BatchOp{{Kind: cmdcontent.OpCreate, Item: untitled}, {Kind: cmdcontent.OpCreate, Position: 1, Item: untitled}}
+	for n, r := range svc.Batch(ctx, ops) {
+		if !fault.Is(r.Err, fault.Invalid) {
+			t.Errorf("batch create %d decided before the change: %+v, want it decided again and refused (400)", n, r)
+		}
+	}
+
+	// An item write while the change (title optional, subtitle required)
+	// checks the items: it waits, and is decided against the change.
+	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.DeleteItem(ctx, titled.ID, nil); err != nil { // it has no subtitle
+		t.Fatal(err)
+	}
+	store.appends = make(chan struct{}, 1)
+	created := make(chan error, 1)
 	items.during = func() {
-		if _, err := svc.CreateItem(ctx, untitled); !fault.Is(err, fault.Conflict) {
-			t.Errorf("an item written while the change checks the items: err %v, want a conflict (409)", err)
+		go func() {
+			_, err := svc.CreateItem(ctx, untitled)
+			created <- err
+		}()
+		select {
+		case <-store.appends: // it met the held module
+		case err := <-created:
+			t.Errorf("an item written while the change checks the items did not wait for it (err %v)", err)
+			created <- err
 		}
 	}
 	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false), text("subtitle", true))); err != nil {
 		t.Errorf("the change: %v", err)
+	}
+	if err := <-created; !fault.Is(err, fault.Invalid) {
+		t.Errorf("an item written while the change checks the items: err %v, want it decided against the change (400)", err)
 	}
 
 	// Whatever was written satisfies the module's fields as they are now.
