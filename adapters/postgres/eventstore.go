@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/domain/event"
@@ -43,6 +44,9 @@ type EventStore struct {
 
 	typesMu sync.Mutex
 	types   map[string]struct{} // appended since the last NOTIFY
+	// holds bounds the AppendHeld transactions at once (see holdShare):
+	// each keeps a connection while its decision reads through others.
+	holds *semaphore.Weighted
 	// OnAppend, if set, is called after each successful append with the
 	// number of events written (metrics).
 	OnAppend func(n int)
@@ -55,7 +59,7 @@ func NewEventStore(pool *pgxpool.Pool, codec *eventcodec.Registry) *EventStore {
 		panic("postgres.NewEventStore: nil dependency")
 	}
 	s := &EventStore{pool: pool, codec: codec, notify: make(chan struct{}, 1), done: make(chan struct{}),
-		types: map[string]struct{}{}}
+		types: map[string]struct{}{}, holds: semaphore.NewWeighted(max(1, int64(pool.Config().MaxConns)/holdShare))}
 	go s.notifier()
 	return s
 }

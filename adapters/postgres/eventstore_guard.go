@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,8 +28,9 @@ import (
 const (
 	holdClass = 7265003 // the first key of the advisory locks of AppendHeld and guards
 	// guardLocksSQL takes the shared locks of the guards' streams ($1),
-	// reporting whether it got every one.
-	guardLocksSQL = `SELECT bool_and(pg_try_advisory_xact_lock_shared(7265003, hashtext(g))) FROM unnest($1::text[]) AS g`
+	// returning those it could not take (held, or a hold is waiting).
+	guardLocksSQL = `SELECT coalesce(array_agg(g) FILTER (WHERE NOT pg_try_advisory_xact_lock_shared(7265003, hashtext(g))), '{}')
+	FROM unnest($1::text[]) AS g`
 	// guardsSQL counts the guards of $1 (streams) and $2 (versions) that
 	// hold, locking their rows.
 	guardsSQL = `SELECT count(*) FROM (SELECT 1 FROM streams s
@@ -40,7 +42,17 @@ const (
 	// holdWait bounds how long AppendHeld waits for its lock: for the
 	// guarded appends in flight, and for another hold of the stream.
 	holdWait = "5s"
+	// holdShare: at most one connection of the pool in holdShare is held
+	// by AppendHeld at once, so that decisions and the projections they
+	// wait for always find connections (holds beyond wait their turn).
+	holdShare = 4
 )
+
+// readCommitted is the isolation of the transactions that take guards and
+// holds: a guard's version check must see what committed before its lock
+// was granted (a statement's own snapshot), whatever the database's
+// default isolation.
+var readCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 
 // splitGuards separates the guards of appends from the appends that write.
 func splitGuards(appends []event.StreamAppend) (writes, guards []event.StreamAppend) {
@@ -82,15 +94,21 @@ func queueGuards(b *pgx.Batch, guards []event.StreamAppend) {
 }
 
 // guardsHeld reads the results of queueGuards' statements: whether every
-// guard holds (false too when a stream was held, or on any error: the
-// careful path tells which).
-func guardsHeld(br pgx.BatchResults, guards []event.StreamAppend) bool {
-	var locked bool
-	if err := br.QueryRow().Scan(&locked); err != nil || !locked {
-		return false
+// guard holds (false on any error: the careful path tells why), and a
+// conflict when a guard's stream is held (the call fails at once: the
+// careful path would write before it checks the guards).
+func guardsHeld(br pgx.BatchResults, guards []event.StreamAppend) (bool, error) {
+	var taken []string
+	if err := br.QueryRow().Scan(&taken); err != nil {
+		return false, nil
+	}
+	for _, g := range guards {
+		if slices.Contains(taken, g.Stream) {
+			return false, &event.ConflictError{StreamID: g.Stream, Expected: g.ExpectedVersion, Actual: g.ExpectedVersion}
+		}
 	}
 	var n int
-	return br.QueryRow().Scan(&n) == nil && n == len(guards)
+	return br.QueryRow().Scan(&n) == nil && n == len(guards), nil
 }
 
 // guardTx takes guard g in transaction tx: the stream is at
@@ -155,15 +173,22 @@ func (s *EventStore) AppendHeld(ctx context.Context, stream string, version int6
 	if stream == "" || version <= 0 {
 		return event.AppendResult{}, fmt.Errorf("append held: a stream and a version above 0 are needed (got %q at %d)", stream, version)
 	}
+	if err := s.holds.Acquire(ctx, 1); err != nil {
+		return event.AppendResult{}, err
+	}
+	defer s.holds.Release(1)
 	var appends []event.StreamAppend
 	var last event.AppendResult
 	var decided error // decide's own error, returned as it is
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, readCommitted, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+holdWait+`'`); err != nil {
 			return err
 		}
 		var v int64
 		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, holdClass, stream)
+		if err == nil {
+			_, err = tx.Exec(ctx, `RESET lock_timeout`) // the bound is the lock's, not the appends'
+		}
 		if err == nil {
 			v, err = s.StreamVersion(ctx, tx, stream) // a snapshot taken after the lock
 		}

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -226,5 +227,44 @@ func TestAppendHeld(t *testing.T) {
 	}
 	if n := eventCount(t, pool); n != before {
 		t.Errorf("a refused decision wrote %d events", n-before)
+	}
+}
+
+// Holds never take the whole pool: many at once, each deciding through
+// other connections of the pool (as a module change reads a read model),
+// all go through instead of each keeping a connection the others' decisions
+// wait for.
+func TestAppendHeldLeavesConnections(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool := pgtest.Pool(t) // 8 connections
+	s := openStore(t, pool, probeRegistry())
+	const holds = 3 * 8
+	for i := range holds {
+		if _, err := s.Append(ctx, fmt.Sprintf("held-%d", i), event.NoStream, event.Event{Data: probe{i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, holds)
+	for i := range holds {
+		go func() {
+			stream := fmt.Sprintf("held-%d", i)
+			_, err := s.AppendHeld(ctx, stream, 1, func(ctx context.Context) ([]event.StreamAppend, error) {
+				for range 3 {
+					if _, err := s.StreamVersion(ctx, nil, stream); err != nil {
+						return nil, err
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				return []event.StreamAppend{{Stream: stream, ExpectedVersion: 1, Events: []event.Event{{Data: probe{i}}}}}, nil
+			})
+			errs <- err
+		}()
+	}
+	for range holds {
+		if err := <-errs; err != nil {
+			t.Errorf("a hold among %d at once: %v", holds, err)
+		}
 	}
 }

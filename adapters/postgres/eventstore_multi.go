@@ -36,7 +36,7 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 	}
 	var last event.AppendResult
 	dups := 0
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, readCommitted, func(tx pgx.Tx) error {
 		for _, a := range writes {
 			r, err := s.AppendTx(ctx, tx, a.Stream, a.ExpectedVersion, a.Events...)
 			if err != nil {
@@ -102,15 +102,17 @@ func (s *EventStore) appendPipelined(ctx context.Context, appends, guards []even
 		}
 		b.Queue(p.sql, p.args...)
 	}
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.pool.BeginTx(ctx, readCommitted)
 	if err != nil {
 		return event.AppendResult{}, false, err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 	br := tx.SendBatch(ctx, &b)
-	if len(guards) > 0 && !guardsHeld(br, guards) {
-		br.Close()
-		return event.AppendResult{}, false, nil
+	if len(guards) > 0 {
+		if held, err := guardsHeld(br, guards); !held {
+			br.Close()
+			return event.AppendResult{}, false, err
+		}
 	}
 	var res event.AppendResult
 	for _, a := range appends {
@@ -204,7 +206,7 @@ func (s *EventStore) appendSet(ctx context.Context, appends, guards []event.Stre
 			versions = append(versions, a.ExpectedVersion+int64(n)+1)
 		}
 	}
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.pool.BeginTx(ctx, readCommitted)
 	if err != nil {
 		return event.AppendResult{}, false, err
 	}
@@ -215,9 +217,11 @@ func (s *EventStore) appendSet(ctx context.Context, appends, guards []event.Stre
 	}
 	b.Queue(appendSetSQL, streams, expected, counts, evStreams, versions, enc.ids, enc.types, enc.versions, enc.datas, enc.metas)
 	br := tx.SendBatch(ctx, &b)
-	if len(guards) > 0 && !guardsHeld(br, guards) {
-		br.Close()
-		return event.AppendResult{}, false, nil
+	if len(guards) > 0 {
+		if held, err := guardsHeld(br, guards); !held {
+			br.Close()
+			return event.AppendResult{}, false, err
+		}
 	}
 	var res event.AppendResult
 	rows, err := br.Query()
