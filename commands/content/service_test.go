@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/postgres"
@@ -153,6 +154,19 @@ func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
 	// checks the items: it waits, and is decided against the change.
 	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false))); err != nil {
 		t.Fatal(err)
+	}
+	// Publishing (dates only: no rule of the module's) goes through while
+	// the module is held.
+	items.during = func() {
+		if _, err := svc.Transit(ctx, titled.ID, cmdcontent.Publish, time.Time{}); err != nil {
+			t.Errorf("publishing while the module changes: %v", err)
+		}
+	}
+	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false), text("note", false))); err != nil {
+		t.Fatal(err)
+	}
+	if items.during != nil {
+		t.Error("the change did not check the items")
 	}
 	if _, err := svc.DeleteItem(ctx, titled.ID, nil); err != nil { // it has no subtitle
 		t.Fatal(err)
