@@ -27,9 +27,10 @@ import (
 // commit before the guard's transaction either.
 const (
 	holdClass = 7265003 // the first key of the advisory locks of AppendHeld and guards
-	// guardLocksSQL takes the shared locks of the guards' streams ($1),
-	// returning those it could not take (held, or a hold is waiting).
-	guardLocksSQL = `SELECT coalesce(array_agg(g) FILTER (WHERE NOT pg_try_advisory_xact_lock_shared(7265003, hashtext(g))), '{}')
+	// guardLocksSQL takes the shared locks ($2: holdClass) of the guards'
+	// streams ($1), returning those it could not take (held, or a hold is
+	// waiting).
+	guardLocksSQL = `SELECT coalesce(array_agg(g) FILTER (WHERE NOT pg_try_advisory_xact_lock_shared($2::int, hashtext(g))), '{}')
 	FROM unnest($1::text[]) AS g`
 	// guardsSQL counts the guards of $1 (streams) and $2 (versions) that
 	// hold, locking their rows.
@@ -89,7 +90,7 @@ func queueGuards(b *pgx.Batch, guards []event.StreamAppend) {
 	for i, g := range guards {
 		streams[i], versions[i] = g.Stream, g.ExpectedVersion
 	}
-	b.Queue(guardLocksSQL, streams)
+	b.Queue(guardLocksSQL, streams, holdClass)
 	b.Queue(guardsSQL, streams, versions)
 }
 
