@@ -82,11 +82,12 @@ func (s *EventStore) appended(appends []event.StreamAppend) {
 	}
 }
 
-// appendPipelined sends every stream's append in one round trip (a pgx
-// batch in one transaction). ok is false when any append did not go
-// through cleanly (a version conflict, a retried append): the transaction
-// is rolled back and AppendMulti takes the careful path, which tells
-// conflicts and duplicates apart.
+// appendPipelined sends the guards and every stream's append in one round
+// trip (a pgx batch in one transaction). ok is false when any append or
+// guard did not go through cleanly (a version conflict, a retried
+// append): the transaction is rolled back and AppendMulti takes the
+// careful path, which tells conflicts and duplicates apart; a guard whose
+// stream is held is a conflict at once (see guardsHeld).
 func (s *EventStore) appendPipelined(ctx context.Context, appends, guards []event.StreamAppend) (event.AppendResult, bool, error) {
 	var b pgx.Batch
 	if len(guards) > 0 {
@@ -179,10 +180,11 @@ RETURNING transaction_id::text::bigint, global_position, stream_version`
 
 // appendSet writes every stream's append with one statement: one parse,
 // one plan and one round trip for the whole chunk instead of one statement
-// per stream. ok is false, with the transaction rolled back, when any
-// stream could not be claimed or any row not written (a version conflict,
-// a retried append): AppendMulti then takes the careful path, which tells
-// conflicts and duplicates apart.
+// per stream, the guards first in the same round trip. ok is false, with
+// the transaction rolled back, when any guard failed or any stream could
+// not be claimed or any row not written (a version conflict, a retried
+// append): AppendMulti then takes the careful path, which tells conflicts
+// and duplicates apart; a guard whose stream is held is a conflict at once.
 func (s *EventStore) appendSet(ctx context.Context, appends, guards []event.StreamAppend) (event.AppendResult, bool, error) {
 	total := 0
 	for _, a := range appends {
@@ -211,7 +213,8 @@ func (s *EventStore) appendSet(ctx context.Context, appends, guards []event.Stre
 		return event.AppendResult{}, false, err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	var b pgx.Batch        // the guards, then the appends, in one round trip
+	// The guards, then the appends, in one round trip.
+	var b pgx.Batch
 	if len(guards) > 0 {
 		queueGuards(&b, guards)
 	}
