@@ -291,7 +291,7 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 		// their guard before have committed (see Store). A change that
 		// checks the items lets the read model catch up with the log
 		// first, so that the hold waits only for the writes in flight.
-		if checksItems(evs) {
+		if checksItems(m, evs) {
 			if err := s.caughtUp(ctx); err != nil {
 				return m, err
 			}
@@ -316,12 +316,16 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 	}
 }
 
-// checksItems reports whether changeAppends may check module change evs
-// against the module's items in the read model.
-func checksItems(evs []any) bool {
+// checksItems reports whether changeAppends may check module m's change
+// evs against the module's items in the read model.
+func checksItems(m content.Module, evs []any) bool {
 	for _, e := range evs {
-		switch e.(type) {
-		case content.ModuleFieldsChanged, content.ModuleConfigured:
+		switch e := e.(type) {
+		case content.ModuleFieldsChanged:
+			if !content.KeepsValues(m.Fields, e.Fields) {
+				return true
+			}
+		case content.ModuleConfigured:
 			return true
 		}
 	}
@@ -443,6 +447,9 @@ func (s *Service) checkTags(ctx context.Context, m content.Module, allowed []con
 // checkItems refuses new fields that the module's items do not satisfy,
 // listing the affected items (up to maxAffected) and their total count.
 func (s *Service) checkItems(ctx context.Context, m content.Module, fields []content.Field) error {
+	if content.KeepsValues(m.Fields, fields) {
+		return nil // no item can be refused: nothing to read, and the hold is short
+	}
 	if err := s.caughtUp(ctx); err != nil {
 		return err
 	}

@@ -150,23 +150,27 @@ func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
 		}
 	}
 
-	// An item write while the change (title optional, subtitle required)
-	// checks the items: it waits, and is decided against the change.
-	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false))); err != nil {
-		t.Fatal(err)
-	}
 	// Publishing (dates only: no rule of the module's) goes through while
-	// the module is held.
+	// the module is held by a change that checks the items.
 	items.during = func() {
 		if _, err := svc.Transit(ctx, titled.ID, cmdcontent.Publish, time.Time{}); err != nil {
 			t.Errorf("publishing while the module changes: %v", err)
 		}
 	}
-	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false), text("note", false))); err != nil {
+	short := text("title", true)
+	short.Rules.MaxLength = new(int)
+	*short.Rules.MaxLength = 100
+	if _, err := svc.UpdateModule(ctx, m.ID, spec(short)); err != nil { // titled's title fits
 		t.Fatal(err)
 	}
 	if items.during != nil {
 		t.Error("the change did not check the items")
+	}
+
+	// An item write while the change (title optional, subtitle required)
+	// checks the items: it waits, and is decided against the change.
+	if _, err := svc.UpdateModule(ctx, m.ID, spec(text("title", false))); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := svc.DeleteItem(ctx, titled.ID, nil); err != nil { // it has no subtitle
 		t.Fatal(err)

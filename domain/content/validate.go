@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/url"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -321,4 +322,32 @@ func RelationIDs(f Field, v any) []string {
 		return out
 	}
 	return nil
+}
+
+// KeepsValues reports whether every set of values valid under fields old
+// is valid under fields new, for a reason that needs no look at the
+// values: each old field is still there under its name, with its type,
+// localization and rules (its default and description aside), required
+// only if it was; and the new fields are optional. A module change that
+// keeps values need not check its items.
+func KeepsValues(old, new []Field) bool {
+	byName := make(map[string]Field, len(new))
+	for _, f := range new {
+		byName[f.Name] = f
+	}
+	rules := func(r FieldRules) FieldRules { r.Default = nil; return r }
+	for _, o := range old {
+		n, ok := byName[o.Name]
+		if !ok || n.Type != o.Type || n.Localized != o.Localized || n.Required && !o.Required ||
+			!reflect.DeepEqual(rules(n.Rules), rules(o.Rules)) {
+			return false
+		}
+		delete(byName, o.Name)
+	}
+	for _, n := range byName {
+		if n.Required {
+			return false
+		}
+	}
+	return true
 }

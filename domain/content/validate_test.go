@@ -714,3 +714,47 @@ func TestNULCharacterRefused(t *testing.T) {
 	expectValid(t, ValidateValues(fields, map[string]any{"title": "no nul", "obj": map[string]any{"a": []any{"x", nil, true}},
 		"list": []any{"\\u0000 spelled out"}}))
 }
+
+// KeepsValues holds only where no values valid before can be refused
+// after; where it says so, every values of a sample valid under the old
+// fields are valid under the new ones.
+func TestKeepsValues(t *testing.T) {
+	five := 5
+	title := Field{ID: "f1", Name: "title", Type: "000000000000000000000001", Required: true, Rules: FieldRules{MaxLength: &five}}
+	price := Field{ID: "f2", Name: "price", Type: "000000000000000000000002"}
+	with := func(f Field, change func(*Field)) Field { change(&f); return f }
+	old := []Field{title, price}
+	samples := []map[string]any{
+		{"title": "short"}, {"title": "short", "price": json.Number("3")}, {"title": "abc", "price": nil},
+	}
+	for _, c := range []struct {
+		name string
+		new  []Field
+		want bool
+	}{
+		{"the same", old, true},
+		{"reordered", []Field{price, title}, true},
+		{"an optional field added", []Field{title, price, {ID: "f3", Name: "note", Type: "000000000000000000000001"}}, true},
+		{"required made optional", []Field{with(title, func(f *Field) { f.Required = false }), price}, true},
+		{"a default and a description", []Field{with(title, func(f *Field) { f.Rules.Default = "x"; f.Description = "d" }), price}, true},
+		{"a required field added", []Field{title, price, {ID: "f3", Name: "note", Type: "000000000000000000000001", Required: true}}, false},
+		{"optional made required", []Field{title, with(price, func(f *Field) { f.Required = true })}, false},
+		{"a field removed", []Field{title}, false},
+		{"a field renamed", []Field{title, with(price, func(f *Field) { f.Name = "cost" })}, false},
+		{"a type changed", []Field{title, with(price, func(f *Field) { f.Type = "000000000000000000000001" })}, false},
+		{"localized", []Field{with(title, func(f *Field) { f.Localized = true }), price}, false},
+		{"a rule changed", []Field{with(title, func(f *Field) { f.Rules.MaxLength = nil }), price}, false},
+	} {
+		if got := KeepsValues(old, c.new); got != c.want {
+			t.Errorf("%s: KeepsValues = %v, want %v", c.name, got, c.want)
+		}
+		if !c.want {
+			continue
+		}
+		for _, v := range samples {
+			if len(ValidateValues(old, v)) == 0 && len(ValidateValues(c.new, v)) > 0 {
+				t.Errorf("%s: %v valid before, refused after: %v", c.name, v, ValidateValues(c.new, v))
+			}
+		}
+	}
+}
