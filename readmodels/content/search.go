@@ -912,7 +912,10 @@ type fieldGroup struct {
 
 // fieldGroups groups the modules of defs (module id → its fields by name)
 // by how they define the fields e names: the same kind, indexed or not,
-// or not at all (what the compiler reads of a definition).
+// or not at all (what the compiler reads of a definition). It returns no
+// groups when no two modules define one of the names differently (a
+// module without the field finds the same with any definition: the
+// search is compiled once, as before).
 func fieldGroups(defs map[string]map[string]content.Field, e *Expr) []fieldGroup {
 	if len(defs) < 2 {
 		return nil
@@ -933,6 +936,21 @@ func fieldGroups(defs map[string]map[string]content.Field, e *Expr) []fieldGroup
 	walk(e)
 	slices.Sort(names)
 	names = slices.Compact(names)
+	differ := false
+	for _, n := range names {
+		var seen *content.Field
+		for _, fs := range defs {
+			if f, ok := fs[n]; ok {
+				if seen != nil && (f.Kind() != seen.Kind() || f.Indexed() != seen.Indexed()) {
+					differ = true
+				}
+				seen = &f
+			}
+		}
+	}
+	if !differ {
+		return nil
+	}
 	mods := slices.Sorted(maps.Keys(defs))
 	var groups []fieldGroup
 	bySig := map[string]int{}

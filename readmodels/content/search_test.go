@@ -1212,6 +1212,8 @@ func TestSearchModulesDefiningAFieldDifferently(t *testing.T) {
 		op("=", "code", "abc"),
 		or(op(">", "price", num("15")), op("=", "code", false)),
 		and(op("like", "title", "hel"), op("!=", "price", "20")),
+		op("like", "title", "wor"), // defined alike: compiled once
+		op("=", "code", nil),       // absent from m3
 	}
 	for _, e := range exprs {
 		var want []string
