@@ -93,7 +93,8 @@ func (s *EventStore) appendPipelined(ctx context.Context, appends, guards []even
 	if len(guards) > 0 {
 		queueGuards(&b, guards)
 	}
-	for _, a := range appends {
+	rows := make([]int, len(appends))
+	for i, a := range appends {
 		if len(a.Events) == 0 || a.Stream == "" {
 			return event.AppendResult{}, false, nil
 		}
@@ -102,13 +103,24 @@ func (s *EventStore) appendPipelined(ctx context.Context, appends, guards []even
 			return event.AppendResult{}, false, err
 		}
 		b.Queue(p.sql, p.args...)
+		rows[i] = len(a.Events)
 	}
+	return s.sendAppends(ctx, &b, guards, rows)
+}
+
+// sendAppends runs batch b in one transaction, in one round trip: the
+// statements of queueGuards first when there are guards, then append
+// statements that each return rows[i] rows (transaction id, position and
+// version of each event written). ok is false, with the transaction rolled
+// back, when any guard or statement did not go through cleanly; a guard
+// whose stream is held is a conflict at once (see guardsHeld).
+func (s *EventStore) sendAppends(ctx context.Context, b *pgx.Batch, guards []event.StreamAppend, rows []int) (event.AppendResult, bool, error) {
 	tx, err := s.pool.BeginTx(ctx, readCommitted)
 	if err != nil {
 		return event.AppendResult{}, false, err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	br := tx.SendBatch(ctx, &b)
+	br := tx.SendBatch(ctx, b)
 	if len(guards) > 0 {
 		if held, err := guardsHeld(br, guards); !held {
 			br.Close()
@@ -116,13 +128,13 @@ func (s *EventStore) appendPipelined(ctx context.Context, appends, guards []even
 		}
 	}
 	var res event.AppendResult
-	for _, a := range appends {
-		rows, err := br.Query()
+	for _, want := range rows {
+		r, err := br.Query()
 		if err != nil {
 			br.Close()
 			return event.AppendResult{}, false, nil
 		}
-		if n, err := includeRows(rows, &res); err != nil || n != len(a.Events) {
+		if n, err := includeRows(r, &res); err != nil || n != want {
 			br.Close()
 			return event.AppendResult{}, false, nil
 		}
@@ -208,39 +220,10 @@ func (s *EventStore) appendSet(ctx context.Context, appends, guards []event.Stre
 			versions = append(versions, a.ExpectedVersion+int64(n)+1)
 		}
 	}
-	tx, err := s.pool.BeginTx(ctx, readCommitted)
-	if err != nil {
-		return event.AppendResult{}, false, err
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	// The guards, then the appends, in one round trip.
 	var b pgx.Batch
 	if len(guards) > 0 {
 		queueGuards(&b, guards)
 	}
 	b.Queue(appendSetSQL, streams, expected, counts, evStreams, versions, enc.ids, enc.types, enc.versions, enc.datas, enc.metas)
-	br := tx.SendBatch(ctx, &b)
-	if len(guards) > 0 {
-		if held, err := guardsHeld(br, guards); !held {
-			br.Close()
-			return event.AppendResult{}, false, err
-		}
-	}
-	var res event.AppendResult
-	rows, err := br.Query()
-	if err != nil {
-		br.Close()
-		return event.AppendResult{}, false, nil
-	}
-	if n, err := includeRows(rows, &res); err != nil || n != total {
-		br.Close()
-		return event.AppendResult{}, false, nil
-	}
-	if err := br.Close(); err != nil {
-		return event.AppendResult{}, false, nil
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return event.AppendResult{}, false, fmt.Errorf("append: %w", err)
-	}
-	return res, true, nil
+	return s.sendAppends(ctx, &b, guards, []int{total})
 }
