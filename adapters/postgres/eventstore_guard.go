@@ -67,6 +67,17 @@ func splitGuards(appends []event.StreamAppend) (writes, guards []event.StreamApp
 	return writes, guards
 }
 
+// splitAppends separates appends into the writes and the guards, and
+// refuses a call with no write, or a guard on no stream, with no version
+// to expect or on a stream the same call writes to.
+func splitAppends(appends []event.StreamAppend) (writes, guards []event.StreamAppend, err error) {
+	writes, guards = splitGuards(appends)
+	if len(writes) == 0 {
+		return nil, nil, errors.New("append: no events")
+	}
+	return writes, guards, checkGuards(writes, guards)
+}
+
 // checkGuards refuses guards on no stream, with no version to expect, or
 // on a stream the same call writes to.
 func checkGuards(writes, guards []event.StreamAppend) error {
@@ -158,6 +169,35 @@ func (s *EventStore) guardTx(ctx context.Context, tx pgx.Tx, g event.StreamAppen
 	return nil
 }
 
+// appendTx writes writes in tx, each through AppendTx, then takes guards,
+// unless every write is a retry whose events are stored already (dups ==
+// len(writes): nothing is written, whatever the guards say). last is the
+// result of the last write, its Last the highest position written.
+func (s *EventStore) appendTx(ctx context.Context, tx pgx.Tx, writes, guards []event.StreamAppend) (last event.AppendResult, dups int, err error) {
+	for _, a := range writes {
+		r, err := s.AppendTx(ctx, tx, a.Stream, a.ExpectedVersion, a.Events...)
+		if err != nil {
+			return event.AppendResult{}, 0, err
+		}
+		if last.Last.Less(r.Last) {
+			last.Last = r.Last
+		}
+		last.Version = r.Version
+		if r.Duplicate {
+			dups++
+		}
+	}
+	if dups == len(writes) {
+		return last, dups, nil
+	}
+	for _, g := range guards {
+		if err := s.guardTx(ctx, tx, g); err != nil {
+			return event.AppendResult{}, 0, err
+		}
+	}
+	return last, dups, nil
+}
+
 // AppendHeld holds stream at version while decide runs, and appends what
 // decide returns in the same transaction: all or none. Held, the stream
 // takes no guard (see event.StreamAppend), so that no append guarded on it
@@ -206,32 +246,15 @@ func (s *EventStore) AppendHeld(ctx context.Context, stream string, version int6
 		if appends, decided = decide(ctx); decided != nil {
 			return decided
 		}
-		writes, guards := splitGuards(appends)
-		if len(writes) == 0 {
-			return errors.New("append: nothing to append")
-		}
-		if err := checkGuards(writes, guards); err != nil {
+		writes, guards, err := splitAppends(appends)
+		if err != nil {
 			return err
 		}
-		for _, a := range writes {
-			r, err := s.AppendTx(ctx, tx, a.Stream, a.ExpectedVersion, a.Events...)
-			if err != nil {
-				return err
-			}
-			if r.Duplicate {
-				return fmt.Errorf("append to %s: its events are stored already", a.Stream)
-			}
-			if last.Last.Less(r.Last) {
-				last.Last = r.Last
-			}
-			last.Version = r.Version
+		var dups int
+		if last, dups, err = s.appendTx(ctx, tx, writes, guards); err == nil && dups > 0 {
+			err = errors.New("append: some of the decision's events are stored already")
 		}
-		for _, g := range guards {
-			if err := s.guardTx(ctx, tx, g); err != nil {
-				return err
-			}
-		}
-		return nil
+		return err
 	})
 	var ce *event.ConflictError
 	if err != nil && (decided != nil || errors.As(err, &ce)) {

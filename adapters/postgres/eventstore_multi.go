@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -15,11 +14,8 @@ import (
 // position written). Appends without events are guards (see
 // event.StreamAppend).
 func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamAppend) (event.AppendResult, error) {
-	writes, guards := splitGuards(appends)
-	if len(writes) == 0 {
-		return event.AppendResult{}, errors.New("append: no events")
-	}
-	if err := checkGuards(writes, guards); err != nil {
+	writes, guards, err := splitAppends(appends)
+	if err != nil {
 		return event.AppendResult{}, err
 	}
 	if len(appends) > 1 {
@@ -36,29 +32,9 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 	}
 	var last event.AppendResult
 	dups := 0
-	err := pgx.BeginTxFunc(ctx, s.pool, readCommitted, func(tx pgx.Tx) error {
-		for _, a := range writes {
-			r, err := s.AppendTx(ctx, tx, a.Stream, a.ExpectedVersion, a.Events...)
-			if err != nil {
-				return err
-			}
-			if last.Last.Less(r.Last) {
-				last.Last = r.Last
-			}
-			last.Version = r.Version
-			if r.Duplicate {
-				dups++
-			}
-		}
-		if dups == len(writes) {
-			return nil // a retry: nothing is written, whatever the guards say
-		}
-		for _, g := range guards {
-			if err := s.guardTx(ctx, tx, g); err != nil {
-				return err
-			}
-		}
-		return nil
+	err = pgx.BeginTxFunc(ctx, s.pool, readCommitted, func(tx pgx.Tx) (err error) {
+		last, dups, err = s.appendTx(ctx, tx, writes, guards)
+		return err
 	})
 	if err != nil {
 		return event.AppendResult{}, fmt.Errorf("append: %w", err)
