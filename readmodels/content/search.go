@@ -938,13 +938,10 @@ func fieldGroups(defs map[string]map[string]content.Field, e *Expr) []fieldGroup
 	names = slices.Compact(names)
 	differ := false
 	for _, n := range names {
-		var seen *content.Field
 		for _, fs := range defs {
-			if f, ok := fs[n]; ok {
-				if seen != nil && (f.Kind() != seen.Kind() || f.Indexed() != seen.Indexed()) {
-					differ = true
-				}
-				seen = &f
+			if f, ok := fs[n]; ok { // any one definition: do the others match it?
+				differ = differ || !definedAs(defs, n, f)
+				break
 			}
 		}
 	}
@@ -987,10 +984,12 @@ func onlyModules(multi map[string]map[string]string, mods []string) map[string]m
 	return out
 }
 
-// sortsAlike reports whether every module of defs that has field name
-// defines it as f does (see fieldGroups): a sort by a field that is a
-// number in one module and a text in another has no order.
-func sortsAlike(defs map[string]map[string]content.Field, name string, f content.Field) bool {
+// definedAs reports whether every module of defs that has field name
+// defines it as f does, as far as the compiler reads a definition (its
+// kind, indexed or not): where not, a searchValues tree is compiled per
+// group of modules (fieldGroups), and a sort by the field (a number in one
+// module, a text in another) has no order.
+func definedAs(defs map[string]map[string]content.Field, name string, f content.Field) bool {
 	for _, fs := range defs {
 		if g, ok := fs[name]; ok && (g.Kind() != f.Kind() || g.Indexed() != f.Indexed()) {
 			return false
@@ -1904,7 +1903,7 @@ func (c *compiler) order() (ordering, error) {
 		if !ok {
 			return o, fault.Invalidf("cannot sort by values.%s: no such field", name).With("field", "sort")
 		}
-		if !sortsAlike(q.ModuleFields, name, f) {
+		if !definedAs(q.ModuleFields, name, f) {
 			return o, fault.Invalidf("cannot sort by values.%s: the modules searched define it differently (sort one module at a time)", name).
 				With("field", "sort")
 		}
