@@ -11,6 +11,9 @@ import (
 	"github.com/halocms/halocms/domain/event"
 )
 
+// probes is one probe event carrying n.
+func probes(n int) []event.Event { return []event.Event{{Data: probe{n}}} }
+
 // requireGuardConflict checks that err is a version conflict on stream.
 func requireGuardConflict(t *testing.T, what string, err error, stream string) {
 	t.Helper()
@@ -30,16 +33,15 @@ func TestAppendGuards(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	s := openStore(t, pool, probeRegistry())
-	one := func(n int) []event.Event { return []event.Event{{Data: probe{n}}} }
-	if _, err := s.Append(ctx, "guarded", event.NoStream, one(1)[0], one(2)[0]); err != nil {
+	if _, err := s.Append(ctx, "guarded", event.NoStream, probes(1)[0], probes(2)[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, "other", event.NoStream, one(1)...); err != nil {
+	if _, err := s.Append(ctx, "other", event.NoStream, probes(1)...); err != nil {
 		t.Fatal(err)
 	}
 	guard := func(v int64) event.StreamAppend { return event.StreamAppend{Stream: "guarded", ExpectedVersion: v} }
 	fresh := func(stream string) event.StreamAppend {
-		return event.StreamAppend{Stream: stream, ExpectedVersion: event.NoStream, Events: one(7)}
+		return event.StreamAppend{Stream: stream, ExpectedVersion: event.NoStream, Events: probes(7)}
 	}
 
 	// The one statement for new streams.
@@ -53,8 +55,8 @@ func TestAppendGuards(t *testing.T) {
 	// statement), any version (pipelined), one stream.
 	for name, writes := range map[string][]event.StreamAppend{
 		"new streams":        {fresh("new-a"), fresh("new-b")},
-		"existing stream":    {{Stream: "other", ExpectedVersion: 1, Events: one(8)}},
-		"any version":        {{Stream: "any", ExpectedVersion: event.AnyVersion, Events: one(8)}, fresh("new-d")},
+		"existing stream":    {{Stream: "other", ExpectedVersion: 1, Events: probes(8)}},
+		"any version":        {{Stream: "any", ExpectedVersion: event.AnyVersion, Events: probes(8)}, fresh("new-d")},
 		"one new stream":     {fresh("new-c")},
 		"the guard repeated": {fresh("new-e"), guard(2)},
 	} {
@@ -78,7 +80,7 @@ func TestAppendGuards(t *testing.T) {
 	if _, err := s.AppendMulti(ctx, retry, guard(2)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, "guarded", 2, one(3)...); err != nil {
+	if _, err := s.Append(ctx, "guarded", 2, probes(3)...); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := s.AppendMulti(ctx, retry, guard(2)); err != nil || !res.Duplicate {
@@ -89,7 +91,7 @@ func TestAppendGuards(t *testing.T) {
 		"guards only":                         {guard(3)},
 		"a guard at no version":               {fresh("bad-a"), {Stream: "guarded", ExpectedVersion: event.NoStream}},
 		"a guard on no stream":                {fresh("bad-b"), {ExpectedVersion: 1}},
-		"a guard on a stream the call writes": {{Stream: "guarded", ExpectedVersion: 3, Events: one(4)}, guard(3)},
+		"a guard on a stream the call writes": {{Stream: "guarded", ExpectedVersion: 3, Events: probes(4)}, guard(3)},
 	} {
 		if _, err := s.AppendMulti(ctx, bad...); err == nil || errors.Is(err, event.ErrVersionConflict) {
 			t.Errorf("%s: err = %v, want a refusal", name, err)
@@ -110,19 +112,18 @@ func TestAppendHeld(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	s := openStore(t, pool, probeRegistry())
-	one := func(n int) []event.Event { return []event.Event{{Data: probe{n}}} }
-	if _, err := s.Append(ctx, "module", event.NoStream, one(1)...); err != nil {
+	if _, err := s.Append(ctx, "module", event.NoStream, probes(1)...); err != nil {
 		t.Fatal(err)
 	}
 	guard := func(v int64) event.StreamAppend { return event.StreamAppend{Stream: "module", ExpectedVersion: v} }
 	guarded := func(stream string, v int64) []event.StreamAppend {
-		return []event.StreamAppend{{Stream: stream, ExpectedVersion: event.NoStream, Events: one(2)}, guard(v)}
+		return []event.StreamAppend{{Stream: stream, ExpectedVersion: event.NoStream, Events: probes(2)}, guard(v)}
 	}
 
 	res, err := s.AppendHeld(ctx, "module", 1, func(ctx context.Context) ([]event.StreamAppend, error) {
 		_, err := s.AppendMulti(ctx, guarded("item-during", 1)...)
 		requireGuardConflict(t, "an append guarded on the held stream", err, "module")
-		if _, err := s.Append(ctx, "elsewhere", event.NoStream, one(3)...); err != nil {
+		if _, err := s.Append(ctx, "elsewhere", event.NoStream, probes(3)...); err != nil {
 			return nil, err
 		}
 		// Readers of the log see only below the oldest transaction id
@@ -136,8 +137,8 @@ func TestAppendHeld(t *testing.T) {
 		if holders != 1 || withXID != 0 {
 			t.Errorf("%d holders of the stream's lock, %d of them with a transaction id; want 1 without", holders, withXID)
 		}
-		return []event.StreamAppend{{Stream: "module", ExpectedVersion: 1, Events: one(3)},
-			{Stream: "reservation", ExpectedVersion: event.NoStream, Events: one(4)}}, nil
+		return []event.StreamAppend{{Stream: "module", ExpectedVersion: 1, Events: probes(3)},
+			{Stream: "reservation", ExpectedVersion: event.NoStream, Events: probes(4)}}, nil
 	})
 	if err != nil || res.Version != 1 {
 		t.Fatalf("AppendHeld: %+v, %v", res, err)
@@ -167,7 +168,7 @@ func TestAppendHeld(t *testing.T) {
 		_, err := s.AppendHeld(ctx, "module", 2, func(ctx context.Context) ([]event.StreamAppend, error) {
 			v, err := s.StreamVersion(ctx, nil, "item-before") // through another connection
 			decided <- v
-			return []event.StreamAppend{{Stream: "module", ExpectedVersion: 2, Events: one(5)}}, err
+			return []event.StreamAppend{{Stream: "module", ExpectedVersion: 2, Events: probes(5)}}, err
 		})
 		done <- err
 	}()
@@ -220,7 +221,7 @@ func TestAppendHeld(t *testing.T) {
 	refused := errors.New("refused")
 	before := eventCount(t, pool)
 	_, err = s.AppendHeld(ctx, "module", 3, func(ctx context.Context) ([]event.StreamAppend, error) {
-		return []event.StreamAppend{{Stream: "module", ExpectedVersion: 3, Events: one(6)}}, refused
+		return []event.StreamAppend{{Stream: "module", ExpectedVersion: 3, Events: probes(6)}}, refused
 	})
 	if err != refused { //nolint:errorlint // returned as it is
 		t.Errorf("a decision's error came back as %v", err)
