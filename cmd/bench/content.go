@@ -501,28 +501,52 @@ func (s *cmsServer) cpuSeconds() float64 {
 	return (ut + st) / 100 // USER_HZ
 }
 
-// machineCPU reads the busy and total jiffies of all CPUs (Linux /proc).
-func machineCPU() (busy, total float64) {
+// cpuTimes are the jiffies of all CPUs since boot (Linux /proc/stat):
+// busy (user, nice, system, irq, softirq), stolen by the hypervisor, and
+// all of them with idle and iowait.
+type cpuTimes struct{ busy, steal, total float64 }
+
+// machineCPU reads the machine's cpuTimes; zero when /proc/stat is not
+// there.
+func machineCPU() cpuTimes {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0
+		return cpuTimes{}
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 5 || f[0] != "cpu" {
-		return 0, 0
+		return cpuTimes{}
 	}
+	var t cpuTimes
 	for i, v := range f[1:] {
 		x, _ := strconv.ParseFloat(v, 64)
 		if i >= 8 { // guest time is already in user
 			break
 		}
-		total += x
-		if i != 3 && i != 4 { // idle, iowait
-			busy += x
+		t.total += x
+		switch i {
+		case 3, 4: // idle, iowait
+		case 7:
+			t.steal += x
+		default:
+			t.busy += x
 		}
 	}
-	return busy, total
+	return t
+}
+
+// since describes the machine's CPU between before and t: how busy it
+// was, and how much the hypervisor took (steal: time a CPU of this
+// machine was ready to run and another guest ran), which explains a
+// slower run better than any figure of this program.
+func (t cpuTimes) since(before cpuTimes) string {
+	d := t.total - before.total
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", machine %.0f%% busy of %d CPUs, %.0f%% stolen by the hypervisor",
+		100*(t.busy-before.busy)/d, runtime.NumCPU(), 100*(t.steal-before.steal)/d)
 }
 
 func selfCPUSeconds() float64 {
@@ -1212,19 +1236,15 @@ func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module s
 		}
 		progressf("content: search %s @%s: %d clients, %s (+%s warm-up); %s", k.name, label, cfg.contentClients, cfg.contentDuration, contentWarmup, checked)
 		srvCPU0, selfCPU0 := srv.cpuSeconds(), selfCPUSeconds()
-		busy0, total0 := machineCPU()
+		mach0 := machineCPU()
 		t0 := time.Now()
 		st, err := measure(ctx, writers, contentWarmup, cfg.contentDuration)
 		if err != nil {
 			return fmt.Errorf("search %s @%s: %w", k.name, label, err)
 		}
 		wall := time.Since(t0).Seconds()
-		busy1, total1 := machineCPU()
-		cpu := fmt.Sprintf("; CPU during the run (incl. warm-up): server %.2f cores, bench client %.2f cores",
-			(srv.cpuSeconds()-srvCPU0)/wall, (selfCPUSeconds()-selfCPU0)/wall)
-		if total1 > total0 {
-			cpu += fmt.Sprintf(", machine %.0f%% busy of %d CPUs", 100*(busy1-busy0)/(total1-total0), runtime.NumCPU())
-		}
+		cpu := fmt.Sprintf("; CPU during the run (incl. warm-up): server %.2f cores, bench client %.2f cores%s",
+			(srv.cpuSeconds()-srvCPU0)/wall, (selfCPUSeconds()-selfCPU0)/wall, machineCPU().since(mach0))
 		reqs := int64(next.Load())
 		detail := fmt.Sprintf("%d requests in %s by %d clients (%s req/s); latency p50 %s, p99 %s, max %s; %s bytes/answer on average; %s%s",
 			st.ops, cfg.contentDuration, cfg.contentClients, thousands(st.rate()),

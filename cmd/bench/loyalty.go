@@ -48,7 +48,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -611,7 +610,7 @@ func (b *loyaltyBench) measureSelf(ctx context.Context, srv *cmsServer, pool *pg
 		}
 	}
 	srvCPU0, selfCPU0 := srv.cpuSeconds(), selfCPUSeconds()
-	busy0, total0 := machineCPU()
+	mach0 := machineCPU()
 	t0 := time.Now()
 	st, err := measure(ctx, writers, loyaltyWarmup, b.cfg.loyaltyDuration)
 	wall := time.Since(t0)
@@ -623,12 +622,8 @@ func (b *loyaltyBench) measureSelf(ctx context.Context, srv *cmsServer, pool *pg
 	if werr != nil {
 		return fmt.Errorf("%s: an earning client failed: %w", what, werr)
 	}
-	busy1, total1 := machineCPU()
-	cpu := fmt.Sprintf("CPU during the run (incl. warm-up): server %.2f cores, bench client %.2f cores",
-		(srv.cpuSeconds()-srvCPU0)/wall.Seconds(), (selfCPUSeconds()-selfCPU0)/wall.Seconds())
-	if total1 > total0 {
-		cpu += fmt.Sprintf(", machine %.0f%% busy of %d CPUs", 100*(busy1-busy0)/(total1-total0), runtime.NumCPU())
-	}
+	cpu := fmt.Sprintf("CPU during the run (incl. warm-up): server %.2f cores, bench client %.2f cores%s",
+		(srv.cpuSeconds()-srvCPU0)/wall.Seconds(), (selfCPUSeconds()-selfCPU0)/wall.Seconds(), machineCPU().since(mach0))
 	writes := ""
 	if withWrites {
 		var all []time.Duration
