@@ -160,7 +160,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.push = cmdpush.NewService(a.store, a.authz, a.appUsersRead, a.pushes, ids.Generator{}, waiter)
 	a.loyaltyRead = rmloyalty.New(pool)
 	a.auditor = audit.New(a.store, a.authz, a.loyaltyRead)
-	lopts := cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries, Log: a.log}
+	lopts := cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries, CacheBytes: int64(cfg.Loyalty.CacheMiB) << 20, Log: a.log}
 	if cfg.Loyalty.SnapshotEvery > 0 {
 		lopts.Snapshots, lopts.SnapshotEvery = postgres.NewLoyaltySnapshots(pool), cfg.Loyalty.SnapshotEvery
 	}
@@ -214,7 +214,13 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	if err := a.bootstrapAdmin(ctx); err != nil {
 		return err
 	}
-	a.metrics.Register(lagCollector{a})
+	a.metrics.Register(lagCollector{a},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cms_loyalty_cache_bytes",
+			Help: "Estimated memory of the loyalty account states the command side keeps."},
+			func() float64 { b, _ := a.loyalty.CacheFootprint(); return float64(b) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cms_loyalty_cache_accounts",
+			Help: "Loyalty account states the command side keeps."},
+			func() float64 { _, n := a.loyalty.CacheFootprint(); return float64(n) }))
 	go a.cleanupTokens(rctx)
 	stopDispatcher, err := a.startDispatcher(ctx)
 	if err != nil {

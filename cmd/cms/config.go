@@ -45,6 +45,10 @@ type LoyaltyConfig struct {
 	// environment turns the cache off, which is -1 here: 0 here is the
 	// default).
 	CacheEntries int
+	// CacheMiB bounds the memory of those states, by their estimated
+	// footprints (CMS_LOYALTY_CACHE_MB, default 128): an account's state
+	// grows with its history.
+	CacheMiB int
 	// SnapshotEvery is how many events an account folds between two
 	// snapshots of its state (CMS_LOYALTY_SNAPSHOT_EVERY, default 50; 0
 	// turns snapshots off).
@@ -166,6 +170,12 @@ func loadConfig() (Config, error) {
 		return c, fmt.Errorf("CMS_LOYALTY_CACHE_ENTRIES: %d, want 0 (no cache) or more", c.Loyalty.CacheEntries)
 	case c.Loyalty.CacheEntries == 0:
 		c.Loyalty.CacheEntries = -1 // off
+	}
+	if c.Loyalty.CacheMiB, err = integer("CMS_LOYALTY_CACHE_MB", cmdloyalty.DefaultCacheBytes>>20); err != nil {
+		return c, err
+	}
+	if c.Loyalty.CacheMiB < 1 {
+		return c, fmt.Errorf("CMS_LOYALTY_CACHE_MB: %d, want 1 or more (CMS_LOYALTY_CACHE_ENTRIES=0 turns the cache off)", c.Loyalty.CacheMiB)
 	}
 	if c.Loyalty.SnapshotEvery, err = integer("CMS_LOYALTY_SNAPSHOT_EVERY", cmdloyalty.DefaultSnapshotEvery); err != nil {
 		return c, err

@@ -71,6 +71,8 @@ func TestOps(t *testing.T) {
 			`(?m)^cms_events_appended_total [1-9]`,
 			`(?m)^cms_projection_lag_events\{projection="identity"\} \d+`,
 			`(?m)^cms_projection_lag_events\{projection="rights"\} \d+`,
+			`(?m)^cms_loyalty_cache_bytes \d+`,
+			`(?m)^cms_loyalty_cache_accounts \d+`,
 		} {
 			if !regexp.MustCompile(re).MatchString(m) {
 				t.Errorf("/metrics does not match %s", re)

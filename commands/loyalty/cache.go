@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/loyalty"
@@ -14,6 +14,12 @@ import (
 // it 0.
 const DefaultCacheEntries = 4096
 
+// DefaultCacheBytes bounds the memory of the cached account states when
+// Options leave CacheBytes 0: an account keeps every idempotency key it
+// recorded, about 250 bytes per transaction (loyalty.Account.Footprint),
+// so 4,096 accounts of 1,000 transactions would take a gigabyte.
+const DefaultCacheBytes = 128 << 20
+
 // loaded is an account's folded state at a stream version, with the
 // position of its last event (what a replayed request waits for).
 type loaded struct {
@@ -21,47 +27,91 @@ type loaded struct {
 	version int64
 	last    event.Position
 	snapped int64 // the version of the account's last snapshot, loaded or saved
+	cost    int64 // the account's footprint when it was last put in the cache
 }
 
 // accountCache keeps accounts' folded states, so that a command on an
 // account with thousands of transactions reads only the events appended
 // since. A state is only used (and changed) by the holder of its account's
-// lock; nil disables the cache.
+// lock. It holds at most entries states and, by their footprints, about
+// budget bytes: the least recently used go first, and a state larger than
+// the whole budget is not kept. A nil lru disables the cache.
 type accountCache struct {
-	lru *lru.Cache[string, *loaded]
+	mu     sync.Mutex
+	lru    *simplelru.LRU[string, *loaded]
+	budget int64
+	used   int64 // the costs of the states held
 }
 
-func newAccountCache(entries int) *accountCache {
+func newAccountCache(entries int, budget int64) *accountCache {
 	if entries < 0 {
 		return &accountCache{}
 	}
 	if entries == 0 {
 		entries = DefaultCacheEntries
 	}
-	c, err := lru.New[string, *loaded](entries)
+	if budget <= 0 {
+		budget = DefaultCacheBytes
+	}
+	c := &accountCache{budget: budget}
+	l, err := simplelru.NewLRU(entries, func(_ string, l *loaded) { c.used -= l.cost }) // c.mu held
 	if err != nil {
 		panic(err) // only for a size < 1
 	}
-	return &accountCache{lru: c}
+	c.lru = l
+	return c
 }
 
 func (c *accountCache) get(account string) (*loaded, bool) {
 	if c.lru == nil {
 		return nil, false
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.lru.Get(account)
 }
 
+// put keeps l, or its new footprint, and evicts the least recently used
+// states until the rest fit the budget.
 func (c *accountCache) put(account string, l *loaded) {
-	if c.lru != nil {
-		c.lru.Add(account, l)
+	if c.lru == nil {
+		return
+	}
+	cost := l.account.Footprint()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Remove(account) // and its cost as last put
+	if cost > c.budget {
+		return
+	}
+	l.cost = cost
+	c.used += cost
+	c.lru.Add(account, l)
+	for c.used > c.budget {
+		if _, _, ok := c.lru.RemoveOldest(); !ok {
+			break
+		}
 	}
 }
 
 func (c *accountCache) drop(account string) {
-	if c.lru != nil {
-		c.lru.Remove(account)
+	if c.lru == nil {
+		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Remove(account)
+}
+
+// footprint is what the cached states take by their footprints, and how
+// many there are.
+func (c *accountCache) footprint() (bytes int64, states int) {
+	if c.lru == nil {
+		return 0, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used, c.lru.Len()
 }
 
 // keyedMutex serialises work per key (an account) inside the process:

@@ -72,6 +72,9 @@ type Options struct {
 	// DefaultCacheEntries; negative: none, every command folds the
 	// account's events since its snapshot, or its whole stream).
 	CacheEntries int
+	// CacheBytes bounds what the kept states take, by their footprints
+	// (loyalty.Account.Footprint; 0: DefaultCacheBytes).
+	CacheBytes int64
 	// Snapshots, if set, stores account states every SnapshotEvery
 	// events (0: DefaultSnapshotEvery), in the background.
 	Snapshots     Snapshots
@@ -124,7 +127,7 @@ func NewService(store commands.EventStore, ids IDs, authz Authorizer, wait comma
 		every = DefaultSnapshotEvery
 	}
 	s := &Service{store: store, ids: ids, authz: authz, wait: wait, now: time.Now,
-		cache: newAccountCache(opts.CacheEntries), apps: apps,
+		cache: newAccountCache(opts.CacheEntries, opts.CacheBytes), apps: apps,
 		snaps: opts.Snapshots, snapEvery: int64(every), savers: make(chan struct{}, snapshotSavers), log: opts.Log}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -340,6 +343,10 @@ func (s *Service) restore(ctx context.Context, account, app string) (*loaded, er
 	}
 	return &loaded{account: loyalty.NewAccount(account, app)}, nil
 }
+
+// CacheFootprint is what the cached account states take, by their
+// estimated footprints, and how many there are.
+func (s *Service) CacheFootprint() (bytes int64, accounts int) { return s.cache.footprint() }
 
 // StopSnapshots stops saving snapshots and waits for those being saved
 // (each gives up after ten seconds): call it before closing the snapshot

@@ -744,6 +744,60 @@ func TestCacheReadsOnlyNewerEvents(t *testing.T) {
 	}
 }
 
+// TestCacheKeepsToItsBudget: the cached states' footprints stay within
+// CacheBytes; the least recently used account goes first and folds its
+// stream again, and an account whose state outgrows the whole budget is
+// not kept at all.
+func TestCacheKeepsToItsBudget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, cmdloyalty.Options{})
+	rc := &readCounter{EventStore: e.store}
+	const budget = 10_000 // two accounts of ten transactions (about 4 kB each), not three
+	svc := cmdloyalty.NewService(rc, ids.Generator{}, rmrights.NewAuthorizer(e.pool), e.rt, cmdloyalty.Options{CacheBytes: budget})
+	ctx := as(e.ctx, admin)
+	keys := 0
+	earn := func(account string, n int) (read int64) {
+		t.Helper()
+		before := rc.read.Load()
+		for range n {
+			keys++
+			if res, err := svc.Earn(ctx, account, cmdloyalty.Points{Amount: 1, Reason: "test", IdempotencyKey: fmt.Sprint("k", keys)}); err != nil || res.Replayed {
+				t.Fatal(res, err)
+			}
+		}
+		return rc.read.Load() - before
+	}
+	kept := func(want int) {
+		t.Helper()
+		bytes, n := svc.CacheFootprint()
+		if n != want || bytes > budget || (n > 0) != (bytes > 0) {
+			t.Fatalf("cache holds %d accounts in %d bytes, want %d accounts within %d bytes", n, bytes, want, budget)
+		}
+	}
+	earn("ann", 10)
+	earn("bob", 10)
+	kept(2)
+	earn("cid", 10) // ann, the least recently used, goes
+	kept(2)
+	if n := earn("bob", 1); n != 0 {
+		t.Errorf("bob, cached, read %d events", n)
+	}
+	if n := earn("ann", 1); n != 11 {
+		t.Errorf("ann, evicted, read %d events, want her whole stream (11)", n)
+	}
+	if n := earn("bob", 1); n != 0 { // cid went for ann
+		t.Errorf("bob, cached, read %d events", n)
+	}
+	kept(2)
+	// ann outgrows the budget: she is no longer kept, and the others
+	// made room for her while she fitted.
+	earn("ann", 25)
+	kept(0)
+	if n := earn("ann", 1); n != 37 {
+		t.Errorf("ann, too large to keep, read %d events, want her whole stream (37)", n)
+	}
+}
+
 // TestSnapshotsShortenColdLoads: without a cache, a command on an account
 // reads its snapshot and only the events after it; the account decides
 // as if folded from its first event (a replayed key, a key reused for

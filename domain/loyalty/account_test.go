@@ -3,6 +3,7 @@ package loyalty_test
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -535,5 +536,56 @@ func TestRebalanceDamagedHistory(t *testing.T) {
 	h.ok(t)(h.ExpireDue(t0.Add(time.Hour), h.newID), nil)
 	if d := h.Rebalance(); len(d.Events) != 0 || h.Balance() != 0 {
 		t.Errorf("healthy: %v, balance %d", d.Events, h.Balance())
+	}
+}
+
+// TestFootprint checks that Account.Footprint tells, within a third, what
+// accounts take on the heap: earns with keys, a fifth with an expiry,
+// redemptions that close lots, stamps that fill a card and start another.
+// It allocates alone (no t.Parallel) so that the heap's growth is theirs.
+func TestFootprint(t *testing.T) {
+	const accounts = 500
+	for _, txs := range []int{10, 100, 400} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		keep := make([]*loyalty.Account, accounts)
+		var estimated int64
+		for i := range keep {
+			a := loyalty.NewAccount(fmt.Sprintf("6b023f20e9b9a15c8058%04d", i), "6b023f20e9b9a15c80582ffd")
+			a.Apply(loyalty.AccountOpened{Account: a.ID(), App: a.App()})
+			tx := func(j int) string { return fmt.Sprintf("6b023f20e9b9a15c8%07d", j) }
+			for j := range txs {
+				switch {
+				case j%10 == 9: // a redemption of the last earn's points
+					a.Apply(loyalty.PointsRedeemed{Account: a.ID(), App: a.App(), Transaction: tx(j), Amount: 10,
+						Balance: a.Balance() - 10, Reason: "reward", IdempotencyKey: fmt.Sprintf("redeem-%d", j),
+						Lots: []loyalty.LotUse{{Lot: tx(j - 1), Amount: 10}}})
+				case j%20 == 3: // stamps on one card definition, 4 of the 10 needed each time
+					a.Apply(loyalty.StampsAdded{Account: a.ID(), App: a.App(), Transaction: tx(j), Card: "6b023f20e9b9a15c80580001",
+						UserCard: fmt.Sprintf("card-%d", j/60), Stamps: 4, Total: 4, Needed: 10, Reward: "coffee", Reason: "visit"})
+				default:
+					var exp *time.Time
+					if j%5 == 0 {
+						exp = at(time.Duration(j) * time.Hour)
+					}
+					a.Apply(loyalty.PointsEarned{Account: a.ID(), App: a.App(), Transaction: tx(j), Amount: 10,
+						Balance: a.Balance() + 10, Reason: "purchase", Reference: fmt.Sprintf("order-%d", j),
+						IdempotencyKey: fmt.Sprintf("earn-%d-%d", i, j), ExpiresAt: exp})
+				}
+			}
+			keep[i] = a
+			estimated += a.Footprint()
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		ratio := float64(estimated) / float64(heap)
+		t.Logf("%d transactions: %d bytes per account on the heap, %d estimated (%.2f)",
+			txs, heap/accounts, estimated/accounts, ratio)
+		if ratio < 0.75 || ratio > 1.33 {
+			t.Errorf("%d transactions: Footprint estimates %d bytes per account, the heap grew by %d", txs, estimated/accounts, heap/accounts)
+		}
+		runtime.KeepAlive(keep)
 	}
 }

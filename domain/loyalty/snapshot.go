@@ -103,7 +103,7 @@ func RestoreAccount(s Snapshot) *Account {
 		kd := &keyed{transaction: k.Transaction, req: request{kind: kind(k.Kind), amount: k.Amount, reason: k.Reason,
 			reference: k.Reference, expiresAt: timeOf(k.ExpiresAt), card: k.Card, stamps: k.Stamps},
 			userCards: slices.Clone(k.UserCards), completed: slices.Clone(k.Completed)}
-		a.keys[key] = kd
+		a.setKey(key, kd)
 		if s.Stamping != "" && key == s.Stamping {
 			a.stamping = kd
 		}
