@@ -457,8 +457,10 @@ func (rt *Runtime) fireAll() {
 	}
 }
 
-func (rt *Runtime) batchDone(name string, n int, took time.Duration) {
-	rt.watcher.kick()
+// batchDone follows a batch of n events up to last that the runner of
+// projection name committed.
+func (rt *Runtime) batchDone(name string, n int, took time.Duration, last event.Position) {
+	rt.watcher.advance(name, last)
 	// A batch's transaction hides the events appended while it ran from
 	// the other runners (they read below the oldest running transaction):
 	// wake those that were woken for events and found none.
@@ -512,6 +514,7 @@ type runner struct {
 	pending       int
 	pendingStart  time.Time
 	pendingSchema string
+	pendingLast   event.Position // the batch's last event: its checkpoint
 
 	upMu      sync.Mutex // guards the two below (see upkeep)
 	upRunning bool
@@ -751,7 +754,7 @@ func (r *runner) handle(msg *message.Message) error {
 	if err := writeCheckpoint(ctx, tx, r.name, last); err != nil {
 		return err
 	}
-	r.pending, r.pendingSchema = len(r.buf), SchemaName(r.name, version)
+	r.pending, r.pendingSchema, r.pendingLast = len(r.buf), SchemaName(r.name, version), last
 	r.buf = nil
 	msg.Ack()
 	return nil
@@ -772,7 +775,7 @@ func writeCheckpoint(ctx context.Context, q DB, row string, p event.Position) er
 // onQuery runs after each subscriber transaction ended.
 func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 	r.batchMu.Lock()
-	n, schema := r.pending, r.pendingSchema
+	n, schema, last := r.pending, r.pendingSchema, r.pendingLast
 	r.pending = 0
 	var took time.Duration
 	if n > 0 {
@@ -799,7 +802,7 @@ func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 		r.rt.opts.OnError(r.name, err)
 	}
 	if ok {
-		r.rt.batchDone(r.name, n, took)
+		r.rt.batchDone(r.name, n, took, last)
 		if r.rt.growth.add(schema, n) {
 			r.upkeep(schema)
 		}

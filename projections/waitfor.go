@@ -20,8 +20,9 @@ import (
 //
 // It works across processes (it reads the checkpoints, whoever advances
 // them) and is cheap: however many requests wait, one goroutine reads the
-// checkpoint table, every few milliseconds and right after local batches
-// commit, and only while someone waits.
+// checkpoint table every few milliseconds, and only while someone waits;
+// the batches this process's runners commit advance the cached
+// checkpoints at once, without a query.
 func (rt *Runtime) WaitFor(ctx context.Context, pos event.Position, names ...string) bool {
 	bound := rt.opts.WaitTimeout
 	if bound <= 0 {
@@ -49,7 +50,7 @@ type cpWatcher struct {
 
 	mu      sync.Mutex
 	pos     map[string]event.Position
-	changed postgres.Broadcast // fired after each refresh
+	changed postgres.Broadcast // fired after each refresh and advance
 	waiters int
 	running bool
 	kickC   chan struct{}
@@ -59,7 +60,29 @@ func newCPWatcher(pool *pgxpool.Pool) *cpWatcher {
 	return &cpWatcher{pool: pool, pos: map[string]event.Position{}, kickC: make(chan struct{}, 1)}
 }
 
-// kick asks for a refresh now (a local batch committed).
+// advance records that projection name committed its checkpoint at pos
+// in this process, and wakes the waiters.
+func (w *cpWatcher) advance(name string, pos event.Position) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.raiseLocked(name, pos) {
+		w.changed.Fire()
+	}
+}
+
+// raiseLocked moves name's cached checkpoint up to pos, never down: a
+// checkpoint never goes back (a rebuild switches at or after the live
+// checkpoint), while a refresh that read the table before a local batch
+// committed may end after advance. w.mu must be held.
+func (w *cpWatcher) raiseLocked(name string, pos event.Position) bool {
+	if cp, ok := w.pos[name]; ok && !cp.Less(pos) {
+		return false
+	}
+	w.pos[name] = pos
+	return true
+}
+
+// kick asks for a refresh now (a rebuild switched a projection).
 func (w *cpWatcher) kick() {
 	select {
 	case w.kickC <- struct{}{}:
@@ -86,11 +109,9 @@ func (w *cpWatcher) wait(ctx context.Context, pos event.Position, names []string
 		return true
 	}
 	w.waiters++
-	if !w.running {
+	if !w.running { // else the cache is at most watchInterval old
 		w.running = true
 		go w.loop()
-	} else {
-		w.kick()
 	}
 	ch := w.changed.C()
 	w.mu.Unlock()
@@ -149,7 +170,11 @@ func (w *cpWatcher) refresh() {
 	if err != nil {
 		return // keep waiting on the cache; the waiters' deadlines hold
 	}
-	fresh := map[string]event.Position{}
+	type checkpoint struct {
+		name string
+		pos  event.Position
+	}
+	var fresh []checkpoint
 	for rows.Next() {
 		var name string
 		var tx, p int64
@@ -158,7 +183,7 @@ func (w *cpWatcher) refresh() {
 			return
 		}
 		if !strings.Contains(name, "@") {
-			fresh[name] = event.Position{TxID: uint64(tx), Pos: p}
+			fresh = append(fresh, checkpoint{name, event.Position{TxID: uint64(tx), Pos: p}})
 		}
 	}
 	rows.Close()
@@ -166,7 +191,9 @@ func (w *cpWatcher) refresh() {
 		return
 	}
 	w.mu.Lock()
-	w.pos = fresh
+	for _, cp := range fresh {
+		w.raiseLocked(cp.name, cp.pos)
+	}
 	w.changed.Fire()
 	w.mu.Unlock()
 }
