@@ -135,8 +135,12 @@ func TestLoyaltyStampCards(t *testing.T) {
 		t.Errorf("stamps after the change: %+v", st)
 	}
 
+	if u := ts.loyaltyUser(ts.admin, ann.ID); u.ActiveStampCards != 2 {
+		t.Errorf("before retiring: %d active cards, want 2 (one completed, one open)", u.ActiveStampCards)
+	}
+
 	// Retire: no longer listed nor stamped; its completed card can still
-	// be redeemed.
+	// be redeemed, its open card is no longer active.
 	var retired stampCardView
 	ts.mustJSON(ts.do(request{method: http.MethodDelete, path: stampCardPath + "/" + coffee.ID, token: ts.admin}), http.StatusOK, &retired)
 	if !retired.Retired || retired.ID != coffee.ID {
@@ -148,6 +152,9 @@ func TestLoyaltyStampCards(t *testing.T) {
 	ts.mustJSON(ts.get(stampCardPath+"/"+coffee.ID, ts.admin), http.StatusOK, &got)
 	if !got.Retired {
 		t.Errorf("GET a retired card: %+v", got)
+	}
+	if u := ts.loyaltyUser(ts.admin, ann.ID); u.ActiveStampCards != 1 {
+		t.Errorf("after retiring: %d active cards, want 1 (the completed one)", u.ActiveStampCards)
 	}
 	n := ts.loyaltyEvents()
 	expectHaloError(t, ts.post(userPath(ann.ID, "/stamps"), ts.admin, map[string]any{"card": coffee.ID, "stamps": 1}), http.StatusConflict)
@@ -172,7 +179,7 @@ func TestLoyaltyStampCards(t *testing.T) {
 		t.Errorf("stamps of another app's card appended %d events", m-n)
 	}
 	u = ts.loyaltyUser(ts.admin, ann.ID)
-	if u.ActiveStampCards != 2 {
-		t.Errorf("active cards at the end: %d, want 2 (%+v)", u.ActiveStampCards, u.StampCards)
+	if u.ActiveStampCards != 1 {
+		t.Errorf("active cards at the end: %d, want 1, the bagel card (%+v)", u.ActiveStampCards, u.StampCards)
 	}
 }

@@ -11,7 +11,8 @@ import (
 
 // writeCards folds the batch's stamp card and definition events into the
 // rows they touch (read first: they are few) and writes them back. It
-// counts each account's change of cards not redeemed yet.
+// counts each account's change of active cards (see active), those of
+// accounts whose open cards' definition this batch retired included.
 func (b *batch) writeCards(ctx context.Context) error {
 	if len(b.cardEvents) == 0 {
 		return nil
@@ -38,16 +39,64 @@ func (b *batch) writeCards(ctx context.Context) error {
 	if err := b.loadUserCards(ctx, userIDs, users); err != nil {
 		return err
 	}
-	if err := b.loadCardDefs(ctx, defIDs, defs); err != nil {
+	// The definitions of the user cards too: whether a card is active
+	// depends on its definition's retirement. Only defIDs are written back.
+	loadIDs := defIDs
+	for _, id := range userIDs {
+		if c := users[id]; c != nil {
+			loadIDs = appendNew(defs, loadIDs, c.card)
+		}
+	}
+	for _, r := range b.cardEvents {
+		if e, ok := r.Data.(loyalty.StampsAdded); ok {
+			loadIDs = appendNew(defs, loadIDs, e.Card)
+		}
+	}
+	if err := b.loadCardDefs(ctx, loadIDs, defs); err != nil {
 		return err
+	}
+	for _, c := range users {
+		if c != nil {
+			c.wasActive = c.active(defs[c.card].retiredBefore())
+		}
 	}
 	for _, r := range b.cardEvents {
 		foldCard(r, users, defs)
 	}
-	if err := b.writeUserCards(ctx, userIDs, users); err != nil {
+	if err := b.writeUserCards(ctx, userIDs, users, defs); err != nil {
+		return err
+	}
+	if err := b.retireOpenCards(ctx, defIDs, defs, userIDs); err != nil {
 		return err
 	}
 	return b.writeCardDefs(ctx, defIDs, defs)
+}
+
+// retireOpenCards takes from their accounts' active_cards the open cards,
+// stored before this batch and untouched by it, of the definitions this
+// batch retired (the cards the batch touched are counted in
+// writeUserCards).
+func (b *batch) retireOpenCards(ctx context.Context, defIDs []string, defs map[string]*cardDef, touched []string) error {
+	var retired []string
+	for _, id := range defIDs {
+		if d := defs[id]; d != nil && d.retired && !d.wasRetired {
+			retired = append(retired, id)
+		}
+	}
+	if len(retired) == 0 {
+		return nil
+	}
+	if touched == nil {
+		touched = []string{} // not NULL: id <> ALL(NULL) holds for no row
+	}
+	if _, err := b.db.Exec(ctx, `UPDATE `+b.t("loyalty_accounts")+` a SET active_cards = a.active_cards - x.n
+		FROM (SELECT account, count(*) AS n FROM `+b.t("loyalty_user_cards")+`
+			WHERE card = ANY($1) AND completed_at IS NULL AND redeemed_at IS NULL AND id <> ALL($2)
+			GROUP BY account) x
+		WHERE a.id = x.account`, retired, touched); err != nil {
+		return fmt.Errorf("loyalty projection, retire open stamp cards: %w", err)
+	}
+	return nil
 }
 
 func appendNew[T any](m map[string]*T, order []string, id string) []string {
@@ -107,7 +156,6 @@ func (b *batch) loadUserCards(ctx context.Context, ids []string, into map[string
 			&c.redeemed, &c.created, &c.updated); err != nil {
 			return err
 		}
-		c.wasActive = c.redeemed == nil
 		into[c.id] = c
 	}
 	return rows.Err()
@@ -128,12 +176,13 @@ func (b *batch) loadCardDefs(ctx context.Context, ids []string, into map[string]
 		if err := rows.Scan(&d.id, &d.app, &d.name, &d.description, &d.reward, &d.needed, &d.retired, &d.created, &d.updated); err != nil {
 			return err
 		}
+		d.wasRetired = d.retired
 		into[d.id] = d
 	}
 	return rows.Err()
 }
 
-func (b *batch) writeUserCards(ctx context.Context, order []string, cards map[string]*userCard) error {
+func (b *batch) writeUserCards(ctx context.Context, order []string, cards map[string]*userCard, cardDefs map[string]*cardDef) error {
 	var (
 		ids, accounts, defs, apps, rewards []string
 		stamps, needed                     []int32
@@ -145,8 +194,7 @@ func (b *batch) writeUserCards(ctx context.Context, order []string, cards map[st
 		if c == nil {
 			continue // stamps of a card this projection never saw started
 		}
-		active := c.redeemed == nil
-		if d := boolInt(active) - boolInt(c.existed && c.wasActive); d != 0 {
+		if d := boolInt(c.active(cardDefs[c.card].isRetired())) - boolInt(c.existed && c.wasActive); d != 0 {
 			if a := b.accounts[c.account]; a != nil {
 				a.activeCards += d
 			}

@@ -71,10 +71,22 @@ type userCard struct {
 type cardDef struct {
 	id, app, name, description, reward string
 	needed                             int
-	retired                            bool
+	retired, wasRetired                bool // now; before the batch
 	created, updated                   time.Time
 	seen                               bool // the row exists or this batch defined it
 }
+
+// active tells whether a user card counts in its account's active_cards:
+// it is not redeemed, and it is completed (its reward waits) or its
+// definition is not retired (it can still take stamps).
+func (c *userCard) active(retired bool) bool {
+	return c.redeemed == nil && (c.completed != nil || !retired)
+}
+
+// isRetired and retiredBefore (the batch) are false for a definition this
+// projection never saw (nil).
+func (d *cardDef) isRetired() bool     { return d != nil && d.retired }
+func (d *cardDef) retiredBefore() bool { return d != nil && d.wasRetired }
 
 type batch struct {
 	db     projections.DB

@@ -275,6 +275,40 @@ func TestCorrectionBeforeExpiry(t *testing.T) {
 	}
 }
 
+// TestRetiringADefinition: the open cards of a retired definition leave
+// their accounts' active_cards, its completed cards stay, and cards of
+// other definitions are untouched, whether the retirement comes in a
+// batch of its own, with stamps of the same definition, or with
+// everything.
+func TestRetiringADefinition(t *testing.T) {
+	t.Parallel()
+	s := loyaltytest.New(t0)
+	coffee := s.DefineCard("app1", "Coffee", 3, "coffee")
+	bagel := s.DefineCard("app1", "Bagel", 3, "bagel")
+	s.AddStamps("u1", "app1", coffee, 1) // open
+	s.AddStamps("u2", "app1", coffee, 3) // completed
+	s.AddStamps("u2", "app1", bagel, 1)  // open, another definition
+	s.AddStamps("u3", "app1", coffee, 4) // completed, and one open
+	before := len(s.Recorded())
+	s.AddStamps("u4", "app1", coffee, 2) // open, in the retirement's batch
+	s.RetireCard(coffee)
+	evs := s.Recorded()
+	n := len(evs)
+	for _, batches := range [][]int{{n}, {n - 1, 1}, {before, n - before}, {before, n - before - 1, 1}} {
+		ctx, pool := setup(t)
+		rest := evs
+		for _, k := range batches {
+			apply(t, ctx, pool, rest[:k]...)
+			rest = rest[k:]
+		}
+		check(t, ctx, pool, s, true, fmt.Sprintf("batches %v", batches))
+		got := pgtest.Strings(t, pool, `SELECT concat_ws('|', id, active_cards) FROM loyalty_accounts ORDER BY id`)
+		if want := []string{"u1|0", "u2|2", "u3|1", "u4|0"}; !slices.Equal(got, want) {
+			t.Errorf("batches %v: active cards %v, want %v", batches, got, want)
+		}
+	}
+}
+
 // TestLiveAndRebuiltAgree appends a random history to the event store,
 // lets the live projection apply it in small batches, checks the tables
 // against the model, then rebuilds with verification.

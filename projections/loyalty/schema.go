@@ -19,7 +19,9 @@ import (
 // recorded balance (that of the last points event, or the New of a
 // correction), the totals earned, redeemed, expired and adjusted (net),
 // the number of transactions (the rows of loyalty_transactions), the
-// stamp cards not redeemed yet, and when the last loyalty event happened.
+// active stamp cards (not redeemed, and completed or of a definition not
+// retired: a card that can still take stamps or give its reward), and when
+// the last loyalty event happened.
 // Each account gets a number (1, 2, 3... in the order the log opened
 // them) that keys its rows in loyalty_transactions and loyalty_lots:
 // integer keys keep those tables' indexes small, which is what a rebuild
@@ -44,6 +46,14 @@ type Projector struct{}
 
 var _ projections.Projector = Projector{}
 var _ projections.Selective = Projector{}
+var _ projections.Layouter = Projector{}
+
+// Layout: active_cards leaves out the open cards of retired definitions
+// (it counted every card not redeemed). Versions made before are paused
+// until rebuilt.
+func (Projector) Layout() string {
+	return "loyalty_accounts.active_cards: open cards of retired definitions left out"
+}
 
 // Handles reports that the projector uses the loyalty context's events
 // only.

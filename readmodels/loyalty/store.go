@@ -67,7 +67,7 @@ type Account struct {
 	Earned, Redeemed, Expired                  int64
 	Adjusted                                   int64 // net sum of adjustments
 	Transactions                               int   // points transactions and corrections
-	ActiveCards                                int   // stamp cards not redeemed
+	ActiveCards                                int   // stamp cards not redeemed, completed or of a definition not retired
 	NextExpiry                                 *Expiry
 	CreatedAt                                  time.Time  // the identified user's registration
 	UpdatedAt                                  *time.Time // the last loyalty event (nil: never)

@@ -34,7 +34,12 @@ type UserCard struct {
 	Completed, Redeemed   bool
 	CompletedAt, RedeemAt time.Time
 	CreatedAt, UpdatedAt  time.Time
+	def                   *Card
 }
+
+// Active reports whether the card can still take stamps or give its
+// reward: not redeemed, and completed or of a definition not retired.
+func (c *UserCard) Active() bool { return !c.Redeemed && (c.Completed || !c.def.Retired) }
 
 // Account is the expected state of an account.
 type Account struct {
@@ -330,7 +335,7 @@ func (s *Sim) AddStamps(account, app, card string, n int) {
 			}
 		}
 		if open == nil {
-			open = &UserCard{ID: s.NewID("uc"), Card: card, Reward: def.Reward, Needed: def.Needed, CreatedAt: at}
+			open = &UserCard{ID: s.NewID("uc"), Card: card, Reward: def.Reward, Needed: def.Needed, CreatedAt: at, def: def}
 			a.Cards = append(a.Cards, open)
 		}
 		k := min(n, open.Needed-open.Stamps)
@@ -364,11 +369,11 @@ func (s *Sim) RedeemCard(account, userCard string) {
 	panic("loyaltytest: no card " + userCard)
 }
 
-// ActiveCards counts the account's cards not redeemed.
+// ActiveCards counts the account's active cards (UserCard.Active).
 func (a *Account) ActiveCards() int {
 	n := 0
 	for _, c := range a.Cards {
-		if !c.Redeemed {
+		if c.Active() {
 			n++
 		}
 	}
