@@ -45,6 +45,17 @@ func apply(t *testing.T, ctx context.Context, pool *pgxpool.Pool, evs ...event.R
 	}
 }
 
+// applyIn applies evs to fresh tables in batches of the given sizes.
+func applyIn(t *testing.T, evs []event.Recorded, batches []int) (context.Context, *pgxpool.Pool) {
+	t.Helper()
+	ctx, pool := setup(t)
+	for _, n := range batches {
+		apply(t, ctx, pool, evs[:n]...)
+		evs = evs[n:]
+	}
+	return ctx, pool
+}
+
 var dumps = []string{
 	`SELECT row_to_json(x)::text FROM loyalty_accounts x ORDER BY id`,
 	`SELECT row_to_json(x)::text FROM loyalty_transactions x ORDER BY account, version`,
@@ -219,12 +230,7 @@ func TestExpiryOfNothing(t *testing.T) {
 		t.Fatal("a correction where the balances agree")
 	}
 	for _, batches := range [][]int{{len(evs)}, {len(evs) - 1, 1}} {
-		ctx, pool := setup(t)
-		rest := evs
-		for _, n := range batches {
-			apply(t, ctx, pool, rest[:n]...)
-			rest = rest[n:]
-		}
+		ctx, pool := applyIn(t, evs, batches)
 		check(t, ctx, pool, s, true, fmt.Sprintf("batches %v", batches))
 		got := pgtest.Strings(t, pool, `SELECT concat_ws('|', kind, amount, balance) FROM loyalty_transactions ORDER BY version DESC LIMIT 1`)
 		if !slices.Equal(got, []string{"expire|0|0"}) {
@@ -257,12 +263,7 @@ func TestCorrectionBeforeExpiry(t *testing.T) {
 		t.Fatalf("the last event %+v, want the lot's expiry of 50 points, balance 10", evs[n-1].Data)
 	}
 	for _, batches := range [][]int{{n}, {n - 2, 2}, {n - 1, 1}, {n - 2, 1, 1}} {
-		ctx, pool := setup(t)
-		rest := evs
-		for _, k := range batches {
-			apply(t, ctx, pool, rest[:k]...)
-			rest = rest[k:]
-		}
+		ctx, pool := applyIn(t, evs, batches)
 		check(t, ctx, pool, s, true, fmt.Sprintf("batches %v", batches))
 		got := pgtest.Strings(t, pool, `SELECT concat_ws('|', kind, amount, balance, previous_balance) FROM loyalty_transactions ORDER BY version DESC LIMIT 2`)
 		if want := []string{"expire|-50|10", "correction|0|60|0"}; !slices.Equal(got, want) {
@@ -295,12 +296,7 @@ func TestRetiringADefinition(t *testing.T) {
 	evs := s.Recorded()
 	n := len(evs)
 	for _, batches := range [][]int{{n}, {n - 1, 1}, {before, n - before}, {before, n - before - 1, 1}} {
-		ctx, pool := setup(t)
-		rest := evs
-		for _, k := range batches {
-			apply(t, ctx, pool, rest[:k]...)
-			rest = rest[k:]
-		}
+		ctx, pool := applyIn(t, evs, batches)
 		check(t, ctx, pool, s, true, fmt.Sprintf("batches %v", batches))
 		got := pgtest.Strings(t, pool, `SELECT concat_ws('|', id, active_cards) FROM loyalty_accounts ORDER BY id`)
 		if want := []string{"u1|0", "u2|2", "u3|1", "u4|0"}; !slices.Equal(got, want) {
