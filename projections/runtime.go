@@ -237,6 +237,7 @@ func (rt *Runtime) Wait() { rt.wg.Wait() }
 // (several processes starting) serialise on an advisory lock.
 func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 	name := p.Name()
+	rewound := false
 	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, lockKey("ensure", name)); err != nil {
 			return err
@@ -267,6 +268,7 @@ func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 				if err := writeCheckpoint(ctx, tx, name, event.Position{}); err != nil {
 					return err
 				}
+				rewound = true
 			} else {
 				rt.log.Info("projection created", "projection", name, "version", version, "schema", schema)
 			}
@@ -294,6 +296,9 @@ func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 	})
 	if err != nil {
 		return fmt.Errorf("projection %s: %w", name, err)
+	}
+	if rewound {
+		rt.watcher.forget(name)
 	}
 	return nil
 }

@@ -774,6 +774,70 @@ func TestWaitFor(t *testing.T) {
 	}
 }
 
+// commitFails is a projector whose batches apply and then fail to commit
+// (a deferred unique constraint): its checkpoint never moves.
+type commitFails struct{ name string }
+
+func (c commitFails) Name() string     { return c.name }
+func (c commitFails) Tables() []string { return []string{c.name + "_rows"} }
+func (c commitFails) Create(ctx context.Context, db projections.DB, schema string) error {
+	_, err := db.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s.%s_rows (k int, CONSTRAINT once UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)`, schema, c.name))
+	return err
+}
+func (c commitFails) Apply(ctx context.Context, db projections.DB, schema string, _ []event.Recorded) error {
+	_, err := db.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.%s_rows VALUES (1), (1)`, schema, c.name))
+	return err
+}
+
+// TestWaitForIgnoresAFailedCommit: a batch that applied but did not
+// commit (watermill-sql only logs a failed commit) is not caught up.
+func TestWaitForIgnoresAFailedCommit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.start(t, nil, commitFails{name: "nocommit"})
+	pos := e.appendEvents(t, "s", 1, 1)
+	if r.rt.WaitForBound(context.Background(), time.Second, pos, "nocommit") {
+		_, cp := e.checkpoint(t, "nocommit")
+		t.Errorf("WaitFor(%s) = true; the checkpoint in the table is %s", pos, cp)
+	}
+	if h := r.rt.Health()[0]; h.Failures == 0 {
+		t.Errorf("the failed commits are not counted: %+v", h)
+	}
+}
+
+// TestWaitForAfterLostTables: a projection whose tables were lost replays
+// the log from the start (another process re-created them); a process
+// that saw it caught up before learns so at its next read of the
+// checkpoints, and does not say it is caught up meanwhile.
+func TestWaitForAfterLostTables(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	first := e.start(t, nil, &counter{name: "lost"})
+	pos := e.appendEvents(t, "s", 7, 50)
+	caughtUp(t, e, first.rt, "lost")
+	first.stop()
+	if _, err := e.pool.Exec(context.Background(), `DROP SCHEMA proj_lost_v1 CASCADE`); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	e.start(t, nil, &counter{name: "lost", mid: func(ctx context.Context, _ string, _ int) error {
+		select { // the replay's first batch never commits while the test looks
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}})
+	// Someone waits for a later event meanwhile: the watcher reads the
+	// table again, which takes back what it knew.
+	first.rt.WaitForBound(context.Background(), 100*time.Millisecond, event.Position{TxID: pos.TxID + 1000}, "lost")
+	if first.rt.WaitForBound(context.Background(), 300*time.Millisecond, pos, "lost") {
+		_, cp := e.checkpoint(t, "lost")
+		t.Errorf("WaitFor(%s) = true while the projection replays from %s", pos, cp)
+	}
+}
+
 // statusWhen polls Status until ok holds for the first projection (events
 // become readable once no older transaction in the cluster is running) or
 // twenty seconds pass.

@@ -44,42 +44,56 @@ func (rt *Runtime) WaitForBound(ctx context.Context, bound time.Duration, pos ev
 
 const watchInterval = 5 * time.Millisecond
 
-// cpWatcher caches the checkpoints for WaitFor.
+// cpWatcher caches the checkpoints for WaitFor. The checkpoint table is
+// the truth: a refresh replaces the cache with what it read (a checkpoint
+// can go back: one whose tables were lost is replayed from the start),
+// except for the checkpoints this process's runners committed after the
+// refresh began, which it may not have seen.
 type cpWatcher struct {
 	pool *pgxpool.Pool
 
 	mu      sync.Mutex
 	pos     map[string]event.Position
-	changed postgres.Broadcast // fired after each refresh and advance
+	local   map[string]localCheckpoint // the last batch each local runner committed
+	seq     uint64                     // counts advances
+	changed postgres.Broadcast         // fired after each refresh and advance
 	waiters int
 	running bool
 	kickC   chan struct{}
 }
 
-func newCPWatcher(pool *pgxpool.Pool) *cpWatcher {
-	return &cpWatcher{pool: pool, pos: map[string]event.Position{}, kickC: make(chan struct{}, 1)}
+// localCheckpoint is a checkpoint a runner of this process committed, and
+// the advance that told the watcher.
+type localCheckpoint struct {
+	pos event.Position
+	seq uint64
 }
 
-// advance records that projection name committed its checkpoint at pos
-// in this process, and wakes the waiters.
+func newCPWatcher(pool *pgxpool.Pool) *cpWatcher {
+	return &cpWatcher{pool: pool, pos: map[string]event.Position{}, local: map[string]localCheckpoint{},
+		kickC: make(chan struct{}, 1)}
+}
+
+// advance records that a runner of this process committed projection
+// name's checkpoint at pos, and wakes the waiters.
 func (w *cpWatcher) advance(name string, pos event.Position) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.raiseLocked(name, pos) {
+	w.seq++
+	w.local[name] = localCheckpoint{pos: pos, seq: w.seq}
+	if cp, ok := w.pos[name]; !ok || cp.Less(pos) {
+		w.pos[name] = pos
 		w.changed.Fire()
 	}
 }
 
-// raiseLocked moves name's cached checkpoint up to pos, never down: a
-// checkpoint never goes back (a rebuild switches at or after the live
-// checkpoint), while a refresh that read the table before a local batch
-// committed may end after advance. w.mu must be held.
-func (w *cpWatcher) raiseLocked(name string, pos event.Position) bool {
-	if cp, ok := w.pos[name]; ok && !cp.Less(pos) {
-		return false
-	}
-	w.pos[name] = pos
-	return true
+// forget drops what the watcher knows of name's checkpoint (its tables
+// were re-created and it replays the log from the start).
+func (w *cpWatcher) forget(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.pos, name)
+	delete(w.local, name)
 }
 
 // kick asks for a refresh now (a rebuild switched a projection).
@@ -109,7 +123,7 @@ func (w *cpWatcher) wait(ctx context.Context, pos event.Position, names []string
 		return true
 	}
 	w.waiters++
-	if !w.running { // else the cache is at most watchInterval old
+	if !w.running { // else the loop reads the table again within watchInterval
 		w.running = true
 		go w.loop()
 	}
@@ -163,16 +177,19 @@ func (w *cpWatcher) loop() {
 	}
 }
 
+// checkpoint is a row of the checkpoint table.
+type checkpoint struct {
+	name string
+	pos  event.Position
+}
+
 func (w *cpWatcher) refresh() {
+	began := w.began()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	rows, err := w.pool.Query(ctx, `SELECT name, tx_id::text::bigint, position FROM projection_checkpoints`)
 	if err != nil {
 		return // keep waiting on the cache; the waiters' deadlines hold
-	}
-	type checkpoint struct {
-		name string
-		pos  event.Position
 	}
 	var fresh []checkpoint
 	for rows.Next() {
@@ -190,10 +207,30 @@ func (w *cpWatcher) refresh() {
 	if rows.Err() != nil {
 		return
 	}
+	w.replace(began, fresh)
+}
+
+// began is the advance count when a refresh begins to read the table.
+func (w *cpWatcher) began() uint64 {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
+}
+
+// replace makes what a refresh read, beginning after advance number
+// began, the cache, keeping the later local advances it may have missed.
+func (w *cpWatcher) replace(began uint64, fresh []checkpoint) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	next := make(map[string]event.Position, len(fresh))
 	for _, cp := range fresh {
-		w.raiseLocked(cp.name, cp.pos)
+		next[cp.name] = cp.pos
 	}
+	for name, l := range w.local {
+		if cp, ok := next[name]; l.seq > began && (!ok || cp.Less(l.pos)) {
+			next[name] = l.pos
+		}
+	}
+	w.pos = next
 	w.changed.Fire()
-	w.mu.Unlock()
 }

@@ -12,8 +12,8 @@ import (
 // TestWatcherAdvance: a batch committed in this process wakes its waiters
 // at once, without the checkpoint table (which has no row for the
 // projection here, as if the refreshes had all read it before the
-// commit); an older position does not; and no refresh takes a checkpoint
-// back.
+// commit); an older position does not; a refresh keeps the local
+// advances it may have missed, and otherwise replaces the cache.
 func TestWatcherAdvance(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.Pool(t)
@@ -42,14 +42,24 @@ func TestWatcherAdvance(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a local batch at the position did not end the wait")
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO projection_checkpoints (name, tx_id, position) VALUES ('p', '10', 2)`); err != nil {
-		t.Fatal(err)
+	// A refresh that began before an advance keeps it; one that began
+	// after takes the table's word, even for an older checkpoint (a
+	// projection whose tables were lost replays from the start).
+	began := w.began()
+	later := event.Position{TxID: 10, Pos: 9}
+	w.advance("p", later)
+	w.replace(began, []checkpoint{{"p", pos}})
+	if got := w.cached("p"); got != later {
+		t.Errorf("after a refresh that began before the advance to %s: %s", later, got)
 	}
-	w.refresh()
+	w.replace(w.began(), []checkpoint{{"p", event.Position{}}})
+	if got := w.cached("p"); got != (event.Position{}) {
+		t.Errorf("after a refresh that read a checkpoint taken back to the start: %s", got)
+	}
+}
+
+func (w *cpWatcher) cached(name string) event.Position {
 	w.mu.Lock()
-	got := w.pos["p"]
-	w.mu.Unlock()
-	if got != pos {
-		t.Errorf("after a refresh that read an older checkpoint: %s, want %s", got, pos)
-	}
+	defer w.mu.Unlock()
+	return w.pos[name]
 }

@@ -264,6 +264,9 @@ func PgxTx(msg *message.Message) (pgx.Tx, bool) {
 	if !ok {
 		return nil, false
 	}
+	if w, ok := tx.(watchedTx); ok {
+		tx = w.Tx
+	}
 	switch t := tx.(type) {
 	case *wmsql.PgxTx:
 		return t.Tx, t.Tx != nil

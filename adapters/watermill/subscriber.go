@@ -2,6 +2,8 @@ package watermill
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -233,11 +235,70 @@ func NewSubscriber(db wmsql.Conn, cfg SubscriberConfig) (*wmsql.Subscriber, erro
 	if log == nil {
 		log = slog.Default()
 	}
-	return wmsql.NewSubscriber(wmsql.BeginnerFromPgx(db), wmsql.SubscriberConfig{
+	begin := &commitWatch{Beginner: wmsql.BeginnerFromPgx(db)}
+	return wmsql.NewSubscriber(begin, wmsql.SubscriberConfig{
 		ConsumerGroup:  cfg.Projection,
 		AckDeadline:    deadline,
-		BackoffManager: b,
+		BackoffManager: commitChecked{BackoffManager: b, commits: begin},
 		SchemaAdapter:  EventsSchema{BatchSize: cfg.BatchSize, Skip: cfg.Skip},
 		OffsetsAdapter: CheckpointOffsets{HandlerWritesCheckpoint: cfg.HandlerWritesCheckpoint},
 	}, NewLogger(log))
+}
+
+// commitWatch begins a subscriber's query transactions and remembers
+// whether the last one failed to commit. watermill-sql commits a query's
+// transaction in a defer and only logs a failed commit (a broken
+// connection, a deferred constraint, the subscription's context ending
+// between the acknowledgement and COMMIT), so the query reports success
+// for a batch that was rolled back.
+type commitWatch struct {
+	wmsql.Beginner
+	failed atomic.Pointer[error] // the last query's commit error, until taken
+}
+
+func (c *commitWatch) BeginTx(ctx context.Context, opts *sql.TxOptions) (wmsql.Tx, error) {
+	c.failed.Store(nil)
+	tx, err := c.Beginner.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return watchedTx{Tx: tx, c: c}, nil
+}
+
+// take returns the last query's commit error, once.
+func (c *commitWatch) take() error {
+	if err := c.failed.Swap(nil); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// watchedTx is a query transaction whose failed commit is remembered.
+type watchedTx struct {
+	wmsql.Tx
+	c *commitWatch
+}
+
+func (t watchedTx) Commit() error {
+	err := t.Tx.Commit()
+	if err != nil {
+		t.c.failed.Store(&err)
+	}
+	return err
+}
+
+// commitChecked hands its BackoffManager (and so Backoff.OnQuery) the
+// commit error of a query that reported success: a batch that did not
+// commit is a failed query, and the subscriber backs off before it reads
+// the batch again.
+type commitChecked struct {
+	wmsql.BackoffManager
+	commits *commitWatch
+}
+
+func (c commitChecked) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) time.Duration {
+	if cerr := c.commits.take(); err == nil && cerr != nil {
+		err = fmt.Errorf("commit the query's transaction: %w", cerr)
+	}
+	return c.BackoffManager.HandleError(logger, noMsg, err)
 }

@@ -78,8 +78,8 @@
 //     as p99 latency (target <= 20 ms for (a) and (b)) and req/s, with p50
 //     and the CPU the server process, the bench and the machine used, and
 //     the share of the CPUs' time the hypervisor gave to other guests
-//     (steal: on a shared host, the first suspect of a slow run). The
-//     first query of each kind is checked against the generated data
+//     (steal: on a shared host, the first suspect of a slow run; the
+//     loyalty phase's self measurements report the same). The first query of each kind is checked against the generated data
 //     (total, order by price, each item a published match); any answer but
 //     200 fails the phase.
 //   - push: one push to a segment of -push-devices app users (default

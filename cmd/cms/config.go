@@ -45,9 +45,9 @@ type LoyaltyConfig struct {
 	// environment turns the cache off, which is -1 here: 0 here is the
 	// default).
 	CacheEntries int
-	// CacheMiB bounds the memory of those states, by their estimated
-	// footprints (CMS_LOYALTY_CACHE_MB, default 128): an account's state
-	// grows with its history.
+	// CacheMiB bounds the memory of those states in MiB, by their
+	// estimated footprints (CMS_LOYALTY_CACHE_MB, default 128): an
+	// account's state grows with its history.
 	CacheMiB int
 	// SnapshotEvery is how many events an account folds between two
 	// snapshots of its state (CMS_LOYALTY_SNAPSHOT_EVERY, default 50; 0

@@ -16,8 +16,8 @@ const DefaultCacheEntries = 4096
 
 // DefaultCacheBytes bounds the memory of the cached account states when
 // Options leave CacheBytes 0: an account keeps every idempotency key it
-// recorded, about 250 bytes per transaction (loyalty.Account.Footprint),
-// so 4,096 accounts of 1,000 transactions would take a gigabyte.
+// recorded, about 300 bytes per transaction (loyalty.Account.Footprint),
+// so 4,096 accounts of 1,000 transactions would take over a gigabyte.
 const DefaultCacheBytes = 128 << 20
 
 // loaded is an account's folded state at a stream version, with the

@@ -473,6 +473,7 @@ func (s *Service) locked(ctx context.Context, account, app string,
 			a.Apply(e)
 		}
 		l.version, l.last = res.Version, res.Last
+		s.cache.put(account, l) // its footprint with the new events
 		out.balance, out.pos = a.Balance(), res.Last
 		return out, nil
 	}

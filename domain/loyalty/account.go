@@ -154,7 +154,7 @@ const (
 // Footprint estimates the bytes the account holds in memory, so that a
 // cache of accounts can be bounded by memory: an account remembers every
 // idempotency key it recorded (see Account), so its state grows with its
-// history, by about 250 bytes per transaction.
+// history, by about 300 bytes per transaction (on 64-bit platforms).
 func (a *Account) Footprint() int64 {
 	return accountBytes + int64(len(a.keys))*keyBytes + a.keyBytes + int64(len(a.lots))*lotBytes +
 		int64(len(a.cards))*cardBytes + int64(len(a.open))*openBytes
