@@ -182,7 +182,10 @@ func TestLoyaltyExpiry(t *testing.T) {
 		app := ts.createApp("Expiring")
 		ann := ts.newMember(ts.appToken(app), "ann@example.com", "Ann", "Archer")
 
-		soon := time.Now().Add(5 * time.Second).UnixMilli()
+		// 12 s ahead: the five commands and four reads below must be done
+		// before it, on a loaded machine too (5 s was once too little
+		// with the whole suite running on a contended host).
+		soon := time.Now().Add(12 * time.Second).UnixMilli()
 		later := time.Now().Add(time.Hour).UnixMilli()
 		lotA := ts.mustPoints(ts.admin, ann.ID, "earn", map[string]any{"amount": 100, "reason": "test", "expiresAt": soon})
 		if lotA.Transaction.ExpiresAt == nil || *lotA.Transaction.ExpiresAt != soon {
@@ -201,7 +204,7 @@ func TestLoyaltyExpiry(t *testing.T) {
 			t.Fatalf("next expiry after redeeming 20: %+v", u.NextExpiry)
 		}
 
-		u = ts.waitLoyaltyUser(t, ann.ID, 15*time.Second, func(u loyaltyUserView) bool { return u.Expired != 0 })
+		u = ts.waitLoyaltyUser(t, ann.ID, 25*time.Second, func(u loyaltyUserView) bool { return u.Expired != 0 })
 		if time.Now().UnixMilli() < soon {
 			t.Errorf("points expired before their date")
 		}
