@@ -162,15 +162,19 @@ func (a *Account) Footprint() int64 {
 
 // keyed's strings, for Footprint.
 func (k *keyed) strings(key string) int64 {
-	n := len(key) + len(k.transaction) + len(k.req.reason) + len(k.req.reference) + len(k.req.card)
+	n := int64(len(key) + len(k.transaction) + len(k.req.reason) + len(k.req.reference) + len(k.req.card))
 	for _, c := range k.userCards {
-		n += len(c) + 16
+		n += listed(c)
 	}
 	for _, c := range k.completed {
-		n += len(c) + 16
+		n += listed(c)
 	}
-	return int64(n)
+	return n
 }
+
+// listed is what a string in a keyed's list of cards takes: its bytes and
+// its header in the list.
+func listed(id string) int64 { return int64(len(id)) + 16 }
 
 // setKey remembers k under key, in place of what key held.
 func (a *Account) setKey(key string, k *keyed) {
@@ -237,7 +241,7 @@ func (a *Account) Apply(ev any) {
 		}
 		k.req.stamps += e.Stamps
 		k.userCards = append(k.userCards, e.UserCard)
-		a.keyBytes += int64(len(e.UserCard)) + 16
+		a.keyBytes += listed(e.UserCard)
 		a.stamping = k
 	case CardCompleted:
 		if c, ok := a.cards[e.UserCard]; ok {
@@ -248,7 +252,7 @@ func (a *Account) Apply(ev any) {
 		}
 		if k := a.stamping; k != nil && k.transaction == e.Transaction {
 			k.completed = append(k.completed, e.UserCard)
-			a.keyBytes += int64(len(e.UserCard)) + 16
+			a.keyBytes += listed(e.UserCard)
 		}
 	case CardRedeemed:
 		if c, ok := a.cards[e.UserCard]; ok {
