@@ -306,6 +306,9 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 		if _, err := tx.Exec(ctx, `DELETE FROM projection_checkpoints WHERE name = $1`, rebuildRow(name)); err != nil {
 			return err
 		}
+		if err := announce(ctx, tx, announcement{Change: Change{Projection: name, All: true}, at: pos}); err != nil {
+			return err
+		}
 		return switchViews(ctx, tx, p.Tables(), newSchema)
 	})
 	if err != nil {
@@ -313,6 +316,7 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 		return res, fmt.Errorf("projection %s: switch to v%d: %w", name, newV, err)
 	}
 	res.Version, res.Events, res.Position = newV, done, pos
+	rt.changedHere(announcement{Change: Change{Projection: name, All: true}, at: pos}, true)
 	rt.watcher.kick()
 	rt.fireAll()
 	total = done

@@ -54,6 +54,14 @@ type Options struct {
 	// OnError, if set, is called when a live batch or query failed and was
 	// rolled back (metrics, alerting).
 	OnError func(projection string, err error)
+	// OnChange, if set, is called with what a batch of an Announcer's
+	// projection changed once its transaction ended (before the waiters
+	// for it are woken), whether it committed or not, and with a change of
+	// all when a projection's tables are replaced (a rebuild's switch, a
+	// replay of the log into tables that were lost). Every such change is
+	// also notified on ChangesChannel, in the transaction that makes it,
+	// for the other processes (NewChangesListener).
+	OnChange func(Change)
 }
 
 // Runtime feeds the event log, in log order, to projectors.
@@ -76,7 +84,8 @@ type Runtime struct {
 
 	wake    postgres.Broadcast // any new events, or a local switch
 	watcher *cpWatcher
-	growth  growth // when the projections' tables are due for ANALYZE
+	changes *postgres.Listener // on ChangesChannel, with Options.OnChange
+	growth  growth             // when the projections' tables are due for ANALYZE
 
 	mu      sync.Mutex
 	started bool
@@ -112,6 +121,9 @@ func NewRuntime(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgr
 		byName: map[string]Projector{}, runners: map[string]*runner{},
 	}
 	rt.watcher = newCPWatcher(pool)
+	if opts.OnChange != nil {
+		rt.watcher.hearing = rt.Hearing
+	}
 	tables := map[string]string{}
 	for _, p := range projectors {
 		name := p.Name()
@@ -135,6 +147,7 @@ func NewRuntime(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgr
 		}
 		rt.byName[name] = p
 		rt.projs = append(rt.projs, p)
+		rt.watcher.gated[name] = announcing(p)
 	}
 	return rt
 }
@@ -202,6 +215,9 @@ func (rt *Runtime) Start(ctx context.Context) error {
 		rt.wg.Add(1)
 		go func() { defer rt.wg.Done(); rt.listener.Run(ctx) }()
 	}
+	if rt.opts.OnChange != nil {
+		rt.startHearing(ctx)
+	}
 	// Forward notifications of new events to the runners' wake-up channel,
 	// which local batch commits also trigger.
 	rt.wg.Add(1)
@@ -268,6 +284,9 @@ func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 				if err := writeCheckpoint(ctx, tx, name, event.Position{}); err != nil {
 					return err
 				}
+				if err := announce(ctx, tx, announcement{Change: Change{Projection: name, All: true}}); err != nil {
+					return err
+				}
 				rewound = true
 			} else {
 				rt.log.Info("projection created", "projection", name, "version", version, "schema", schema)
@@ -299,8 +318,26 @@ func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 	}
 	if rewound {
 		rt.watcher.forget(name)
+		rt.changedHere(announcement{Change: Change{Projection: name, All: true}}, true)
 	}
 	return nil
+}
+
+// changedHere hands what a transaction of this process announced to
+// Options.OnChange once it ended, committed or not (it may have committed
+// all the same, on a connection lost while committing; telling of a change
+// that did not happen only costs a reader a read), before the waiters for
+// it are told (hear, only once it committed).
+func (rt *Runtime) changedHere(a announcement, committed bool) {
+	if rt.opts.OnChange == nil {
+		return
+	}
+	if a.All || len(a.Keys) > 0 {
+		rt.opts.OnChange(a.Change)
+	}
+	if committed {
+		rt.watcher.hear(a.Projection, a.at, a.All)
+	}
 }
 
 // outdatedVersion tells why the version readers and live runners use
@@ -520,6 +557,7 @@ type runner struct {
 	pendingStart  time.Time
 	pendingSchema string
 	pendingLast   event.Position // the batch's last event: its checkpoint
+	pendingChange *announcement  // what the batch changed, if its projector announces it
 
 	upMu      sync.Mutex // guards the two below (see upkeep)
 	upRunning bool
@@ -759,6 +797,13 @@ func (r *runner) handle(msg *message.Message) error {
 	if err := writeCheckpoint(ctx, tx, r.name, last); err != nil {
 		return err
 	}
+	r.pendingChange = nil
+	if a, ok := announcementOf(r.p, r.buf, last); ok {
+		if err := announce(ctx, tx, a); err != nil {
+			return err
+		}
+		r.pendingChange = &a
+	}
 	r.pending, r.pendingSchema, r.pendingLast = len(r.buf), SchemaName(r.name, version), last
 	r.buf = nil
 	msg.Ack()
@@ -780,8 +825,8 @@ func writeCheckpoint(ctx context.Context, q DB, row string, p event.Position) er
 // onQuery runs after each subscriber transaction ended.
 func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 	r.batchMu.Lock()
-	n, schema, last := r.pending, r.pendingSchema, r.pendingLast
-	r.pending = 0
+	n, schema, last, change := r.pending, r.pendingSchema, r.pendingLast, r.pendingChange
+	r.pending, r.pendingChange = 0, nil
 	var took time.Duration
 	if n > 0 {
 		took = time.Since(r.pendingStart)
@@ -805,6 +850,9 @@ func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 	r.mu.Unlock()
 	if err != nil && subCtx.Err() == nil && r.rt.opts.OnError != nil {
 		r.rt.opts.OnError(r.name, err)
+	}
+	if n > 0 && change != nil {
+		r.rt.changedHere(*change, ok)
 	}
 	if ok {
 		r.rt.batchDone(r.name, n, took, last)

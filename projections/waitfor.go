@@ -2,10 +2,10 @@ package projections
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres"
@@ -56,7 +56,15 @@ type cpWatcher struct {
 	pos     map[string]event.Position
 	local   map[string]localCheckpoint // the last batch each local runner committed
 	seq     uint64                     // counts advances
-	changed postgres.Broadcast         // fired after each refresh and advance
+	changed postgres.Broadcast         // fired after each refresh, advance and hear
+	// heard is, for each announcing projection (Announcer) while the
+	// process hears the announcements (hearing), the checkpoint up to
+	// which every batch was handed to Options.OnChange: a read-your-writes
+	// wait is over once it is reached too, so that what readers keep in
+	// memory is never older than what the waiter wrote.
+	heard   map[string]event.Position
+	gated   map[string]bool
+	hearing func() bool
 	waiters int
 	running bool
 	kickC   chan struct{}
@@ -71,6 +79,7 @@ type localCheckpoint struct {
 
 func newCPWatcher(pool *pgxpool.Pool) *cpWatcher {
 	return &cpWatcher{pool: pool, pos: map[string]event.Position{}, local: map[string]localCheckpoint{},
+		heard: map[string]event.Position{}, gated: map[string]bool{}, hearing: func() bool { return false },
 		kickC: make(chan struct{}, 1)}
 }
 
@@ -104,13 +113,32 @@ func (w *cpWatcher) kick() {
 	}
 }
 
+// hear records that every batch of projection name up to pos was handed
+// to Options.OnChange (or that what readers kept was dropped after they
+// committed), and wakes the waiters. It moves the heard checkpoint on,
+// or sets it when set (a replay from the start takes it back).
+func (w *cpWatcher) hear(name string, pos event.Position, set bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cp, ok := w.heard[name]; set || !ok || cp.Less(pos) {
+		w.heard[name] = pos
+		w.changed.Fire()
+	}
+}
+
 // reachedLocked reports whether every name's cached checkpoint is at or
-// after pos. w.mu must be held.
+// after pos, and for the announcing projections, while announcements are
+// heard, the heard checkpoint too. w.mu must be held.
 func (w *cpWatcher) reachedLocked(pos event.Position, names []string) bool {
 	for _, n := range names {
 		cp, ok := w.pos[n]
 		if !ok || cp.Less(pos) {
 			return false
+		}
+		if w.gated[n] && w.hearing() {
+			if h, ok := w.heard[n]; !ok || h.Less(pos) {
+				return false
+			}
 		}
 	}
 	return true
@@ -187,27 +215,30 @@ func (w *cpWatcher) refresh() {
 	began := w.began()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	rows, err := w.pool.Query(ctx, `SELECT name, tx_id::text::bigint, position FROM projection_checkpoints`)
+	fresh, err := readCheckpoints(ctx, w.pool, nil)
 	if err != nil {
 		return // keep waiting on the cache; the waiters' deadlines hold
 	}
-	var fresh []checkpoint
-	for rows.Next() {
-		var name string
-		var tx, p int64
-		if err := rows.Scan(&name, &tx, &p); err != nil {
-			rows.Close()
-			return
-		}
-		if !strings.Contains(name, "@") {
-			fresh = append(fresh, checkpoint{name, event.Position{TxID: uint64(tx), Pos: p}})
-		}
-	}
-	rows.Close()
-	if rows.Err() != nil {
-		return
-	}
 	w.replace(began, fresh)
+}
+
+// readCheckpoints reads the live checkpoints of names (all if nil; a
+// rebuild's own rows are left out).
+func readCheckpoints(ctx context.Context, q DB, names []string) ([]checkpoint, error) {
+	rows, err := q.Query(ctx, `SELECT name, tx_id::text::bigint, position FROM projection_checkpoints
+		WHERE ($1::text[] IS NULL OR name = ANY($1)) AND strpos(name, '@') = 0`, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []checkpoint
+	var cp checkpoint
+	var tx int64
+	_, err = pgx.ForEachRow(rows, []any{&cp.name, &tx, &cp.pos.Pos}, func() error {
+		cp.pos.TxID = uint64(tx)
+		out = append(out, cp)
+		return nil
+	})
+	return out, err
 }
 
 // began is the advance count when a refresh begins to read the table.

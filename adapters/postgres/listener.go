@@ -21,8 +21,9 @@ type Listener struct {
 	wake      Broadcast
 	listening atomic.Bool
 
-	watchMu sync.Mutex
-	watches []watch
+	watchMu  sync.Mutex
+	watches  []watch
+	handlers []func(payload string, all bool)
 }
 
 type watch struct {
@@ -41,8 +42,19 @@ func (l *Listener) Watch(match func(payload string) bool) *Broadcast {
 	return b
 }
 
+// Handle has fn called with the payload of each notification, in the
+// order they arrive (all false), and with all true each time the listener
+// starts listening and each time it loses its connection: what was
+// notified meanwhile was not heard. fn runs on the listener's goroutine
+// and must be quick.
+func (l *Listener) Handle(fn func(payload string, all bool)) {
+	l.watchMu.Lock()
+	l.handlers = append(l.handlers, fn)
+	l.watchMu.Unlock()
+}
+
 // fire wakes the waiters on C and the watches that accept payload (all of
-// them when all is set).
+// them when all is set), and calls the handlers.
 func (l *Listener) fire(payload string, all bool) {
 	l.wake.Fire()
 	l.watchMu.Lock()
@@ -51,6 +63,9 @@ func (l *Listener) fire(payload string, all bool) {
 		if all || w.match(payload) {
 			w.b.Fire()
 		}
+	}
+	for _, fn := range l.handlers {
+		fn(payload, all)
 	}
 }
 

@@ -1,0 +1,179 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/domain/event"
+)
+
+// ChangesChannel is the LISTEN/NOTIFY channel on which every batch of an
+// Announcer's projection says what it changed, for the processes whose
+// readers keep rows in memory (Options.OnChange).
+const ChangesChannel = "cms_changes"
+
+// Announcer is implemented by a projector whose readers may keep rows in
+// memory: Changed names the keys (account ids, say) whose rows a batch of
+// events changes, or all when it may change any. It sees the batch Apply
+// gets, and must name at least every key Apply changes.
+type Announcer interface {
+	Changed(events []event.Recorded) (keys []string, all bool)
+}
+
+// Change is what a batch of an Announcer's projection changed: the rows of
+// Keys, or any row when All. A Change with no Projection (and All) means
+// anything: the announcements of a while were not heard.
+type Change struct {
+	Projection string
+	Keys       []string
+	All        bool
+}
+
+// announcement is a Change and the checkpoint it leaves its projection
+// at: every batch up to it was announced.
+type announcement struct {
+	Change
+	at event.Position
+}
+
+// maxPayload keeps a notification under PostgreSQL's limit (8000 bytes);
+// a batch that changes more keys announces all.
+const maxPayload = 7000
+
+// payload is the notification of a: the projection's name, the checkpoint
+// ("txid.pos"), then the keys or "*", separated by spaces.
+func (a announcement) payload() string {
+	head := fmt.Sprintf("%s %d.%d", a.Projection, a.at.TxID, a.at.Pos)
+	if !a.All {
+		n := len(head)
+		for _, k := range a.Keys {
+			n += 1 + len(k)
+			if n > maxPayload || k == "" || k == "*" || strings.ContainsAny(k, " \t\n") {
+				a.All = true
+				break
+			}
+		}
+	}
+	switch {
+	case a.All:
+		return head + " *"
+	case len(a.Keys) == 0:
+		return head
+	}
+	return head + " " + strings.Join(a.Keys, " ")
+}
+
+// parseAnnouncement reads a notification of ChangesChannel (ok false:
+// it cannot, and it counts as a change of anything).
+func parseAnnouncement(payload string) (announcement, bool) {
+	f := strings.Fields(payload)
+	if len(f) < 2 {
+		return announcement{}, false
+	}
+	tx, pos, ok := strings.Cut(f[1], ".")
+	if !ok {
+		return announcement{}, false
+	}
+	var a announcement
+	var err1, err2 error
+	a.at.TxID, err1 = strconv.ParseUint(tx, 10, 64)
+	a.at.Pos, err2 = strconv.ParseInt(pos, 10, 64)
+	if err1 != nil || err2 != nil {
+		return announcement{}, false
+	}
+	a.Projection = f[0]
+	switch keys := f[2:]; {
+	case len(keys) == 1 && keys[0] == "*":
+		a.All = true
+	case len(keys) > 0:
+		a.Keys = keys
+	}
+	return a, true
+}
+
+// announce notifies ChangesChannel of a in the transaction q (delivered if
+// it commits).
+func announce(ctx context.Context, q DB, a announcement) error {
+	_, err := q.Exec(ctx, `SELECT pg_notify($1, $2)`, ChangesChannel, a.payload())
+	return err
+}
+
+// announcing reports whether p's batches are announced.
+func announcing(p Projector) bool {
+	_, ok := p.(Announcer)
+	return ok
+}
+
+// announcementOf is what p's batch of events up to at changed (ok false:
+// p announces nothing).
+func announcementOf(p Projector, events []event.Recorded, at event.Position) (announcement, bool) {
+	a, ok := p.(Announcer)
+	if !ok {
+		return announcement{}, false
+	}
+	keys, all := a.Changed(events)
+	return announcement{Change: Change{Projection: p.Name(), Keys: keys, All: all}, at: at}, true
+}
+
+// Hearing reports whether this process hears the other processes'
+// announcements now: while it does not, it may miss changes, and a reader
+// must not serve rows it kept (nor keep any). Always false without
+// Options.OnChange.
+func (rt *Runtime) Hearing() bool { return rt.changes != nil && rt.changes.Listening() }
+
+// startHearing listens on ChangesChannel for Options.OnChange.
+func (rt *Runtime) startHearing(ctx context.Context) {
+	rt.changes = postgres.NewListener(rt.pool, ChangesChannel, rt.log)
+	rt.changes.Handle(func(payload string, all bool) {
+		if all {
+			rt.heardAnything(ctx)
+			return
+		}
+		a, ok := parseAnnouncement(payload)
+		if !ok {
+			rt.log.Warn("projections: unreadable change announcement: everything counts as changed", "payload", payload)
+			rt.heardAnything(ctx)
+			return
+		}
+		rt.heard(a)
+	})
+	rt.wg.Add(1)
+	go func() { defer rt.wg.Done(); rt.changes.Run(ctx) }()
+}
+
+// heard hands a batch's announcement to OnChange and tells the waiters.
+// A change of all (a rebuild's switch, a replay from the start) sets the
+// projection's heard checkpoint, which can go back; a batch moves it on.
+func (rt *Runtime) heard(a announcement) {
+	if a.All || len(a.Keys) > 0 {
+		rt.opts.OnChange(a.Change)
+	}
+	rt.watcher.hear(a.Projection, a.at, a.All)
+}
+
+// heardAnything follows a time when announcements may have gone unheard
+// (the listener starts listening or lost its connection): the
+// checkpoints are read first, then everything kept is dropped, so every
+// batch up to them counts as heard (a row read since includes it).
+func (rt *Runtime) heardAnything(ctx context.Context) {
+	var names []string
+	for _, p := range rt.projs {
+		if announcing(p) {
+			names = append(names, p.Name())
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cps, err := readCheckpoints(rctx, rt.pool, names)
+	rt.opts.OnChange(Change{All: true})
+	if err != nil {
+		return // what was heard stays; the next batches move it on
+	}
+	for _, cp := range cps {
+		rt.watcher.hear(cp.name, cp.pos, true)
+	}
+}
