@@ -47,6 +47,7 @@ type Projector struct{}
 var _ projections.Projector = Projector{}
 var _ projections.Selective = Projector{}
 var _ projections.Layouter = Projector{}
+var _ projections.Announcer = Projector{}
 
 // Layout: active_cards leaves out the open cards of retired definitions
 // (it counted every card not redeemed). Versions made before are paused
