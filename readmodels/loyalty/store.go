@@ -18,7 +18,10 @@ import (
 )
 
 // Store reads the loyalty tables.
-type Store struct{ pool *pgxpool.Pool }
+type Store struct {
+	pool  *pgxpool.Pool
+	views *viewCache // nil: every Account reads the tables
+}
 
 // New returns a store over pool.
 func New(pool *pgxpool.Pool) *Store {
@@ -149,10 +152,61 @@ var (
 			WHERE c.account = $1 AND c.redeemed_at IS NOT NULL ORDER BY c.redeemed_at DESC, c.id LIMIT 10)`
 )
 
+// CacheViews has Account keep up to entries account views in memory, each
+// at most ttl, while heard reports that the changes every process's
+// loyalty batches announce are heard (a listener that hands them to
+// Forget and ForgetAll is connected). Call it before the store is used.
+func (s *Store) CacheViews(entries int, ttl time.Duration, heard func() bool) {
+	if entries > 0 && ttl > 0 {
+		s.views = newViewCache(entries, ttl, heard)
+	}
+}
+
+// Forget drops the cached views of the accounts ids: a loyalty batch
+// changed them.
+func (s *Store) Forget(ids ...string) {
+	if s.views != nil {
+		s.views.forget(ids...)
+	}
+}
+
+// ForgetAll drops every cached view.
+func (s *Store) ForgetAll() {
+	if s.views != nil {
+		s.views.forgetAll()
+	}
+}
+
+// ViewCache tells what the account view cache holds and how it answered
+// (zero without CacheViews).
+func (s *Store) ViewCache() ViewCacheStats {
+	if s.views == nil {
+		return ViewCacheStats{}
+	}
+	return s.views.stats()
+}
+
 // Account returns a loyalty user with their recent transactions and stamp
-// cards: three queries in one round trip. fault.NotFound when no
-// identified user has that id.
+// cards: three queries in one round trip, or none with CacheViews. The
+// view may be shared with other callers: do not modify it. fault.NotFound
+// when no identified user has that id.
 func (s *Store) Account(ctx context.Context, id string) (AccountView, error) {
+	if s.views == nil {
+		return s.account(ctx, id)
+	}
+	v, ok, t := s.views.get(id)
+	if ok {
+		return v, nil
+	}
+	v, err := s.account(ctx, id)
+	if err == nil {
+		s.views.put(id, t, v)
+	}
+	return v, err
+}
+
+// account reads an account view from the tables.
+func (s *Store) account(ctx context.Context, id string) (AccountView, error) {
 	var v AccountView
 	b := &pgx.Batch{}
 	b.Queue(accountQuery, id)

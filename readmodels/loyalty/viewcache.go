@@ -1,0 +1,140 @@
+package loyalty
+
+import (
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// viewCache keeps account views in memory, so that the reads apps make
+// again and again (`self`) cost no round trip to PostgreSQL. A view is
+// served from memory only while nothing says it changed:
+//
+//   - Forget drops the views of the accounts a loyalty batch changed. This
+//     process's batches call it once their transaction ended, before the
+//     requests that wait for them are answered (read-your-writes); other
+//     processes' batches as their notification is heard, a moment after
+//     they committed.
+//   - While the notifications may go unheard (heard false: the listener
+//     has no connection), nothing is served from memory nor kept, and
+//     ForgetAll drops everything each time the listener connects again.
+//   - A view is kept at most ttl, which bounds what a change made without
+//     a notification (by hand in SQL) can go unseen.
+//
+// A read that began before a Forget of its account (or a ForgetAll) may
+// have read the rows before the change: it does not keep what it read.
+// Each account has a slot that a Forget marks; a read keeps its view only
+// in the slot it began with, unmarked since.
+type viewCache struct {
+	ttl   time.Duration
+	heard func() bool
+
+	mu           sync.Mutex
+	gen          uint64 // counts ForgetAlls
+	slots        *simplelru.LRU[string, *viewSlot]
+	hits, misses uint64
+}
+
+type viewSlot struct {
+	view  AccountView
+	held  bool // view is set
+	until time.Time
+	marks uint64 // counts Forgets
+}
+
+// viewTicket is what a read that missed the cache hands back to put.
+type viewTicket struct {
+	slot  *viewSlot
+	marks uint64
+	gen   uint64
+}
+
+func newViewCache(entries int, ttl time.Duration, heard func() bool) *viewCache {
+	c := &viewCache{ttl: ttl, heard: heard}
+	var err error
+	if c.slots, err = simplelru.NewLRU[string, *viewSlot](entries, nil); err != nil {
+		panic(err) // only for a size < 1
+	}
+	return c
+}
+
+// get returns the view of account id if one is held; otherwise the ticket
+// to keep one with (nil: do not keep it).
+func (c *viewCache) get(id string) (AccountView, bool, *viewTicket) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.heard() {
+		c.misses++
+		return AccountView{}, false, nil
+	}
+	s, ok := c.slots.Get(id)
+	if ok && s.held && time.Now().Before(s.until) {
+		c.hits++
+		return s.view, true, nil
+	}
+	c.misses++
+	if !ok {
+		s = &viewSlot{}
+		c.slots.Add(id, s)
+	}
+	return AccountView{}, false, &viewTicket{slot: s, marks: s.marks, gen: c.gen}
+}
+
+// put keeps a view read after get returned t, unless its account's views
+// were forgotten since.
+func (c *viewCache) put(id string, t *viewTicket, v AccountView) {
+	if t == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.heard() || t.gen != c.gen {
+		return
+	}
+	if s, ok := c.slots.Peek(id); !ok || s != t.slot || s.marks != t.marks {
+		return
+	}
+	t.slot.view, t.slot.held, t.slot.until = v, true, time.Now().Add(c.ttl)
+}
+
+// forget drops the views of ids, and keeps the reads under way from
+// keeping theirs.
+func (c *viewCache) forget(ids ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if s, ok := c.slots.Peek(id); ok {
+			s.marks++
+			s.view, s.held = AccountView{}, false
+		}
+	}
+}
+
+// forgetAll drops every view, and keeps the reads under way from keeping
+// theirs.
+func (c *viewCache) forgetAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.slots.Purge()
+}
+
+// ViewCacheStats tells what the account view cache holds and how it
+// answered.
+type ViewCacheStats struct {
+	Views        int    // views held
+	Hits, Misses uint64 // Account calls answered from memory, from the tables
+}
+
+func (c *viewCache) stats() ViewCacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := ViewCacheStats{Hits: c.hits, Misses: c.misses}
+	for _, s := range c.slots.Values() {
+		if s.held {
+			st.Views++
+		}
+	}
+	return st
+}

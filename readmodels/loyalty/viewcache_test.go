@@ -1,0 +1,124 @@
+package loyalty
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func view(balance int64) AccountView { return AccountView{Account: Account{Balance: balance}} }
+
+// newTestCache returns a cache of n views kept for ttl, heard while the
+// returned flag is set (it starts set).
+func newTestCache(n int, ttl time.Duration) (*viewCache, *atomic.Bool) {
+	var heard atomic.Bool
+	heard.Store(true)
+	return newViewCache(n, ttl, heard.Load), &heard
+}
+
+// held reads id's view from c as Account does: the view held, or miss.
+func held(c *viewCache, id string) (int64, bool) {
+	v, ok, _ := c.get(id)
+	return v.Balance, ok
+}
+
+func TestViewCacheKeepsAndForgets(t *testing.T) {
+	c, _ := newTestCache(10, time.Hour)
+	_, ok, tk := c.get("a")
+	if ok || tk == nil {
+		t.Fatalf("empty cache: hit %v, ticket %v", ok, tk)
+	}
+	c.put("a", tk, view(5))
+	if b, ok := held(c, "a"); !ok || b != 5 {
+		t.Fatalf("after put: %d, %v; want 5 from memory", b, ok)
+	}
+	_, _, tb := c.get("b")
+	c.put("b", tb, view(7))
+
+	c.forget("a", "unknown")
+	if _, ok := held(c, "a"); ok {
+		t.Fatal("a forgotten account's view is still served")
+	}
+	if b, ok := held(c, "b"); !ok || b != 7 {
+		t.Fatalf("forgetting a dropped b: %d, %v", b, ok)
+	}
+	c.forgetAll()
+	if _, ok := held(c, "b"); ok {
+		t.Fatal("a view is served after forgetAll")
+	}
+	if st := c.stats(); st.Hits != 2 || st.Misses != 4 || st.Views != 0 {
+		t.Fatalf("stats %+v, want 2 hits, 4 misses, no views", st)
+	}
+}
+
+// A read that began before a change (it may have read the rows before the
+// change committed) does not keep what it read.
+func TestViewCacheReadsOverlappingAChange(t *testing.T) {
+	c, _ := newTestCache(10, time.Hour)
+
+	_, _, before := c.get("a")
+	c.forget("a")
+	c.put("a", before, view(1))
+	if _, ok := held(c, "a"); ok {
+		t.Fatal("a read that began before forget kept its view")
+	}
+	// One that began after the change keeps its own.
+	_, _, after := c.get("a")
+	c.put("a", after, view(2))
+	if b, ok := held(c, "a"); !ok || b != 2 {
+		t.Fatalf("a read begun after the change: %d, %v; want 2", b, ok)
+	}
+
+	_, _, before = c.get("b")
+	c.forgetAll()
+	c.put("b", before, view(3))
+	if _, ok := held(c, "b"); ok {
+		t.Fatal("a read that began before forgetAll kept its view")
+	}
+
+	// A slot evicted (and made again) while a read was under way: the
+	// read cannot tell what happened to it meanwhile.
+	small, _ := newTestCache(1, time.Hour)
+	_, _, old := small.get("x")
+	small.get("y") // evicts x's slot
+	small.get("x") // and makes a new one
+	small.put("x", old, view(4))
+	if _, ok := held(small, "x"); ok {
+		t.Fatal("a read kept its view in a slot made after it began")
+	}
+}
+
+// While the changes are not heard, nothing is served from memory nor
+// kept; a view is served at most ttl.
+func TestViewCacheNotHeardAndTTL(t *testing.T) {
+	c, heard := newTestCache(10, time.Hour)
+	_, _, tk := c.get("a")
+	c.put("a", tk, view(1))
+	heard.Store(false)
+	if _, ok := held(c, "a"); ok {
+		t.Fatal("a view is served while changes are not heard")
+	}
+	_, _, tk = c.get("b")
+	if tk != nil {
+		t.Fatal("a read gets a ticket while changes are not heard")
+	}
+	heard.Store(true)
+	_, _, tk = c.get("c")
+	heard.Store(false)
+	c.put("c", tk, view(3))
+	heard.Store(true)
+	if _, ok := held(c, "c"); ok {
+		t.Fatal("a view read while changes went unheard was kept")
+	}
+
+	short, _ := newTestCache(10, 30*time.Millisecond)
+	_, _, tk = short.get("a")
+	short.put("a", tk, view(1))
+	if _, ok := held(short, "a"); !ok {
+		t.Fatal("a fresh view is not served")
+	}
+	time.Sleep(40 * time.Millisecond)
+	if _, ok := held(short, "a"); ok {
+		t.Fatal("a view is served past its ttl")
+	}
+}
