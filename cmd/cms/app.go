@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -123,9 +124,21 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.cancel = cancel
 	a.listener = postgres.NewListener(pool, postgres.NotifyChannel, log)
 	go a.listener.Run(lctx)
-	a.runtime = projections.NewRuntime(pool, a.store, a.listener, log, projections.Options{WaitTimeout: cfg.ReadYourWrites},
+	a.loyaltyRead = rmloyalty.New(pool)
+	ropts := projections.Options{WaitTimeout: cfg.ReadYourWrites}
+	cacheViews := serving && cfg.Loyalty.ViewCacheEntries >= 0
+	if cacheViews {
+		ropts.OnChange = a.forgetViews
+	}
+	a.runtime = projections.NewRuntime(pool, a.store, a.listener, log, ropts,
 		projidentity.Projector{}, projrights.Projector{}, projcontent.Projector{}, projpush.Projector{},
 		projappusers.Projector{}, projloyalty.Projector{})
+	if cacheViews {
+		// The account views are kept in memory until a loyalty batch, of
+		// this process (at once) or another (when heard), changes them.
+		a.loyaltyRead.CacheViews(cmp.Or(cfg.Loyalty.ViewCacheEntries, defaultViewCacheEntries),
+			cmp.Or(cfg.Loyalty.ViewCacheTTL, defaultViewCacheTTL), a.runtime.Hearing)
+	}
 	if err := a.runtime.Setup(ctx); err != nil {
 		a.Close()
 		return nil, err
@@ -158,7 +171,6 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.appUsers = cmdappuser.NewService(a.store, ids.Generator{}, a.appUsersRead, hasher, postgres.NewLoginThrottle(pool), a.sessions, waiter)
 	a.pushes = rmpush.NewStore(pool)
 	a.push = cmdpush.NewService(a.store, a.authz, a.appUsersRead, a.pushes, ids.Generator{}, waiter)
-	a.loyaltyRead = rmloyalty.New(pool)
 	a.auditor = audit.New(a.store, a.authz, a.loyaltyRead)
 	lopts := cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries, CacheBytes: int64(cfg.Loyalty.CacheMiB) << 20, Log: a.log}
 	if cfg.Loyalty.SnapshotEvery > 0 {
@@ -166,6 +178,16 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	}
 	a.loyalty = cmdloyalty.NewService(a.store, ids.Generator{}, a.authz, waiter, lopts)
 	return a, nil
+}
+
+// forgetViews drops the cached loyalty views a change concerns.
+func (a *app) forgetViews(c projections.Change) {
+	switch {
+	case c.Projection == (projloyalty.Projector{}).Name() && !c.All:
+		a.loyaltyRead.Forget(c.Keys...)
+	case c.Projection == (projloyalty.Projector{}).Name() || c.Projection == "":
+		a.loyaltyRead.ForgetAll()
+	}
 }
 
 func (a *app) Close() {
@@ -220,7 +242,16 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 			func() float64 { b, _ := a.loyalty.CacheFootprint(); return float64(b) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cms_loyalty_cache_accounts",
 			Help: "Loyalty account states the command side keeps."},
-			func() float64 { _, n := a.loyalty.CacheFootprint(); return float64(n) }))
+			func() float64 { _, n := a.loyalty.CacheFootprint(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cms_loyalty_view_cache_views",
+			Help: "Loyalty account views (self, {id}) kept in memory."},
+			func() float64 { return float64(a.loyaltyRead.ViewCache().Views) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cms_loyalty_view_cache_lookups_total",
+			Help: "Loyalty account views asked for, by whether memory answered.", ConstLabels: prometheus.Labels{"result": "hit"}},
+			func() float64 { return float64(a.loyaltyRead.ViewCache().Hits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cms_loyalty_view_cache_lookups_total",
+			Help: "Loyalty account views asked for, by whether memory answered.", ConstLabels: prometheus.Labels{"result": "miss"}},
+			func() float64 { return float64(a.loyaltyRead.ViewCache().Misses) }))
 	go a.cleanupTokens(rctx)
 	stopDispatcher, err := a.startDispatcher(ctx)
 	if err != nil {

@@ -53,7 +53,21 @@ type LoyaltyConfig struct {
 	// snapshots of its state (CMS_LOYALTY_SNAPSHOT_EVERY, default 50; 0
 	// turns snapshots off).
 	SnapshotEvery int
+	// ViewCacheEntries bounds the account views (`self`, `{id}`) that
+	// `cms serve` keeps in memory until a change of the account is
+	// announced (CMS_LOYALTY_VIEW_CACHE_ENTRIES, default 10000; 0 in the
+	// environment turns the cache off, which is -1 here).
+	ViewCacheEntries int
+	// ViewCacheTTL is the longest a view is kept
+	// (CMS_LOYALTY_VIEW_CACHE_TTL, default 10s).
+	ViewCacheTTL time.Duration
 }
+
+// Defaults of the loyalty view cache.
+const (
+	defaultViewCacheEntries = 10000
+	defaultViewCacheTTL     = 10 * time.Second
+)
 
 // PushConfig chooses the push providers and tunes the dispatcher. The zero
 // value logs pushes instead of sending them (the development default).
@@ -162,14 +176,8 @@ func loadConfig() (Config, error) {
 	if c.Loyalty.ExpiryPoll, err = duration("CMS_LOYALTY_EXPIRY_POLL", time.Second); err != nil {
 		return c, err
 	}
-	if c.Loyalty.CacheEntries, err = integer("CMS_LOYALTY_CACHE_ENTRIES", 4096); err != nil {
+	if c.Loyalty.CacheEntries, err = entriesOrOff("CMS_LOYALTY_CACHE_ENTRIES", 4096); err != nil {
 		return c, err
-	}
-	switch {
-	case c.Loyalty.CacheEntries < 0:
-		return c, fmt.Errorf("CMS_LOYALTY_CACHE_ENTRIES: %d, want 0 (no cache) or more", c.Loyalty.CacheEntries)
-	case c.Loyalty.CacheEntries == 0:
-		c.Loyalty.CacheEntries = -1 // off
 	}
 	if c.Loyalty.CacheMiB, err = integer("CMS_LOYALTY_CACHE_MB", cmdloyalty.DefaultCacheBytes>>20); err != nil {
 		return c, err
@@ -182,6 +190,15 @@ func loadConfig() (Config, error) {
 	}
 	if c.Loyalty.SnapshotEvery < 0 {
 		return c, fmt.Errorf("CMS_LOYALTY_SNAPSHOT_EVERY: %d, want 0 (no snapshots) or more", c.Loyalty.SnapshotEvery)
+	}
+	if c.Loyalty.ViewCacheEntries, err = entriesOrOff("CMS_LOYALTY_VIEW_CACHE_ENTRIES", defaultViewCacheEntries); err != nil {
+		return c, err
+	}
+	if c.Loyalty.ViewCacheTTL, err = duration("CMS_LOYALTY_VIEW_CACHE_TTL", defaultViewCacheTTL); err != nil {
+		return c, err
+	}
+	if c.Loyalty.ViewCacheTTL <= 0 {
+		return c, fmt.Errorf("CMS_LOYALTY_VIEW_CACHE_TTL: %s, want more than 0 (CMS_LOYALTY_VIEW_CACHE_ENTRIES=0 turns the cache off)", c.Loyalty.ViewCacheTTL)
 	}
 	for _, s := range strings.Split(os.Getenv("CMS_TRUSTED_PROXIES"), ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -217,6 +234,22 @@ func duration(name string, def time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: %q is not a positive duration (e.g. 30s, 24h)", name, v)
 	}
 	return d, nil
+}
+
+// entriesOrOff reads a cache's size from the environment variable name
+// (def if unset): 0 there turns the cache off, which is -1 in Config
+// (where 0 is the default).
+func entriesOrOff(name string, def int) (int, error) {
+	n, err := integer(name, def)
+	switch {
+	case err != nil:
+		return 0, err
+	case n < 0:
+		return 0, fmt.Errorf("%s: %d, want 0 (no cache) or more", name, n)
+	case n == 0:
+		return -1, nil
+	}
+	return n, nil
 }
 
 func integer(name string, def int) (int, error) {

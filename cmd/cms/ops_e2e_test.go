@@ -73,6 +73,8 @@ func TestOps(t *testing.T) {
 			`(?m)^cms_projection_lag_events\{projection="rights"\} \d+`,
 			`(?m)^cms_loyalty_cache_bytes \d+`,
 			`(?m)^cms_loyalty_cache_accounts \d+`,
+			`(?m)^cms_loyalty_view_cache_views \d+`,
+			`(?m)^cms_loyalty_view_cache_lookups_total\{result="hit"\} \d+`,
 		} {
 			if !regexp.MustCompile(re).MatchString(m) {
 				t.Errorf("/metrics does not match %s", re)
