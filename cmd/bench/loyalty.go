@@ -526,15 +526,21 @@ func (b *loyaltyBench) earn(ctx context.Context, acc *loyaltyAccount, amount int
 	return nil
 }
 
+// signedIn is an identified user's token and loyalty account.
+type signedIn struct {
+	token string
+	acc   *loyaltyAccount
+}
+
 // signIn signs loyaltyLogins identified users in with the app's token and
 // checks that each token's self is its own account.
-func (b *loyaltyBench) signIn(ctx context.Context, clientID, secret string) ([]string, error) {
+func (b *loyaltyBench) signIn(ctx context.Context, clientID, secret string) ([]signedIn, error) {
 	appToken, err := b.api.token(ctx, url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {secret}})
 	if err != nil {
 		return nil, fmt.Errorf("app token: %w", err)
 	}
 	t0 := time.Now()
-	tokens := make([]string, loyaltyLogins)
+	tokens := make([]signedIn, loyaltyLogins)
 	step := len(b.accounts) / loyaltyLogins
 	for k := range tokens {
 		acc := b.accounts[k*step]
@@ -554,9 +560,9 @@ func (b *loyaltyBench) signIn(ctx context.Context, clientID, secret string) ([]s
 		if login.User.ID != acc.id || login.Token.AccessToken == "" {
 			return nil, fmt.Errorf("sign in %s: user %q, token %q", acc.email, login.User.ID, login.Token.AccessToken)
 		}
-		tokens[k] = login.Token.AccessToken
+		tokens[k] = signedIn{token: login.Token.AccessToken, acc: acc}
 		var self loyaltyUserView
-		if err := b.api.call(ctx, http.MethodGet, "/api/loyalty/user/self", tokens[k], nil, http.StatusOK, &self); err != nil {
+		if err := b.api.call(ctx, http.MethodGet, "/api/loyalty/user/self", tokens[k].token, nil, http.StatusOK, &self); err != nil {
 			return nil, fmt.Errorf("self of %s: %w", acc.id, err)
 		}
 		if self.ID != acc.id || self.Balance != acc.balance.Load() {
@@ -569,7 +575,7 @@ func (b *loyaltyBench) signIn(ctx context.Context, clientID, secret string) ([]s
 
 // measureSelf measures GET self by loyaltyClients clients, with as many
 // earning clients beside them when withWrites.
-func (b *loyaltyBench) measureSelf(ctx context.Context, srv *cmsServer, pool *pgxpool.Pool, tokens []string, withWrites bool, res *results) error {
+func (b *loyaltyBench) measureSelf(ctx context.Context, srv *cmsServer, pool *pgxpool.Pool, tokens []signedIn, withWrites bool, res *results) error {
 	var next atomic.Uint64
 	var received atomic.Int64
 	writers := make([]writer, loyaltyClients)
@@ -611,9 +617,11 @@ func (b *loyaltyBench) measureSelf(ctx context.Context, srv *cmsServer, pool *pg
 	}
 	srvCPU0, selfCPU0 := srv.cpuSeconds(), selfCPUSeconds()
 	mach0 := machineCPU()
+	hits0, misses0 := b.viewLookups(ctx)
 	t0 := time.Now()
 	st, err := measure(ctx, writers, loyaltyWarmup, b.cfg.loyaltyDuration)
 	wall := time.Since(t0)
+	hits1, misses1 := b.viewLookups(ctx)
 	stopWrites.Store(true)
 	wg.Wait()
 	if err != nil {
@@ -635,28 +643,36 @@ func (b *loyaltyBench) measureSelf(ctx context.Context, srv *cmsServer, pool *pg
 		writes = fmt.Sprintf("; meanwhile %d other clients earned %d times (%s commands/s over the whole run, earn latency p50 %s, p99 %s, max %s)",
 			loyaltyClients, es.ops, thousands(rate(es.ops, wall)), ms2(es.pct(0.5)), ms2(es.pct(0.99)), ms2(es.pct(1)))
 	}
-	detail := fmt.Sprintf("%d GET /api/loyalty/user/self in %s by %d clients with %d identified tokens in turn (%s req/s); latency p50 %s, p99 %s, max %s; %s bytes/answer on average%s; %s",
+	cached := "; the server keeps no account views in memory"
+	if looked := (hits1 - hits0) + (misses1 - misses0); hits1+misses1 > 0 && looked > 0 {
+		cached = fmt.Sprintf("; %.1f%% of the account views (incl. warm-up) answered from the server's memory", 100*float64(hits1-hits0)/float64(looked))
+	}
+	detail := fmt.Sprintf("%d GET /api/loyalty/user/self in %s by %d clients with %d identified tokens in turn (%s req/s); latency p50 %s, p99 %s, max %s; %s bytes/answer on average, each balance at least the sum of the earns acknowledged before it was asked%s%s; %s",
 		st.ops, b.cfg.loyaltyDuration, loyaltyClients, len(tokens), thousands(st.rate()), ms2(st.pct(0.5)), ms2(st.pct(0.99)), ms2(st.pct(1)),
-		thousands(float64(received.Load())/float64(max(next.Load(), 1))), writes, cpu)
+		thousands(float64(received.Load())/float64(max(next.Load(), 1))), cached, writes, cpu)
 	res.add(figure{name: "loyalty " + what + " p99 ms", value: ms(st.pct(0.99)), unit: "ms", decimals: 2,
 		target: targetLoyaltySelfP99, atMost: true, detail: detail})
 	res.add(figure{name: "loyalty " + what + " req/s", value: st.rate(), unit: "req/s", detail: fmt.Sprintf("p50 %s", ms2(st.pct(0.5)))})
 	return nil
 }
 
-// selfReader GETs self with the tokens in turn and wants 200.
-func (b *loyaltyBench) selfReader(tokens []string, next *atomic.Uint64, received *atomic.Int64) writer {
+// selfReader GETs self with the tokens in turn, wants 200 and a balance
+// no lower than the earns acknowledged before the request (read-your-
+// writes, whoever wrote).
+func (b *loyaltyBench) selfReader(tokens []signedIn, next *atomic.Uint64, received *atomic.Int64) writer {
 	const path = "/api/loyalty/user/self"
+	var bufs sync.Pool
 	return func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, loyaltyRequestLimit)
 		defer cancel()
 		tok := tokens[(next.Add(1)-1)%uint64(len(tokens))]
+		acked := tok.acc.balance.Load()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.api.base+path, nil)
 		if err != nil {
 			return err
 		}
 		req.Header.Set("Accept", "application/json")
-		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Authorization", "Bearer "+tok.token)
 		resp, err := b.api.hc.Do(req)
 		if err != nil {
 			return err
@@ -666,10 +682,68 @@ func (b *loyaltyBench) selfReader(tokens []string, next *atomic.Uint64, received
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1000))
 			return &statusError{method: http.MethodGet, path: path, status: resp.StatusCode, body: snippet(body, 500)}
 		}
-		n, err := io.Copy(io.Discard, resp.Body)
+		buf, _ := bufs.Get().(*bytes.Buffer)
+		if buf == nil {
+			buf = &bytes.Buffer{}
+		}
+		defer bufs.Put(buf)
+		buf.Reset()
+		n, err := buf.ReadFrom(resp.Body)
 		received.Add(n)
-		return err
+		if err != nil {
+			return err
+		}
+		// The answer's first "balance" is the account's (the user's
+		// fields come before the transactions); no JSON decoding, which
+		// would take the server's CPU.
+		balance, ok := firstInt(buf.Bytes(), `"balance":`)
+		if !ok || balance < acked {
+			return fmt.Errorf("self of %s: balance %d (found: %v), but the earns acknowledged before it was asked add up to %d: %s",
+				tok.acc.id, balance, ok, acked, snippet(buf.Bytes(), 300))
+		}
+		return nil
 	}
+}
+
+// firstInt reads the integer after the first key in body.
+func firstInt(body []byte, key string) (int64, bool) {
+	i := bytes.Index(body, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	rest := body[i+len(key):]
+	end := 0
+	for end < len(rest) && (rest[end] == '-' || rest[end] >= '0' && rest[end] <= '9') {
+		end++
+	}
+	v, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	return v, err == nil
+}
+
+// viewLookups reads the server's account view cache counters (zeros when
+// it has none).
+func (b *loyaltyBench) viewLookups(ctx context.Context) (hits, misses uint64) {
+	var raw []byte
+	if err := b.api.call(ctx, http.MethodGet, "/metrics", "", nil, http.StatusOK, &raw); err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case `cms_loyalty_view_cache_lookups_total{result="hit"}`:
+			hits = uint64(v)
+		case `cms_loyalty_view_cache_lookups_total{result="miss"}`:
+			misses = uint64(v)
+		}
+	}
+	return hits, misses
 }
 
 // sample picks loyaltySample accounts (the same ones every run of a size).
