@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/domain/event"
@@ -52,7 +53,7 @@ func (a announcement) payload() string {
 		n := len(head)
 		for _, k := range a.Keys {
 			n += 1 + len(k)
-			if n > maxPayload || k == "" || k == "*" || strings.ContainsAny(k, " \t\n") {
+			if n > maxPayload || k == "" || k == "*" || strings.ContainsFunc(k, unicode.IsSpace) {
 				a.All = true
 				break
 			}
@@ -70,8 +71,8 @@ func (a announcement) payload() string {
 // parseAnnouncement reads a notification of ChangesChannel (ok false:
 // it cannot, and it counts as a change of anything).
 func parseAnnouncement(payload string) (announcement, bool) {
-	f := strings.Fields(payload)
-	if len(f) < 2 {
+	f := strings.Split(payload, " ")
+	if len(f) < 2 || f[0] == "" {
 		return announcement{}, false
 	}
 	tx, pos, ok := strings.Cut(f[1], ".")
@@ -123,31 +124,37 @@ func announcementOf(p Projector, events []event.Recorded, at event.Position) (an
 // announcements now: while it does not, it may miss changes, and a reader
 // must not serve rows it kept (nor keep any). Always false without
 // Options.OnChange.
-func (rt *Runtime) Hearing() bool { return rt.changes != nil && rt.changes.Listening() }
+func (rt *Runtime) Hearing() bool {
+	return rt.changes != nil && rt.changes.Listening() && rt.synced.Load()
+}
 
-// startHearing listens on ChangesChannel for Options.OnChange.
-func (rt *Runtime) startHearing(ctx context.Context) {
-	rt.changes = postgres.NewListener(rt.pool, ChangesChannel, rt.log)
-	rt.changes.Handle(func(payload string, all bool) {
+// hearing is the ChangesChannel listener of a runtime with
+// Options.OnChange (Start runs it).
+func (rt *Runtime) hearing() *postgres.Listener {
+	l := postgres.NewListener(rt.pool, ChangesChannel, rt.log)
+	l.Handle(func(payload string, all bool) {
 		if all {
-			rt.heardAnything(ctx)
+			rt.heardAnything(l)
 			return
 		}
 		a, ok := parseAnnouncement(payload)
 		if !ok {
 			rt.log.Warn("projections: unreadable change announcement: everything counts as changed", "payload", payload)
-			rt.heardAnything(ctx)
+			rt.heardAnything(l)
 			return
 		}
 		rt.heard(a)
 	})
-	rt.wg.Add(1)
-	go func() { defer rt.wg.Done(); rt.changes.Run(ctx) }()
+	return l
 }
 
 // heard hands a batch's announcement to OnChange and tells the waiters.
-// A change of all (a rebuild's switch, a replay from the start) sets the
-// projection's heard checkpoint, which can go back; a batch moves it on.
+// Only the listener, which hears the batches in the order they committed,
+// moves the heard checkpoints (this process's batches were handed to
+// OnChange before, but a batch of another process committed earlier may
+// not have been heard yet). A change of all (a rebuild's switch, a replay
+// from the start) sets the projection's heard checkpoint, which can go
+// back; a batch moves it on.
 func (rt *Runtime) heard(a announcement) {
 	if a.All || len(a.Keys) > 0 {
 		rt.opts.OnChange(a.Change)
@@ -155,25 +162,45 @@ func (rt *Runtime) heard(a announcement) {
 	rt.watcher.hear(a.Projection, a.at, a.All)
 }
 
-// heardAnything follows a time when announcements may have gone unheard
-// (the listener starts listening or lost its connection): the
-// checkpoints are read first, then everything kept is dropped, so every
-// batch up to them counts as heard (a row read since includes it).
-func (rt *Runtime) heardAnything(ctx context.Context) {
+// heardAnything follows a time when announcements may have gone unheard:
+// the listener starts listening, lost its connection, or heard something
+// it cannot read. The process does not hear (Hearing is false: readers
+// keep nothing) until, listening, it has read the checkpoints and then
+// had OnChange drop everything kept, so that every batch up to them
+// counts as heard (a row read since includes it). It runs on the
+// listener's goroutine: the announcements that follow wait for it.
+func (rt *Runtime) heardAnything(l *postgres.Listener) {
+	rt.synced.Store(false)
 	var names []string
 	for _, p := range rt.projs {
 		if announcing(p) {
 			names = append(names, p.Name())
 		}
 	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	cps, err := readCheckpoints(rctx, rt.pool, names)
-	rt.opts.OnChange(Change{All: true})
-	if err != nil {
-		return // what was heard stays; the next batches move it on
+	for l.Listening() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cps, err := readCheckpoints(ctx, rt.pool, names)
+		cancel()
+		if err == nil {
+			rt.opts.OnChange(Change{All: true})
+			for _, cp := range cps {
+				rt.watcher.hear(cp.name, cp.pos, true)
+			}
+			rt.synced.Store(true)
+			return
+		}
+		rt.log.Warn("projections: reading the checkpoints after a change of anything", "err", err)
+		time.Sleep(time.Second)
 	}
-	for _, cp := range cps {
-		rt.watcher.hear(cp.name, cp.pos, true)
-	}
+}
+
+// missed follows announcements of name that did not come: its checkpoint
+// stood at cp, ahead of what was heard, for a while (a process that does
+// not announce, a notification lost). Everything kept is dropped after cp
+// was read, so every batch up to it counts as heard.
+func (rt *Runtime) missed(name string, cp event.Position) {
+	rt.log.Warn("projections: a checkpoint moved on without being announced: everything kept is dropped",
+		"projection", name, "checkpoint", cp)
+	rt.opts.OnChange(Change{Projection: name, All: true})
+	rt.watcher.hear(name, cp, false)
 }

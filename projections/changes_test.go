@@ -2,6 +2,7 @@ package projections_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,7 +101,9 @@ func TestChangesAnnounced(t *testing.T) {
 	var logs [2]changeLog
 	var rts [2]*projections.Runtime
 	for i := range rts {
-		rts[i] = openEnv(t, e.url).start(t, func(o *projections.Options) { o.OnChange = logs[i].add },
+		// A wide bound: other tests' transactions, anywhere in the
+		// cluster, can hide new events from the runners for seconds.
+		rts[i] = openEnv(t, e.url).start(t, func(o *projections.Options) { o.OnChange, o.WaitTimeout = logs[i].add, time.Minute },
 			announcing{&counter{name: "ann"}}).rt
 		for deadline := time.Now().Add(10 * time.Second); !rts[i].Hearing(); time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -143,5 +146,40 @@ func TestChangesAnnounced(t *testing.T) {
 	}
 	for i := range logs {
 		logs[i].within(t, 10*time.Second, "ann")
+	}
+}
+
+// TestUnannouncedBatches: batches applied by a process that does not
+// announce them (an older version, during an upgrade) do not hold a
+// read-your-writes wait until its timeout: once the checkpoint has stood
+// ahead of what was heard for a while, everything kept is dropped and the
+// batches count as heard.
+func TestUnannouncedBatches(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	var log changeLog
+	// This process announces, but never applies a batch: the other one
+	// (which does not announce) applies them all.
+	here := openEnv(t, e.url).start(t, func(o *projections.Options) {
+		o.OnChange, o.WaitTimeout = log.add, 20*time.Second
+	}, announcing{&counter{name: "mix", mid: func(context.Context, string, int) error { return errors.New("not here") }}}).rt
+	openEnv(t, e.url).start(t, nil, &counter{name: "mix"})
+	for deadline := time.Now().Add(10 * time.Second); !here.Hearing(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the runtime does not hear the announcements")
+		}
+	}
+	pos := e.appendEvents(t, "s", 1, 1)
+	start := time.Now()
+	if !here.WaitFor(ctx, pos, "mix") {
+		t.Fatalf("WaitFor(%s) = false", pos)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the wait took %s", took)
+	}
+	if !log.has("mix") {
+		t.Fatalf("the unannounced batch did not drop what was kept: %+v", log.all)
 	}
 }

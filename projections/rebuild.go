@@ -316,7 +316,7 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 		return res, fmt.Errorf("projection %s: switch to v%d: %w", name, newV, err)
 	}
 	res.Version, res.Events, res.Position = newV, done, pos
-	rt.changedHere(announcement{Change: Change{Projection: name, All: true}, at: pos}, true)
+	rt.changedHere(announcement{Change: Change{Projection: name, All: true}, at: pos})
 	rt.watcher.kick()
 	rt.fireAll()
 	total = done

@@ -54,13 +54,17 @@ type Options struct {
 	// OnError, if set, is called when a live batch or query failed and was
 	// rolled back (metrics, alerting).
 	OnError func(projection string, err error)
-	// OnChange, if set, is called with what a batch of an Announcer's
-	// projection changed once its transaction ended (before the waiters
-	// for it are woken), whether it committed or not, and with a change of
-	// all when a projection's tables are replaced (a rebuild's switch, a
-	// replay of the log into tables that were lost). Every such change is
-	// also notified on ChangesChannel, in the transaction that makes it,
-	// for the other processes (NewChangesListener).
+	// OnChange, if set, is called with what each batch of an Announcer's
+	// projection changed, whichever process applied it: by this process's
+	// runner once the batch's transaction ended (committed or not), and as
+	// the runtime hears it on ChangesChannel (every batch is announced
+	// there, in its own transaction); with a change of all when a
+	// projection's tables are replaced (a rebuild's switch, a replay of the
+	// log into tables that were lost) and when announcements may have gone
+	// unheard. A read-your-writes wait (WaitFor) on an Announcer's
+	// projection is over only once the runtime heard the batch (see
+	// Hearing). Calls come from one goroutine at a time but several
+	// goroutines in all; OnChange must be quick.
 	OnChange func(Change)
 }
 
@@ -85,6 +89,7 @@ type Runtime struct {
 	wake    postgres.Broadcast // any new events, or a local switch
 	watcher *cpWatcher
 	changes *postgres.Listener // on ChangesChannel, with Options.OnChange
+	synced  atomic.Bool        // changes has read the checkpoints since it listens
 	growth  growth             // when the projections' tables are due for ANALYZE
 
 	mu      sync.Mutex
@@ -122,7 +127,8 @@ func NewRuntime(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgr
 	}
 	rt.watcher = newCPWatcher(pool)
 	if opts.OnChange != nil {
-		rt.watcher.hearing = rt.Hearing
+		rt.changes = rt.hearing()
+		rt.watcher.hearing, rt.watcher.missed = rt.Hearing, rt.missed
 	}
 	tables := map[string]string{}
 	for _, p := range projectors {
@@ -215,8 +221,9 @@ func (rt *Runtime) Start(ctx context.Context) error {
 		rt.wg.Add(1)
 		go func() { defer rt.wg.Done(); rt.listener.Run(ctx) }()
 	}
-	if rt.opts.OnChange != nil {
-		rt.startHearing(ctx)
+	if rt.changes != nil {
+		rt.wg.Add(1)
+		go func() { defer rt.wg.Done(); rt.changes.Run(ctx) }()
 	}
 	// Forward notifications of new events to the runners' wake-up channel,
 	// which local batch commits also trigger.
@@ -318,7 +325,7 @@ func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 	}
 	if rewound {
 		rt.watcher.forget(name)
-		rt.changedHere(announcement{Change: Change{Projection: name, All: true}}, true)
+		rt.changedHere(announcement{Change: Change{Projection: name, All: true}})
 	}
 	return nil
 }
@@ -326,17 +333,11 @@ func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 // changedHere hands what a transaction of this process announced to
 // Options.OnChange once it ended, committed or not (it may have committed
 // all the same, on a connection lost while committing; telling of a change
-// that did not happen only costs a reader a read), before the waiters for
-// it are told (hear, only once it committed).
-func (rt *Runtime) changedHere(a announcement, committed bool) {
-	if rt.opts.OnChange == nil {
-		return
-	}
-	if a.All || len(a.Keys) > 0 {
+// that did not happen only costs a reader a read), without waiting to
+// hear it. The waiters are told when it is heard.
+func (rt *Runtime) changedHere(a announcement) {
+	if rt.opts.OnChange != nil && (a.All || len(a.Keys) > 0) {
 		rt.opts.OnChange(a.Change)
-	}
-	if committed {
-		rt.watcher.hear(a.Projection, a.at, a.All)
 	}
 }
 
@@ -852,7 +853,7 @@ func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 		r.rt.opts.OnError(r.name, err)
 	}
 	if n > 0 && change != nil {
-		r.rt.changedHere(*change, ok)
+		r.rt.changedHere(*change)
 	}
 	if ok {
 		r.rt.batchDone(r.name, n, took, last)

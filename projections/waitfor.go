@@ -65,10 +65,24 @@ type cpWatcher struct {
 	heard   map[string]event.Position
 	gated   map[string]bool
 	hearing func() bool
+	// missed is told of an announcing projection's checkpoint that stayed
+	// ahead of what was heard for missAfter (behind: since when).
+	missed  func(name string, cp event.Position)
+	behind  map[string]behind
 	waiters int
 	running bool
 	kickC   chan struct{}
 }
+
+// behind is a checkpoint read ahead of what was heard, and when.
+type behind struct {
+	cp    event.Position
+	since time.Time
+}
+
+// missAfter is how long a checkpoint may stand ahead of what was heard
+// before its announcements count as missed.
+const missAfter = 500 * time.Millisecond
 
 // localCheckpoint is a checkpoint a runner of this process committed, and
 // the advance that told the watcher.
@@ -80,7 +94,8 @@ type localCheckpoint struct {
 func newCPWatcher(pool *pgxpool.Pool) *cpWatcher {
 	return &cpWatcher{pool: pool, pos: map[string]event.Position{}, local: map[string]localCheckpoint{},
 		heard: map[string]event.Position{}, gated: map[string]bool{}, hearing: func() bool { return false },
-		kickC: make(chan struct{}, 1)}
+		behind: map[string]behind{},
+		kickC:  make(chan struct{}, 1)}
 }
 
 // advance records that a runner of this process committed projection
@@ -190,6 +205,7 @@ func (w *cpWatcher) loop() {
 	defer t.Stop()
 	for {
 		w.refresh()
+		w.checkHeard()
 		w.mu.Lock()
 		if w.waiters == 0 {
 			w.running = false
@@ -202,6 +218,37 @@ func (w *cpWatcher) loop() {
 		case <-w.kickC:
 		case <-t.C:
 		}
+	}
+}
+
+// checkHeard tells missed of the announcing projections whose checkpoint
+// has stood ahead of what was heard for missAfter.
+func (w *cpWatcher) checkHeard() {
+	if w.missed == nil || !w.hearing() {
+		return
+	}
+	var late []checkpoint
+	w.mu.Lock()
+	for name, gated := range w.gated {
+		if !gated {
+			continue
+		}
+		heard := w.heard[name]
+		if b, ok := w.behind[name]; ok && !heard.Less(b.cp) {
+			delete(w.behind, name)
+		}
+		b, ok := w.behind[name]
+		switch cp := w.pos[name]; {
+		case !ok && heard.Less(cp):
+			w.behind[name] = behind{cp: cp, since: time.Now()}
+		case ok && time.Since(b.since) > missAfter:
+			late = append(late, checkpoint{name, b.cp})
+			delete(w.behind, name)
+		}
+	}
+	w.mu.Unlock()
+	for _, cp := range late {
+		w.missed(cp.name, cp.pos)
 	}
 }
 

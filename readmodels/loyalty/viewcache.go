@@ -29,11 +29,13 @@ import (
 type viewCache struct {
 	ttl   time.Duration
 	heard func() bool
+	now   func() time.Time
 
 	mu           sync.Mutex
 	gen          uint64 // counts ForgetAlls
 	slots        *simplelru.LRU[string, *viewSlot]
 	hits, misses uint64
+	views        int // slots that hold a view
 }
 
 type viewSlot struct {
@@ -51,9 +53,9 @@ type viewTicket struct {
 }
 
 func newViewCache(entries int, ttl time.Duration, heard func() bool) *viewCache {
-	c := &viewCache{ttl: ttl, heard: heard}
+	c := &viewCache{ttl: ttl, heard: heard, now: time.Now}
 	var err error
-	if c.slots, err = simplelru.NewLRU[string, *viewSlot](entries, nil); err != nil {
+	if c.slots, err = simplelru.NewLRU(entries, func(_ string, s *viewSlot) { c.drop(s) }); err != nil { // c.mu held
 		panic(err) // only for a size < 1
 	}
 	return c
@@ -69,7 +71,7 @@ func (c *viewCache) get(id string) (AccountView, bool, *viewTicket) {
 		return AccountView{}, false, nil
 	}
 	s, ok := c.slots.Get(id)
-	if ok && s.held && time.Now().Before(s.until) {
+	if ok && s.held && c.now().Before(s.until) {
 		c.hits++
 		return s.view, true, nil
 	}
@@ -95,7 +97,10 @@ func (c *viewCache) put(id string, t *viewTicket, v AccountView) {
 	if s, ok := c.slots.Peek(id); !ok || s != t.slot || s.marks != t.marks {
 		return
 	}
-	t.slot.view, t.slot.held, t.slot.until = v, true, time.Now().Add(c.ttl)
+	if !t.slot.held {
+		c.views++
+	}
+	t.slot.view, t.slot.held, t.slot.until = v, true, c.now().Add(c.ttl)
 }
 
 // forget drops the views of ids, and keeps the reads under way from
@@ -106,7 +111,7 @@ func (c *viewCache) forget(ids ...string) {
 	for _, id := range ids {
 		if s, ok := c.slots.Peek(id); ok {
 			s.marks++
-			s.view, s.held = AccountView{}, false
+			c.drop(s)
 		}
 	}
 }
@@ -117,7 +122,15 @@ func (c *viewCache) forgetAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	c.slots.Purge()
+	c.slots.Purge() // drop runs for each slot
+}
+
+// drop empties a slot that holds a view (c.mu held).
+func (c *viewCache) drop(s *viewSlot) {
+	if s.held {
+		c.views--
+		s.view, s.held = AccountView{}, false
+	}
 }
 
 // ViewCacheStats tells what the account view cache holds and how it
@@ -130,11 +143,5 @@ type ViewCacheStats struct {
 func (c *viewCache) stats() ViewCacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := ViewCacheStats{Hits: c.hits, Misses: c.misses}
-	for _, s := range c.slots.Values() {
-		if s.held {
-			st.Views++
-		}
-	}
-	return st
+	return ViewCacheStats{Views: c.views, Hits: c.hits, Misses: c.misses}
 }

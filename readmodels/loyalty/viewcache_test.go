@@ -49,6 +49,19 @@ func TestViewCacheKeepsAndForgets(t *testing.T) {
 	if st := c.stats(); st.Hits != 2 || st.Misses != 4 || st.Views != 0 {
 		t.Fatalf("stats %+v, want 2 hits, 4 misses, no views", st)
 	}
+	// Views are counted as they come and go, evictions too.
+	small, _ := newTestCache(2, time.Hour)
+	for i, id := range []string{"a", "b", "c"} {
+		_, _, tk := small.get(id)
+		small.put(id, tk, view(int64(i)))
+	}
+	if st := small.stats(); st.Views != 2 {
+		t.Fatalf("a cache of 2 after 3 puts: %+v", st)
+	}
+	small.forget("c")
+	if st := small.stats(); st.Views != 1 {
+		t.Fatalf("after a forget: %+v", st)
+	}
 }
 
 // A read that began before a change (it may have read the rows before the
@@ -111,13 +124,16 @@ func TestViewCacheNotHeardAndTTL(t *testing.T) {
 		t.Fatal("a view read while changes went unheard was kept")
 	}
 
-	short, _ := newTestCache(10, 30*time.Millisecond)
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	short, _ := newTestCache(10, time.Minute)
+	short.now = func() time.Time { return now }
 	_, _, tk = short.get("a")
 	short.put("a", tk, view(1))
+	now = now.Add(59 * time.Second)
 	if _, ok := held(short, "a"); !ok {
-		t.Fatal("a fresh view is not served")
+		t.Fatal("a view is not served within its ttl")
 	}
-	time.Sleep(40 * time.Millisecond)
+	now = now.Add(time.Second)
 	if _, ok := held(short, "a"); ok {
 		t.Fatal("a view is served past its ttl")
 	}
