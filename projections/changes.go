@@ -190,7 +190,11 @@ func (rt *Runtime) heardAnything(l *postgres.Listener) {
 			return
 		}
 		rt.log.Warn("projections: reading the checkpoints after a change of anything", "err", err)
-		time.Sleep(time.Second)
+		select {
+		case <-rt.stopHearing: // the runtime stops
+			return
+		case <-time.After(time.Second):
+		}
 	}
 }
 

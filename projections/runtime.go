@@ -90,7 +90,9 @@ type Runtime struct {
 	watcher *cpWatcher
 	changes *postgres.Listener // on ChangesChannel, with Options.OnChange
 	synced  atomic.Bool        // changes has read the checkpoints since it listens
-	growth  growth             // when the projections' tables are due for ANALYZE
+	// stopHearing ends with Start's context (set before changes runs).
+	stopHearing <-chan struct{}
+	growth      growth // when the projections' tables are due for ANALYZE
 
 	mu      sync.Mutex
 	started bool
@@ -222,6 +224,7 @@ func (rt *Runtime) Start(ctx context.Context) error {
 		go func() { defer rt.wg.Done(); rt.listener.Run(ctx) }()
 	}
 	if rt.changes != nil {
+		rt.stopHearing = ctx.Done()
 		rt.wg.Add(1)
 		go func() { defer rt.wg.Done(); rt.changes.Run(ctx) }()
 	}
