@@ -28,41 +28,19 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 }
 
 // Changed names the accounts whose rows (the account, its transactions,
-// lots and cards) a batch changes: every account an event is about; all
-// when a card definition changes or retires, since its name and whether
-// its cards are active show in every account holding one.
+// lots and cards) a batch changes: those Apply's fold of the batch
+// touches; all when a card definition changes or retires, since its name
+// and whether its cards are active show in every account holding one.
 func (Projector) Changed(events []event.Recorded) (keys []string, all bool) {
-	seen := map[string]bool{}
+	b := newBatch(nil, "")
 	for _, r := range events {
-		var account string
-		switch e := r.Data.(type) {
-		case loyalty.AccountOpened:
-			account = e.Account
-		case loyalty.PointsEarned:
-			account = e.Account
-		case loyalty.PointsRedeemed:
-			account = e.Account
-		case loyalty.PointsAdjusted:
-			account = e.Account
-		case loyalty.PointsExpired:
-			account = e.Account
-		case loyalty.BalanceCorrected:
-			account = e.Account
-		case loyalty.StampsAdded:
-			account = e.Account
-		case loyalty.CardCompleted:
-			account = e.Account
-		case loyalty.CardRedeemed:
-			account = e.Account
+		switch r.Data.(type) {
 		case loyalty.CardChanged, loyalty.CardRetired:
 			return nil, true
 		}
-		if account != "" && !seen[account] {
-			seen[account] = true
-			keys = append(keys, account)
-		}
+		b.add(r)
 	}
-	return keys, false
+	return b.accOrder, false
 }
 
 // account is what a batch changes in one account row: the recorded
