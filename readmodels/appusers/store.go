@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/readmodels/internal/like"
 )
 
 // Store reads the appusers tables.
@@ -311,15 +312,12 @@ type IdentifiedResult struct {
 	Items []IdentifiedUser
 }
 
-// likeEscape escapes the wildcards of a LIKE pattern.
-var likeEscape = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-
 // SearchIdentified lists identified users page by page.
 func (s *Store) SearchIdentified(ctx context.Context, q IdentifiedQuery) (IdentifiedResult, error) {
 	args := sqlArgs{q.App}
 	where := ` WHERE app = $1`
 	if q.Text != "" {
-		p := args.add("%" + likeEscape.Replace(q.Text) + "%")
+		p := args.add(like.Containing(q.Text))
 		where += fmt.Sprintf(` AND (email ILIKE %[1]s OR name ILIKE %[1]s OR surname ILIKE %[1]s OR display_name ILIKE %[1]s)`, p)
 	}
 	var res IdentifiedResult

@@ -19,6 +19,7 @@ import (
 
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/readmodels/internal/like"
 )
 
 // Expr is a node of a searchValues/metaSearch tree: either a condition
@@ -1595,8 +1596,7 @@ func likePattern(e *Expr) (string, error) {
 	if !ok || utf8.RuneCountInString(s) < minLike {
 		return "", fault.Invalidf("like needs a text of at least %d characters", minLike).With("field", e.Property)
 	}
-	s = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-	return "%" + s + "%", nil
+	return like.Containing(s), nil
 }
 
 // metaAttr is an item attribute metaSearch can filter on.

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/readmodels/internal/like"
 )
 
 // Store reads the loyalty tables.
@@ -437,9 +438,6 @@ func (a *sqlArgs) add(v any) string {
 	return fmt.Sprintf("$%d", len(*a))
 }
 
-// likeEscape escapes the wildcards of a LIKE pattern.
-var likeEscape = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-
 // Search lists the loyalty users of an app that match every filter given,
 // a page at a time, and counts them. Sort fields outside the whitelist
 // are refused (fault.Invalid).
@@ -480,11 +478,11 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) (AccountPage, error) 
 	args := sqlArgs{q.App}
 	where := []string{"i.app = $1"}
 	if q.Name != "" {
-		p := args.add("%" + likeEscape.Replace(q.Name) + "%")
+		p := args.add(like.Containing(q.Name))
 		where = append(where, fmt.Sprintf("(i.name ILIKE %[1]s OR i.surname ILIKE %[1]s OR i.display_name ILIKE %[1]s)", p))
 	}
 	if q.Email != "" {
-		where = append(where, "i.email ILIKE "+args.add("%"+likeEscape.Replace(q.Email)+"%"))
+		where = append(where, "i.email ILIKE "+args.add(like.Containing(q.Email)))
 	}
 	if q.Alias != "" {
 		where = append(where, "EXISTS (SELECT 1 FROM appusers u WHERE u.app = $1 AND u.alias = "+args.add(q.Alias)+

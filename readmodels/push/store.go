@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/push"
+	"github.com/halocms/halocms/readmodels/internal/like"
 )
 
 // Store reads the push tables.
@@ -122,9 +122,6 @@ type Page struct {
 	Total int
 }
 
-// likeEscaper escapes the LIKE wildcards of a search text.
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-
 // Search lists the schedules matching q that are not deleted, the next
 // to send first (sendOn descending), then by id.
 func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
@@ -137,7 +134,7 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	}
 	pattern := ""
 	if q.Name != "" {
-		pattern = "%" + likeEscaper.Replace(q.Name) + "%"
+		pattern = like.Containing(q.Name)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+columns+`, count(*) OVER () FROM push_schedules
 		WHERE deleted_at IS NULL AND ($1 OR app = ANY($2)) AND ($3 = '' OR app = $3)
