@@ -200,10 +200,12 @@ func (s *Store) Account(ctx context.Context, id string) (AccountView, error) {
 		return v, nil
 	}
 	v, err := s.account(ctx, id)
-	if err == nil {
-		s.views.put(id, t, v)
+	if err != nil {
+		s.views.abandon(id, t)
+		return v, err
 	}
-	return v, err
+	s.views.put(id, t, v)
+	return v, nil
 }
 
 // account reads an account view from the tables.

@@ -25,7 +25,10 @@ import (
 // A read that began before a Forget of its account (or a ForgetAll) may
 // have read the rows before the change: it does not keep what it read.
 // Each account has a slot that a Forget marks; a read keeps its view only
-// in the slot it began with, unmarked since.
+// in the slot it began with, unmarked since. The slot of an account with
+// no view held waits outside the LRU (pending) until a read keeps a view
+// in it: reads of accounts that do not exist take no place in the cache,
+// so they cannot push the views of those that do out of it.
 type viewCache struct {
 	ttl   time.Duration
 	heard func() bool
@@ -34,6 +37,7 @@ type viewCache struct {
 	mu           sync.Mutex
 	gen          uint64 // counts ForgetAlls
 	slots        *simplelru.LRU[string, *viewSlot]
+	pending      map[string]*viewSlot // slots of reads under way, not in slots
 	hits, misses uint64
 	views        int // slots that hold a view
 }
@@ -43,17 +47,19 @@ type viewSlot struct {
 	held  bool // view is set
 	until time.Time
 	marks uint64 // counts Forgets
+	reads int    // reads under way with a pending ticket for it
 }
 
 // viewTicket is what a read that missed the cache hands back to put.
 type viewTicket struct {
-	slot  *viewSlot
-	marks uint64
-	gen   uint64
+	slot    *viewSlot
+	marks   uint64
+	gen     uint64
+	pending bool // slot was pending when the read began
 }
 
 func newViewCache(entries int, ttl time.Duration, heard func() bool) *viewCache {
-	c := &viewCache{ttl: ttl, heard: heard, now: time.Now}
+	c := &viewCache{ttl: ttl, heard: heard, now: time.Now, pending: map[string]*viewSlot{}}
 	var err error
 	if c.slots, err = simplelru.NewLRU(entries, func(_ string, s *viewSlot) { c.drop(s) }); err != nil { // c.mu held
 		panic(err) // only for a size < 1
@@ -76,11 +82,25 @@ func (c *viewCache) get(id string) (AccountView, bool, *viewTicket) {
 		return s.view, true, nil
 	}
 	c.misses++
-	if !ok {
-		s = &viewSlot{}
-		c.slots.Add(id, s)
+	if ok {
+		return AccountView{}, false, &viewTicket{slot: s, marks: s.marks, gen: c.gen}
 	}
-	return AccountView{}, false, &viewTicket{slot: s, marks: s.marks, gen: c.gen}
+	if s = c.pending[id]; s == nil {
+		s = &viewSlot{}
+		c.pending[id] = s
+	}
+	s.reads++
+	return AccountView{}, false, &viewTicket{slot: s, marks: s.marks, gen: c.gen, pending: true}
+}
+
+// done ends a pending ticket's read (c.mu held).
+func (c *viewCache) done(id string, t *viewTicket) {
+	if !t.pending {
+		return
+	}
+	if t.slot.reads--; t.slot.reads == 0 && c.pending[id] == t.slot {
+		delete(c.pending, id)
+	}
 }
 
 // put keeps a view read after get returned t, unless its account's views
@@ -91,16 +111,34 @@ func (c *viewCache) put(id string, t *viewTicket, v AccountView) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.heard() || t.gen != c.gen {
+	c.done(id, t)
+	if !c.heard() || t.gen != c.gen || t.slot.marks != t.marks {
 		return
 	}
-	if s, ok := c.slots.Peek(id); !ok || s != t.slot || s.marks != t.marks {
-		return
+	s, ok := c.slots.Peek(id)
+	switch {
+	case ok && s != t.slot:
+		return // not the slot the read began with
+	case !ok && !t.pending:
+		return // evicted since: forgets may have gone unmarked
+	case !ok:
+		c.slots.Add(id, t.slot) // a pending slot is marked while a read has it
 	}
 	if !t.slot.held {
 		c.views++
 	}
 	t.slot.view, t.slot.held, t.slot.until = v, true, c.now().Add(c.ttl)
+}
+
+// abandon ends a read that found no view to keep (an unknown account, an
+// error).
+func (c *viewCache) abandon(id string, t *viewTicket) {
+	if t == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done(id, t)
 }
 
 // forget drops the views of ids, and keeps the reads under way from
@@ -112,6 +150,9 @@ func (c *viewCache) forget(ids ...string) {
 		if s, ok := c.slots.Peek(id); ok {
 			s.marks++
 			c.drop(s)
+		}
+		if s := c.pending[id]; s != nil {
+			s.marks++
 		}
 	}
 }

@@ -92,12 +92,23 @@ func TestViewCacheReadsOverlappingAChange(t *testing.T) {
 	// A slot evicted (and made again) while a read was under way: the
 	// read cannot tell what happened to it meanwhile.
 	small, _ := newTestCache(1, time.Hour)
+	_, _, tx := small.get("x")
+	small.put("x", tx, view(4))
+	small.forget("x") // x keeps its slot, with no view
 	_, _, old := small.get("x")
-	small.get("y") // evicts x's slot
-	small.get("x") // and makes a new one
-	small.put("x", old, view(4))
+	_, _, ty := small.get("y")
+	small.put("y", ty, view(5)) // evicts x's slot
+	_, _, tx = small.get("x")   // and makes a new one
+	small.put("x", old, view(6))
 	if _, ok := held(small, "x"); ok {
 		t.Fatal("a read kept its view in a slot made after it began")
+	}
+	// A read of an account with no slot is marked by a forget as well.
+	_, _, pend := small.get("p")
+	small.forget("p")
+	small.put("p", pend, view(7))
+	if _, ok := held(small, "p"); ok {
+		t.Fatal("a read that began before forget kept its view (no slot)")
 	}
 }
 
@@ -136,5 +147,35 @@ func TestViewCacheNotHeardAndTTL(t *testing.T) {
 	now = now.Add(time.Second)
 	if _, ok := held(short, "a"); ok {
 		t.Fatal("a view is served past its ttl")
+	}
+}
+
+// Reads of accounts that do not exist leave no slot behind: they cannot
+// push the views of real accounts out of a full cache.
+func TestViewCacheAbandonedReads(t *testing.T) {
+	c, _ := newTestCache(2, time.Hour)
+	for i, id := range []string{"a", "b"} {
+		_, _, tk := c.get(id)
+		c.put(id, tk, view(int64(i+1)))
+	}
+	for _, id := range []string{"x", "y", "z"} {
+		_, _, tk := c.get(id)
+		c.abandon(id, tk)
+	}
+	for i, id := range []string{"a", "b"} {
+		if b, ok := held(c, id); !ok || b != int64(i+1) {
+			t.Fatalf("after reads of unknown accounts, %s: %d, %v; want %d from memory", id, b, ok, i+1)
+		}
+	}
+	if len(c.pending) != 0 {
+		t.Fatalf("abandoned reads left %d pending slots", len(c.pending))
+	}
+	// Another read of the same account still keeps its view.
+	_, _, t1 := c.get("n")
+	_, _, t2 := c.get("n")
+	c.abandon("n", t1)
+	c.put("n", t2, view(9))
+	if b, ok := held(c, "n"); !ok || b != 9 {
+		t.Fatalf("a read beside an abandoned one: %d, %v; want 9 from memory", b, ok)
 	}
 }
