@@ -43,6 +43,7 @@ type searchBody struct {
 	Include      json.RawMessage `json:"include"`
 	Pagination   *paginationBody `json:"pagination"`
 	SegmentTags  []tagBody       `json:"segmentTags"`
+	Tags         []tagBody       `json:"tags"` // iOS's SearchQuery.tags(_:): more segment tags
 	SegmentMode  string          `json:"segmentMode"`
 	Sort         string          `json:"sort"`
 	Locale       string          `json:"locale"`
@@ -357,7 +358,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		}
 		q.RelatedTo = append(q.RelatedTo, rmcontent.Relation{Field: strings.TrimPrefix(rel.FieldName, "values."), IDs: rel.InstanceIDs})
 	}
-	tags, err := tagsFromBody(b.SegmentTags)
+	tags, err := tagsFromBody(append(b.SegmentTags, b.Tags...))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -660,7 +661,7 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 	}
 	var ids, names []string
 	switch {
-	case b.ModuleID != nil:
+	case b.ModuleID != nil && *b.ModuleID != "": // iOS sends "" when it syncs by name
 		ids = []string{*b.ModuleID}
 	case b.ModuleName != nil:
 		names = []string{*b.ModuleName}

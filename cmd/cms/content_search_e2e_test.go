@@ -314,6 +314,10 @@ func TestContentSearch(t *testing.T) {
 		expect(t, "total android+ios", seg("total", tag("android"), tag("ios")), false, 2)
 		expect(t, "total android", seg("total", tag("android")), false, 1, 2)
 		expect(t, "partial web", seg("partial", tag("web")), false)
+		// iOS's SearchQuery.tags(_:) sends "tags": they add to segmentTags.
+		expect(t, "iOS tags, total", map[string]any{"segmentMode": "total", "tags": []any{tag("android"), tag("ios")}}, false, 2)
+		expect(t, "iOS tags with segmentTags, partial", map[string]any{"segmentMode": "partial",
+			"segmentTags": []any{tag("web")}, "tags": []any{tag("ios")}}, false, 2, 3)
 	})
 
 	t.Run("sort", func(t *testing.T) {
@@ -717,7 +721,8 @@ func TestContentSync(t *testing.T) {
 	// Up to date again, by name with a float fromSync, once the changes
 	// are older than the margin.
 	time.Sleep(syncMargin + 100*time.Millisecond)
-	last, _ := syncOf(tok, map[string]any{"moduleName": "Feed", "fromSync": float64(nowMS()) + 0.9})
+	// As iOS syncs by name: "moduleId" is always sent, empty then.
+	last, _ := syncOf(tok, map[string]any{"moduleId": "", "moduleName": "Feed", "locale": "en-US", "fromSync": float64(nowMS()) + 0.9})
 	if len(last.Created)+len(last.Updated)+len(last.Deleted) != 0 {
 		t.Errorf("sync with nothing changed: created %v updated %v deleted %v", itemNames(last.Created), itemNames(last.Updated), last.deletedIDs())
 	}
