@@ -327,15 +327,22 @@ func msp(t time.Time) *int64 {
 	return &v
 }
 
-// contentError turns a stale-revision error into HALO's 409, whose extra
-// is the item as the server has it.
+// contentError turns a stale-revision error, and a write of a deleted
+// item, into HALO's 409, whose extra is the item as the server has it.
 func (s *server) contentError(ctx context.Context, err error) error {
 	var stale *content.StaleRevisionError
-	if !errors.As(err, &stale) {
+	var deleted *content.DeletedError
+	var id string
+	fe := fault.Conflictf("The specified instance was updated after your data retrieval. Please, resolve the conflict and try again.")
+	switch {
+	case errors.As(err, &stale):
+		id = stale.ItemID
+	case errors.As(err, &deleted):
+		id, fe = deleted.ItemID, fault.Conflictf("%s", deleted.Error())
+	default:
 		return err
 	}
-	it, rerr := s.ContentRead.Item(ctx, stale.ItemID)
-	fe := fault.Conflictf("The specified instance was updated after your data retrieval. Please, resolve the conflict and try again.")
+	it, rerr := s.ContentRead.Item(ctx, id)
 	if rerr == nil {
 		fe.Extra = asMap(instanceJSONOf(it))
 	}

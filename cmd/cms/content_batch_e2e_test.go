@@ -298,6 +298,28 @@ func TestContentBatch(t *testing.T) {
 		}
 	})
 
+	t.Run("deleted items", func(t *testing.T) {
+		ts := ts.with(t)
+		gone := ts.item(e[4].ID) // deleted by the batch above
+		var a batchAnswer
+		ts.mustNum(ts.post(batchPath, ts.admin, map[string]any{
+			"deleted": []map[string]any{{"id": e[4].ID}},
+			"updated": []map[string]any{itemBody(m.ID, "e4 back", map[string]any{"title": "e4 back"}, "id", e[4].ID)},
+		}), 200, &a)
+		// A repeated delete succeeds and changes nothing; an update is a
+		// conflict whose extra is the deleted item.
+		if d := a.expectOp(t, "delete", 0, 0).instanceOf(t); d.ID != e[4].ID || d.DeletedAt == nil || d.Revision != gone.Revision {
+			t.Errorf("delete of a deleted item: %+v, want it as it was (revision %d)", d, gone.Revision)
+		}
+		o := a.expectOp(t, "update", 0, 409)
+		if _, ex := o.errorOf(t); ex["id"] != e[4].ID || ex["deletedAt"] == nil {
+			t.Errorf("update of a deleted item: extra %v, want the deleted item", ex)
+		}
+		if got := ts.item(e[4].ID); got.Revision != gone.Revision || got.Name != gone.Name {
+			t.Errorf("the batch changed the deleted item: %+v", got)
+		}
+	})
+
 	t.Run("rights per operation", func(t *testing.T) {
 		ts := ts.with(t)
 		_, reader := ts.userWith("batch-reader", grantTo{app: app.ID, perms: []string{"read"}})

@@ -114,6 +114,17 @@ func (e *StaleRevisionError) Error() string {
 	return fmt.Sprintf("the instance was updated after your data retrieval (revision %d, now %d); resolve the conflict and try again", e.Sent, e.Current)
 }
 
+// DeletedError: a write that needs a live item met a deleted one (restore
+// it first). It is a Conflict fault; HTTP answers it, as a stale revision,
+// with the item as the server has it.
+type DeletedError struct{ ItemID string }
+
+func (e *DeletedError) Error() string {
+	return fmt.Sprintf("instance %s is deleted; restore it first", e.ItemID)
+}
+
+func (e *DeletedError) Unwrap() error { return fault.New(fault.Conflict, "%s", e.Error()) }
+
 // checkContent validates content against the module: name, values, tags.
 func checkContent(m Module, c Content) (Content, error) {
 	c.Name = strings.TrimSpace(c.Name)
@@ -185,7 +196,7 @@ func (i Item) live(revision *int64) error {
 		return &StaleRevisionError{ItemID: i.ID, Sent: *revision, Current: i.Revision}
 	}
 	if i.Deleted {
-		return fault.Conflictf("instance %s is deleted; restore it first", i.ID)
+		return &DeletedError{ItemID: i.ID}
 	}
 	return nil
 }
@@ -316,6 +327,9 @@ func (i Item) Unarchive(by string) ([]any, error) {
 
 // Delete deletes the item logically.
 func (i Item) Delete(revision *int64, by string) ([]any, error) {
+	if i.exists && i.Deleted {
+		return nil, nil // deleted already: a repeated delete changes nothing
+	}
 	if err := i.live(revision); err != nil {
 		return nil, err
 	}

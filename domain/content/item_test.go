@@ -265,7 +265,14 @@ func TestEditRevisions(t *testing.T) {
 	if !h.item.Deleted || h.item.Revision != 2 {
 		t.Fatalf("after delete %+v", h.item)
 	}
-	// A deleted item cannot be edited, published or deleted again.
+	// Deleting it again changes nothing, whatever revision is named.
+	for _, r := range []*int64{nil, &rev, &cur} {
+		if evs, err := h.item.Delete(r, "Bob"); err != nil || evs != nil {
+			t.Errorf("delete of a deleted item: %v, %v; want nothing to do", evs, err)
+		}
+	}
+	// A deleted item cannot be edited, published or archived: a conflict
+	// that names it.
 	for name, f := range map[string]func() ([]any, error){
 		"edit": func() ([]any, error) { return h.item.Edit(m, Content{Name: "c", Values: vals}, Dates{}, nil, "Bob") },
 		"edit@rev": func() ([]any, error) {
@@ -276,11 +283,11 @@ func TestEditRevisions(t *testing.T) {
 		"unpublish": func() ([]any, error) { return h.item.Unpublish("Bob") },
 		"archive":   func() ([]any, error) { return h.item.Archive(t0, "Bob") },
 		"unarchive": func() ([]any, error) { return h.item.Unarchive("Bob") },
-		"delete":    func() ([]any, error) { return h.item.Delete(nil, "Bob") },
 		"revert":    func() ([]any, error) { return h.item.Revert(m, 0, h.snaps[0], "Bob") },
 	} {
-		if _, err := f(); !fault.Is(err, fault.Conflict) {
-			t.Errorf("%s of a deleted item: %v, want conflict", name, err)
+		var deleted *DeletedError
+		if _, err := f(); !fault.Is(err, fault.Conflict) || !errors.As(err, &deleted) || deleted.ItemID != "i1" {
+			t.Errorf("%s of a deleted item: %v, want a conflict naming i1", name, err)
 		}
 	}
 	// Restore, then edits work again.
