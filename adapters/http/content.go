@@ -500,23 +500,30 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]revisionJSON, len(revs))
 	var created int64
+	var createdBy string
+	var deletedAt *int64
+	var deletedBy *string
 	for n, rv := range revs {
-		at := rv.At.UnixMilli()
+		at, by := rv.At.UnixMilli(), rv.By
 		if n == 0 {
-			created = at
+			created, createdBy = at, by
 		}
-		it := rmcontent.Item{ID: rv.Item.ID, App: rv.Item.App, Module: rv.Item.Module, CreatedAt: created, Revision: rv.Item.Revision,
-			Name: rv.Item.Content.Name, Values: rv.Item.Content.Values, ExternalID: rv.Item.Content.ExternalID,
+		it := rmcontent.Item{ID: rv.Item.ID, App: rv.Item.App, Module: rv.Item.Module, CreatedAt: created, CreatedBy: createdBy,
+			Revision: rv.Item.Revision, Name: rv.Item.Content.Name, Values: rv.Item.Content.Values, ExternalID: rv.Item.Content.ExternalID,
 			PublishedAt: msp(rv.Item.Dates.PublishedAt), RemovedAt: msp(rv.Item.Dates.RemovedAt), ArchivedAt: msp(rv.Item.Dates.ArchivedAt)}
 		for _, t := range rv.Item.Content.Tags {
 			it.Tags = append(it.Tags, rmcontent.Tag(t))
 		}
 		if n > 0 {
-			it.UpdatedAt = &at
+			it.UpdatedAt, it.UpdatedBy = &at, &by
 		}
-		if rv.Item.Deleted {
-			it.DeletedAt = &at
+		switch {
+		case !rv.Item.Deleted:
+			deletedAt, deletedBy = nil, nil
+		case deletedAt == nil: // this revision deleted it
+			deletedAt, deletedBy = &at, &by
 		}
+		it.DeletedAt, it.DeletedBy = deletedAt, deletedBy
 		changed := rv.Changed
 		if changed == nil {
 			changed = []string{}

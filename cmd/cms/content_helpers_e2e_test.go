@@ -646,3 +646,11 @@ func expectOneOf(t testing.TB, r response, statuses ...int) {
 	}
 	expectHaloError(t, r, r.Status)
 }
+
+// deref is *s, or "<nil>".
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}

@@ -639,8 +639,10 @@ func TestContentItemStates(t *testing.T) {
 		it := ts.createItem(ts.admin, itemBody(mod.ID, "v0", map[string]any{"title": "zero"}))
 		ts.mustNum(ts.put(instancePath+"/"+it.ID, ts.admin, itemBody(mod.ID, "v1", map[string]any{"title": "one"})), 200, &it)
 		ts.transit(ts.admin, it.ID, "publish", nil)
+		_, editor := ts.userWith("history-editor", grantTo{app: app.ID, module: mod.ID, perms: []string{"update", "read"}})
+		_, editorDel := ts.userWith("history-deleter", grantTo{app: app.ID, module: mod.ID, perms: []string{"delete", "read"}})
 		var last instView
-		ts.mustNum(ts.put(instancePath+"/"+it.ID, ts.admin, itemBody(mod.ID, "v3", map[string]any{"title": "three"}, "publishedAt", nowMS()-10)), 200, &last)
+		ts.mustNum(ts.put(instancePath+"/"+it.ID, editor, itemBody(mod.ID, "v3", map[string]any{"title": "three"}, "publishedAt", nowMS()-10)), 200, &last)
 
 		type entry struct {
 			Revision int64          `json:"revision"`
@@ -662,9 +664,19 @@ func TestContentItemStates(t *testing.T) {
 			t.Fatalf("history of %d entries, want %d (revisions 0..%d)", len(hist), last.Revision+1, last.Revision)
 		}
 		for i, e := range hist {
+			byAdmin := i < 3 // then the editor's PUT: an edit and a new publishedAt
 			if e.Revision != int64(i) || e.Instance.Revision != int64(i) || e.Type == "" || !near(e.At, time.Minute) ||
-				e.By != "Administrator" || !strings.Contains(e.Actor, ts.adminID) || e.ClientIP == "" || len(e.Changed) == 0 {
+				(e.By == "Administrator") != byAdmin || strings.Contains(e.Actor, ts.adminID) != byAdmin || e.By == "" ||
+				e.ClientIP == "" || len(e.Changed) == 0 {
 				t.Errorf("history entry %d: %+v", i, e)
+			}
+			// The item after each revision says who created it and who
+			// changed it last, as a GET would have then.
+			in := e.Instance
+			if in.CreatedBy == nil || *in.CreatedBy != "Administrator" || (i == 0) != (in.UpdatedBy == nil) ||
+				i > 0 && *in.UpdatedBy != e.By || in.DeletedBy != nil || in.DeletedAt != nil {
+				t.Errorf("history entry %d: createdBy %v updatedBy %v deletedBy %v deletedAt %v, want Administrator, %q (none at 0), none",
+					i, deref(in.CreatedBy), deref(in.UpdatedBy), deref(in.DeletedBy), in.DeletedAt, e.By)
 			}
 			if i > 0 && e.At < hist[i-1].At {
 				t.Errorf("history not oldest first at %d", i)
@@ -693,6 +705,20 @@ func TestContentItemStates(t *testing.T) {
 		ts.mustNum(ts.get(instancePath+"/"+it.ID+"/history", ts.admin), 200, &hist)
 		if int64(len(hist)) != back.Revision+1 || hist[len(hist)-1].Instance.Name != "v0" {
 			t.Errorf("after the restore the history has %d entries", len(hist))
+		}
+		// Deleted, then restored: the deletion's revision says when and by
+		// whom; the restore's no longer does.
+		expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + it.ID, token: editorDel}), 200)
+		ts.transit(ts.admin, it.ID, "restore", nil)
+		hist = nil
+		ts.mustNum(ts.get(instancePath+"/"+it.ID+"/history", ts.admin), 200, &hist)
+		if n := len(hist); n >= 2 {
+			del, res := hist[n-2], hist[n-1]
+			if del.Instance.DeletedAt == nil || *del.Instance.DeletedAt != del.At || deref(del.Instance.DeletedBy) != del.By ||
+				del.By == "Administrator" || res.Instance.DeletedAt != nil || res.Instance.DeletedBy != nil {
+				t.Errorf("delete then restore in the history: deleted %v by %v (entry by %s), restored %v by %v",
+					del.Instance.DeletedAt, deref(del.Instance.DeletedBy), del.By, res.Instance.DeletedAt, deref(res.Instance.DeletedBy))
+			}
 		}
 		expectHaloError(t, ts.post(instancePath+"/"+it.ID+"/history/999/restore", ts.admin, nil), 400)
 		expectHaloError(t, ts.post(instancePath+"/"+it.ID+"/history/-1/restore", ts.admin, nil), 400)
