@@ -244,24 +244,24 @@ func fieldsFromBody(in []fieldBody) ([]content.Field, error) {
 }
 
 type moduleJSON struct {
-	ID            string      `json:"id"`
-	App           string      `json:"app"`
-	Name          string      `json:"name"`
-	IsSingle      bool        `json:"isSingle"`
-	CustomerID    int         `json:"customerId"`
-	Tags          []tagJSON   `json:"tags"`
-	PushTemplates []string    `json:"pushTemplates"`
-	Importers     []any       `json:"importers"`
-	Exporters     []any       `json:"exporters"`
-	ModuleType    *string     `json:"moduleType"`
-	ExternalID    *string     `json:"externalId"`
-	CreatedAt     int64       `json:"createdAt"`
-	UpdatedAt     *int64      `json:"updatedAt"`
-	DeletedAt     *int64      `json:"deletedAt"`
-	CreatedBy     string      `json:"createdBy"`
-	UpdatedBy     *string     `json:"updatedBy"`
-	DeletedBy     *string     `json:"deletedBy"`
-	Fields        []fieldJSON `json:"fields,omitempty"`
+	ID            string       `json:"id"`
+	App           string       `json:"app"`
+	Name          string       `json:"name"`
+	IsSingle      bool         `json:"isSingle"`
+	CustomerID    int          `json:"customerId"`
+	Tags          []tagJSON    `json:"tags"`
+	PushTemplates []string     `json:"pushTemplates"`
+	Importers     []any        `json:"importers"`
+	Exporters     []any        `json:"exporters"`
+	ModuleType    *string      `json:"moduleType"`
+	ExternalID    *string      `json:"externalId"`
+	CreatedAt     int64        `json:"createdAt"`
+	UpdatedAt     *int64       `json:"updatedAt"`
+	DeletedAt     *int64       `json:"deletedAt"`
+	CreatedBy     string       `json:"createdBy"`
+	UpdatedBy     *string      `json:"updatedBy"`
+	DeletedBy     *string      `json:"deletedBy"`
+	Fields        *[]fieldJSON `json:"fields,omitempty"` // with withFields only, [] when none
 }
 
 func moduleJSONOf(m rmcontent.Module, withFields bool) moduleJSON {
@@ -272,14 +272,15 @@ func moduleJSONOf(m rmcontent.Module, withFields bool) moduleJSON {
 		j.ModuleType = &m.ModuleType
 	}
 	if withFields {
-		j.Fields = make([]fieldJSON, len(m.Fields))
+		fields := make([]fieldJSON, len(m.Fields))
 		updated := m.CreatedAt
 		if m.UpdatedAt != nil {
 			updated = *m.UpdatedAt
 		}
 		for i, f := range m.Fields {
-			j.Fields[i] = fieldJSONOf(m.ID, f, m.CreatedAt, updated)
+			fields[i] = fieldJSONOf(m.ID, f, m.CreatedAt, updated)
 		}
+		j.Fields = &fields
 	}
 	return j
 }

@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -111,7 +113,27 @@ func (s *server) saveModuleType(w http.ResponseWriter, r *http.Request, id strin
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, status, moduleTypeJSONOf(rmcontent.ModuleType{ID: t.ID, Name: t.Name, Single: t.Single, Fields: t.Fields}))
+	writeJSON(w, status, s.savedTypes(r.Context(), t)[0])
+}
+
+// savedTypes is what a command saved, with the date the read model gives
+// each type (now, for a type it does not show yet).
+func (s *server) savedTypes(ctx context.Context, saved ...content.ModuleType) []moduleTypeJSON {
+	at := map[string]int64{}
+	if list, err := s.ContentRead.ModuleTypes(ctx); err == nil {
+		for _, t := range list {
+			at[t.ID] = t.UpdatedAt
+		}
+	}
+	out := make([]moduleTypeJSON, len(saved))
+	for i, t := range saved {
+		updated, ok := at[t.ID]
+		if !ok {
+			updated = time.Now().UnixMilli()
+		}
+		out[i] = moduleTypeJSONOf(rmcontent.ModuleType{ID: t.ID, Name: t.Name, Single: t.Single, Fields: t.Fields, UpdatedAt: updated})
+	}
+	return out
 }
 
 func (s *server) createModuleType(w http.ResponseWriter, r *http.Request) {
@@ -222,9 +244,6 @@ func (s *server) importModuleTypes(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := make([]moduleTypeJSON, len(ts))
-	for i, t := range ts {
-		out[i] = moduleTypeJSONOf(rmcontent.ModuleType{ID: t.ID, Name: t.Name, Single: t.Single, Fields: t.Fields})
-	}
+	out := s.savedTypes(r.Context(), ts...)
 	writeJSON(w, http.StatusOK, map[string]any{"imported": len(out), "moduleTypes": out})
 }

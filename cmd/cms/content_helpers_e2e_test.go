@@ -127,6 +127,8 @@ type fieldView struct {
 	Required    bool            `json:"required"`
 	Localized   bool            `json:"localized"`
 	Rules       map[string]any  `json:"rules"`
+	CreatedAt   *int64          `json:"createdAt"`
+	UpdatedAt   *int64          `json:"updatedAt"`
 }
 
 type moduleView struct {

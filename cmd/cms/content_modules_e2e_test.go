@@ -136,6 +136,26 @@ func TestContentModules(t *testing.T) {
 				t.Errorf("withFields=true: module %s has no fields", m.Name)
 			}
 		}
+		// A module without fields: "fields" is [] with withFields=true, absent
+		// without.
+		bareApp := ts.createApp("Bare App")
+		bare := ts.createModule(ts.admin, moduleBody(bareApp.ID, "Bare"))
+		for q, want := range map[string]string{"?skip=true&withFields=true": "[]", "?skip=true": "", "?skip=true&withFields=false": ""} {
+			var raw []map[string]json.RawMessage
+			ts.mustJSON(ts.get(modulePath+q+"&app="+bareApp.ID, ts.admin), 200, &raw)
+			found := false
+			for _, m := range raw {
+				if string(m["id"]) == `"`+bare.ID+`"` {
+					found = true
+					if got, ok := m["fields"]; string(got) != want || ok != (want != "") {
+						t.Errorf("%s: a module without fields has fields %q (present %v), want %q", q, got, ok, want)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: module Bare not listed", q)
+			}
+		}
 	})
 
 	t.Run("list paginated", func(t *testing.T) {
@@ -602,6 +622,11 @@ func TestContentModuleTypes(t *testing.T) {
 			fld("body", ftLongText), fld("kind", ftChoice, "rules", rules{"values": []string{"news", "blog"}}))), 201, &article)
 		if article.ID == "" || article.Name != "Article" || article.IsSingle || len(article.Fields) != 3 {
 			t.Fatalf("created type %+v", article)
+		}
+		for _, f := range article.Fields {
+			if f.CreatedAt == nil || f.UpdatedAt == nil || !near(*f.CreatedAt, time.Minute) || !near(*f.UpdatedAt, time.Minute) {
+				t.Errorf("created type's field %s: createdAt %v, updatedAt %v; want now", f.Name, f.CreatedAt, f.UpdatedAt)
+			}
 		}
 		ts.mustJSON(ts.post(moduleTypePath+"/", ts.admin, typeBody("Config", true, fld("endpoint", ftWebsite))), 201, &config)
 		if !config.IsSingle || len(config.Fields) != 1 || config.Fields[0].FieldType.ID != ftID(ftWebsite) {
