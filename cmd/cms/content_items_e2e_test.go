@@ -290,7 +290,7 @@ func TestContentItemValidation(t *testing.T) {
 		{typ: ftYoutube, bad: "https://vimeo.com/1", code: "validator.2", good: "https://www.youtube.com/watch?v=abc"},
 		{typ: ftImage, bad: 5, code: "validator.1", good: "https://example.com/a.png"},
 		{typ: ftDate, bad: "2020-01-01", code: "validator.4", good: 1577836800000},
-		{typ: ftTime, bad: 1.5, code: "validator.4", good: 3600000},
+		{typ: ftTime, bad: "10:30", code: "validator.4", good: 3600000},
 		{typ: ftBoolean, bad: "true", code: "validator.6", good: true},
 		{typ: ftColor, bad: "red", code: "validator.7", good: "#1a2b3c"},
 		{typ: ftMultiRelation, bad: "not-an-array", code: "validator.9", good: []string{target.ID}},
@@ -363,7 +363,7 @@ func TestContentItemValidation(t *testing.T) {
 			{"f09", "validator.7", "#12345"},
 			{"f08", "validator.6", 1},
 			{"f02", "validator.3", true},
-			{"f06", "validator.4", -0.5},
+			{"f06", "validator.4", []any{1577836800000}},
 			{"f10", "validator.9", []any{1}},
 		}
 		for _, m := range more {
@@ -376,6 +376,12 @@ func TestContentItemValidation(t *testing.T) {
 		ts.mustNum(ts.get(instancePath+"?skip=true&module="+all.ID, ts.admin), 200, &list)
 		if len(list) != len(cases)+1 {
 			t.Errorf("%d items in the module, want %d (refused values created items?)", len(list), len(cases)+1)
+		}
+		// Dates in fractional milliseconds (as iOS computes them) are kept
+		// to the millisecond, rounded down.
+		frac := ts.createItem(ts.admin, itemBody(all.ID, "fractional dates", map[string]any{"f06": 1577836800000.9, "f07": 3600000.25}))
+		if v := ts.item(frac.ID).Values; fmt.Sprint(v["f06"], " ", v["f07"]) != "1577836800000 3600000" {
+			t.Errorf("fractional dates read back as %v and %v, want 1577836800000 and 3600000", v["f06"], v["f07"])
 		}
 		_ = foreignItem
 	})

@@ -3,6 +3,7 @@ package content
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"path"
@@ -72,6 +73,30 @@ func ValidateValues(fields []Field, values map[string]any) []Violation {
 	slices.Sort(unknown)
 	for _, name := range unknown {
 		out = append(out, Violation{name, ErrUnknown, "knownField", "the module has no such field"})
+	}
+	return out
+}
+
+// WholeMillis gives the values of values's timestamp fields whole
+// milliseconds, rounded down: iOS sends dates as fractional milliseconds
+// (timeIntervalSince1970 * 1000), and a date is kept to the millisecond,
+// as an item's own dates are. It returns values itself when nothing
+// changes, else a changed copy; values that are not numbers are left to
+// ValidateValues.
+func WholeMillis(fields []Field, values map[string]any) map[string]any {
+	out, copied := values, false
+	for _, f := range fields {
+		if f.Kind() != KindTimestamp {
+			continue
+		}
+		n, ok := Number(values[f.Name])
+		if !ok || n == math.Trunc(n) || math.Abs(n) > 1<<53 {
+			continue
+		}
+		if !copied {
+			out, copied = maps.Clone(values), true
+		}
+		out[f.Name] = json.Number(strconv.FormatInt(int64(math.Floor(n)), 10))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -755,6 +756,33 @@ func TestKeepsValues(t *testing.T) {
 			if len(ValidateValues(old, v)) == 0 && len(ValidateValues(c.new, v)) > 0 {
 				t.Errorf("%s: %v valid before, refused after: %v", c.name, v, ValidateValues(c.new, v))
 			}
+		}
+	}
+}
+
+func TestWholeMillis(t *testing.T) {
+	fields := []Field{
+		{Name: "when", Type: typeID(t, "Date")},
+		{Name: "at", Type: typeID(t, "Time")},
+		{Name: "price", Type: typeID(t, "Number")},
+		{Name: "title", Type: typeID(t, "Text")},
+	}
+	in := map[string]any{"when": json.Number("1577836800000.9"), "at": -0.5, "price": json.Number("12.5"), "title": "x"}
+	out := WholeMillis(fields, in)
+	want := map[string]any{"when": json.Number("1577836800000"), "at": json.Number("-1"), "price": json.Number("12.5"), "title": "x"}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("WholeMillis = %v, want %v", out, want)
+	}
+	if in["when"] != json.Number("1577836800000.9") || in["at"] != -0.5 {
+		t.Errorf("WholeMillis changed its argument: %v", in)
+	}
+	// Whole dates, and values that are not numbers, come back as they are.
+	for _, v := range []map[string]any{
+		{"when": json.Number("1577836800000"), "price": 1.5},
+		{"when": "2020-01-01", "at": true},
+	} {
+		if got := WholeMillis(fields, v); !reflect.DeepEqual(got, v) {
+			t.Errorf("WholeMillis(%v) = %v, want it unchanged", v, got)
 		}
 	}
 }
