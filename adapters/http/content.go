@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -78,6 +79,7 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 		return readScope{}, err
 	}
 	sc := readScope{apps: []string{}, modules: []string{}, items: []string{}}
+	modules, items := map[string]string{}, map[string]string{} // id → the right's app
 	for _, r := range rs {
 		if !slices.Contains(r.Permissions, rights.Read.String()) {
 			continue
@@ -86,9 +88,34 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 		case rights.AppScope.String():
 			sc.apps = append(sc.apps, r.App)
 		case rights.ModuleScope.String():
-			sc.modules = append(sc.modules, r.ScopeID)
+			modules[r.ScopeID] = r.App
 		case rights.ItemScope.String():
-			sc.items = append(sc.items, r.ScopeID)
+			items[r.ScopeID] = r.App
+		}
+	}
+	// A right on a module or an item counts only inside its own app: the
+	// searches match module and item ids whatever their app, and a right
+	// recorded before grants checked this could name another app's.
+	if len(modules) > 0 {
+		ms, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true, IDs: slices.Collect(maps.Keys(modules))})
+		if err != nil {
+			return readScope{}, err
+		}
+		for _, m := range ms {
+			if modules[m.ID] == m.App {
+				sc.modules = append(sc.modules, m.ID)
+			}
+		}
+	}
+	if len(items) > 0 {
+		its, err := s.ContentRead.Items(ctx, slices.Collect(maps.Keys(items)))
+		if err != nil {
+			return readScope{}, err
+		}
+		for _, it := range its {
+			if items[it.ID] == it.App {
+				sc.items = append(sc.items, it.ID)
+			}
 		}
 	}
 	return sc, nil

@@ -27,7 +27,8 @@ func runAuditScenario(t *testing.T, ts *testServer) auditScenario {
 	app := ts.createApp("Audit App").ID
 	other := ts.createApp("Other App").ID
 	ts.mustJSON(ts.grant(ts.admin, map[string]any{"user": u.ID, "app": app, "permissions": []string{"read", "write"}}), 200, nil)
-	ts.mustJSON(ts.grant(ts.admin, map[string]any{"user": u.ID, "app": other, "module": "m9", "permissions": []string{"delete"}}), 200, nil)
+	m9 := ts.createModule(ts.admin, moduleBody(other, "Audited module", fld("title", ftText)))
+	ts.mustJSON(ts.grant(ts.admin, map[string]any{"user": u.ID, "app": other, "module": m9.ID, "permissions": []string{"delete"}}), 200, nil)
 	time.Sleep(60 * time.Millisecond) // t1 and t2 apart, at millisecond resolution
 	ts.mustJSON(ts.revoke(ts.admin, map[string]any{"user": u.ID, "app": app, "permissions": []string{"read"}}), 200, nil)
 	return auditScenario{user: u.ID, app: app, full: ts.audit(ts.admin, u.ID, app, "")}
@@ -128,16 +129,17 @@ func TestAuditRights(t *testing.T) {
 
 	t.Run("correlation id from X-Request-Id", func(t *testing.T) {
 		ts := ts.with(t)
+		i7 := seedScopes(ts, sc.app).id(sc.app, "i1")
 		r := ts.do(request{method: "POST", path: "/api/authentication/right/grant", token: ts.admin,
 			header: http.Header{"X-Request-Id": {"req-audit-42"}},
-			body:   map[string]any{"user": sc.user, "app": sc.app, "item": "i7", "permissions": []string{"update"}}})
+			body:   map[string]any{"user": sc.user, "app": sc.app, "item": i7, "permissions": []string{"update"}}})
 		expectStatus(t, r, 200)
 		if got := r.Header.Get("X-Request-Id"); got != "req-audit-42" {
 			t.Errorf("X-Request-Id answered %q", got)
 		}
 		got := ts.audit(ts.admin, sc.user, sc.app, "")
 		last := got.Changes[len(got.Changes)-1]
-		if last.Item != "i7" || last.Correlation != "req-audit-42" {
+		if last.Item != i7 || last.Correlation != "req-audit-42" {
 			t.Errorf("last change %+v, want the item grant with correlationId req-audit-42", last)
 		}
 	})

@@ -64,7 +64,8 @@ func TestConcurrentCommands(t *testing.T) {
 			scope matrixScope
 		}
 		app1 := matrixScope{"app", "", ""}
-		jobs := []job{{"read", app1}, {"write", app1}, {"update", app1}, {"delete", app1}, {"read", matrixScope{"module m1", "m1", ""}}}
+		m1 := seedScopes(ts, app).in(app, matrixScope{"module m1", "m1", ""})
+		jobs := []job{{"read", app1}, {"write", app1}, {"update", app1}, {"delete", app1}, {"read", m1}}
 		statuses := make([]response, len(jobs))
 		var wg sync.WaitGroup
 		for i, j := range jobs {
@@ -82,7 +83,7 @@ func TestConcurrentCommands(t *testing.T) {
 			}
 		}
 		want := []rightView{{App: app, Permissions: []string{"read", "write", "update", "delete"}},
-			{App: app, Module: "m1", Permissions: []string{"read"}}}
+			{App: app, Module: m1.module, Permissions: []string{"read"}}}
 		if got := ts.rightsOf(u.ID, app); !sameRights(got, want) {
 			t.Errorf("after concurrent grants: %s, want %s", rightsText(got), rightsText(want))
 		}

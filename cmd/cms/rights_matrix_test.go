@@ -48,6 +48,42 @@ func (c matrixCell) String() string {
 	return fmt.Sprintf("%s on %s, %s", c.perm, c.scope.name, c.state)
 }
 
+// scopeIDs maps the matrix's module and item names (m1, i1) to a real
+// module and item of each app: a right on a module or an item must name one
+// of its app's own. Names it does not know (m2, i2: resources only) stand
+// for themselves.
+type scopeIDs map[string]map[string]string // app → name → id
+
+// seedScopes creates module m1 and its item i1 in each app.
+func seedScopes(ts *testServer, apps ...string) scopeIDs {
+	ts.t.Helper()
+	ids := scopeIDs{}
+	for _, app := range apps {
+		m := ts.createModule(ts.admin, moduleBody(app, "Matrix m1", fld("title", ftText)))
+		i := ts.createItem(ts.admin, itemBody(m.ID, "Matrix i1", map[string]any{"title": "i1"}))
+		ids[app] = map[string]string{"m1": m.ID, "i1": i.ID}
+	}
+	return ids
+}
+
+func (ids scopeIDs) id(app, name string) string {
+	if id, ok := ids[app][name]; ok {
+		return id
+	}
+	return name
+}
+
+// in is s with its module and item as app's.
+func (ids scopeIDs) in(app string, s matrixScope) matrixScope {
+	if s.module != "" {
+		s.module = ids.id(app, s.module)
+	}
+	if s.item != "" {
+		s.item = ids.id(app, s.item)
+	}
+	return s
+}
+
 func rightBody(user, app string, s matrixScope, perms ...string) map[string]any {
 	b := map[string]any{"user": user, "app": app, "permissions": perms}
 	if s.module != "" {
@@ -60,8 +96,8 @@ func rightBody(user, app string, s matrixScope, perms ...string) map[string]any 
 }
 
 // expectedRights is what GET /api/authentication/right lists for a cell.
-func (c matrixCell) expectedRights(appA, appB string) []rightView {
-	r := rightView{Module: c.scope.module, Item: c.scope.item, Permissions: []string{c.perm}}
+func (c matrixCell) expectedRights(appA, appB string, ids scopeIDs) []rightView {
+	r := rightView{Permissions: []string{c.perm}}
 	switch c.state {
 	case stGranted:
 		r.App = appA
@@ -70,6 +106,8 @@ func (c matrixCell) expectedRights(appA, appB string) []rightView {
 	default:
 		return []rightView{}
 	}
+	s := ids.in(r.App, c.scope)
+	r.Module, r.Item = s.module, s.item
 	return []rightView{r}
 }
 
@@ -81,7 +119,7 @@ func sameRights(a, b []rightView) bool {
 
 // setUpMatrix creates one user per cell and puts it in its state through
 // the HTTP API.
-func setUpMatrix(t *testing.T, ts *testServer, appA, appB string) []*matrixCell {
+func setUpMatrix(t *testing.T, ts *testServer, appA, appB string, ids scopeIDs) []*matrixCell {
 	var cells []*matrixCell
 	for _, p := range matrixPerms {
 		for _, s := range matrixScopes {
@@ -91,19 +129,19 @@ func setUpMatrix(t *testing.T, ts *testServer, appA, appB string) []*matrixCell 
 				c.user = ts.createUser(name, nil)
 				switch st {
 				case stGranted:
-					ts.mustJSON(ts.grant(ts.admin, rightBody(c.user.ID, appA, s, p)), 200, nil)
+					ts.mustJSON(ts.grant(ts.admin, rightBody(c.user.ID, appA, ids.in(appA, s), p)), 200, nil)
 				case stRevoked:
-					ts.mustJSON(ts.grant(ts.admin, rightBody(c.user.ID, appA, s, p)), 200, nil)
+					ts.mustJSON(ts.grant(ts.admin, rightBody(c.user.ID, appA, ids.in(appA, s), p)), 200, nil)
 					var res struct {
 						Changed bool        `json:"changed"`
 						Rights  []rightView `json:"rights"`
 					}
-					ts.mustJSON(ts.revoke(ts.admin, rightBody(c.user.ID, appA, s, p)), 200, &res)
+					ts.mustJSON(ts.revoke(ts.admin, rightBody(c.user.ID, appA, ids.in(appA, s), p)), 200, &res)
 					if !res.Changed || len(res.Rights) != 0 {
 						t.Errorf("%s: revoke answered %+v", c, res)
 					}
 				case stOtherApp:
-					ts.mustJSON(ts.grant(ts.admin, rightBody(c.user.ID, appB, s, p)), 200, nil)
+					ts.mustJSON(ts.grant(ts.admin, rightBody(c.user.ID, appB, ids.in(appB, s), p)), 200, nil)
 				}
 				c.token = ts.login(name, userPass)
 				cells = append(cells, c)
@@ -119,14 +157,15 @@ func TestRightsMatrix(t *testing.T) {
 	appA := ts.createApp("App A").ID
 	appB := ts.createApp("App B").ID
 	target := ts.createUser("target", nil)
-	cells := setUpMatrix(t, ts, appA, appB)
+	ids := seedScopes(ts, appA, appB)
+	cells := setUpMatrix(t, ts, appA, appB, ids)
 
 	// (a) the projection lists exactly the expected rights, to the admin
 	// and to the user themselves.
 	t.Run("listed rights", func(t *testing.T) {
 		ts := ts.with(t)
 		for _, c := range cells {
-			want := c.expectedRights(appA, appB)
+			want := c.expectedRights(appA, appB, ids)
 			if got := ts.rightsOf(c.user.ID, ""); !sameRights(got, want) {
 				t.Errorf("%s: admin lists %s, want %s", c, rightsText(got), rightsText(want))
 			}
@@ -206,13 +245,13 @@ func TestRightsMatrix(t *testing.T) {
 
 		expectStatus(t, ts.grant(ts.admin, rightBody(mgr.ID, appA, matrixScope{}, "manage")), 200)
 		for _, s := range matrixScopes {
-			expectStatus(t, ts.grant(tok, rightBody(target.ID, appA, s, "read", "write")), 200)
-			expectHaloError(t, ts.grant(tok, rightBody(target.ID, appB, s, "read")), 403)
-			expectStatus(t, ts.revoke(tok, rightBody(target.ID, appA, s, "write")), 200)
-			expectHaloError(t, ts.revoke(tok, rightBody(target.ID, appB, s, "read")), 403)
+			expectStatus(t, ts.grant(tok, rightBody(target.ID, appA, ids.in(appA, s), "read", "write")), 200)
+			expectHaloError(t, ts.grant(tok, rightBody(target.ID, appB, ids.in(appB, s), "read")), 403)
+			expectStatus(t, ts.revoke(tok, rightBody(target.ID, appA, ids.in(appA, s), "write")), 200)
+			expectHaloError(t, ts.revoke(tok, rightBody(target.ID, appB, ids.in(appB, s), "read")), 403)
 		}
-		want := []rightView{{App: appA, Permissions: []string{"read"}}, {App: appA, Item: "i1", Permissions: []string{"read"}},
-			{App: appA, Module: "m1", Permissions: []string{"read"}}}
+		want := []rightView{{App: appA, Permissions: []string{"read"}}, {App: appA, Item: ids.id(appA, "i1"), Permissions: []string{"read"}},
+			{App: appA, Module: ids.id(appA, "m1"), Permissions: []string{"read"}}}
 		if got := ts.rightsOf(target.ID, ""); !sameRights(got, want) {
 			t.Errorf("target's rights after the manager's grants: %s, want %s", rightsText(got), rightsText(want))
 		}
@@ -262,7 +301,7 @@ func TestRightsMatrix(t *testing.T) {
 	// The authorizer itself, against the same database: every permission ×
 	// resource shape for every cell.
 	t.Run("authorizer", func(t *testing.T) {
-		authorizerMatrix(t, ts, cells, appA, appB)
+		authorizerMatrix(t, ts, cells, appA, appB, ids)
 	})
 }
 
@@ -294,7 +333,7 @@ func covers(s matrixScope, r resShape) bool {
 	return true
 }
 
-func authorizerMatrix(t *testing.T, ts *testServer, cells []*matrixCell, appA, appB string) {
+func authorizerMatrix(t *testing.T, ts *testServer, cells []*matrixCell, appA, appB string, ids scopeIDs) {
 	ctx := context.Background()
 	authz := ts.app.authz
 	allPerms := append(slices.Clone(matrixPerms), "manage")
@@ -307,7 +346,7 @@ func authorizerMatrix(t *testing.T, ts *testServer, cells []*matrixCell, appA, a
 			}
 			for _, app := range []string{appA, appB} {
 				for _, rs := range resShapes {
-					res := rights.Resource{App: app, Module: rs.module, Item: rs.item}
+					res := rights.Resource{App: app, Module: ids.id(app, rs.module), Item: ids.id(app, rs.item)}
 					grantedApp := ""
 					switch c.state {
 					case stGranted:
@@ -337,7 +376,7 @@ func authorizerMatrix(t *testing.T, ts *testServer, cells []*matrixCell, appA, a
 		p, _ := rights.ParsePermission(pn)
 		for _, app := range []string{appA, appB} {
 			for _, rs := range resShapes {
-				res := rights.Resource{App: app, Module: rs.module, Item: rs.item}
+				res := rights.Resource{App: app, Module: ids.id(app, rs.module), Item: ids.id(app, rs.item)}
 				if err := authz.Authorize(ctx, admin, p, res); err != nil {
 					t.Errorf("admin: %s on %s: %v", pn, rs.name, err)
 				}
@@ -376,6 +415,8 @@ func TestRightsValidation(t *testing.T) {
 	ts := startServer(t)
 	u := ts.createUser("subject", nil)
 	app := ts.createApp("Validation").ID
+	ids := seedScopes(ts, app)
+	m1id, i1id := ids.id(app, "m1"), ids.id(app, "i1")
 
 	t.Run("refused input", func(t *testing.T) {
 		ts := ts.with(t)
@@ -392,9 +433,9 @@ func TestRightsValidation(t *testing.T) {
 			{"missing app", map[string]any{"user": u.ID, "permissions": []string{"read"}}, 400},
 			{"unknown user", map[string]any{"user": "no-such-user", "app": app, "permissions": []string{"read"}}, 404},
 			{"unknown app", map[string]any{"user": u.ID, "app": "no-such-app", "permissions": []string{"read"}}, 404},
-			{"module and item", map[string]any{"user": u.ID, "app": app, "module": "m1", "item": "i1", "permissions": []string{"read"}}, 400},
-			{"manage on a module", map[string]any{"user": u.ID, "app": app, "module": "m1", "permissions": []string{"manage"}}, 400},
-			{"manage on an item", map[string]any{"user": u.ID, "app": app, "item": "i1", "permissions": []string{"read", "manage"}}, 400},
+			{"module and item", map[string]any{"user": u.ID, "app": app, "module": m1id, "item": i1id, "permissions": []string{"read"}}, 400},
+			{"manage on a module", map[string]any{"user": u.ID, "app": app, "module": m1id, "permissions": []string{"manage"}}, 400},
+			{"manage on an item", map[string]any{"user": u.ID, "app": app, "item": i1id, "permissions": []string{"read", "manage"}}, 400},
 			{"unknown field", map[string]any{"user": u.ID, "app": app, "scope": "app", "permissions": []string{"read"}}, 400},
 			{"permissions not a list", map[string]any{"user": u.ID, "app": app, "permissions": "read"}, 400},
 			{"malformed JSON", `{"user": "` + u.ID + `", "app": `, 400},
@@ -413,7 +454,7 @@ func TestRightsValidation(t *testing.T) {
 
 	t.Run("revoke removes only the listed permissions from exactly that scope", func(t *testing.T) {
 		ts := ts.with(t)
-		m1 := matrixScope{"module m1", "m1", ""}
+		m1 := ids.in(app, matrixScope{"module m1", "m1", ""})
 		// res is the answer of the last call (a fresh value each time:
 		// encoding/json reuses slice elements it decodes into).
 		var res rightsAnswer
@@ -426,12 +467,12 @@ func TestRightsValidation(t *testing.T) {
 			t.Errorf("grant answered %+v", res)
 		}
 		call(ts.grant(ts.admin, rightBody(u.ID, app, matrixScope{}, "read")))
-		want := []rightView{{App: app, Permissions: []string{"read"}}, {App: app, Module: "m1", Permissions: []string{"read", "update"}}}
+		want := []rightView{{App: app, Permissions: []string{"read"}}, {App: app, Module: m1id, Permissions: []string{"read", "update"}}}
 		if !sameRights(res.Rights, want) {
 			t.Errorf("grant answered rights %s, want %s", rightsText(res.Rights), rightsText(want))
 		}
 		call(ts.revoke(ts.admin, rightBody(u.ID, app, m1, "read")))
-		want = []rightView{{App: app, Permissions: []string{"read"}}, {App: app, Module: "m1", Permissions: []string{"update"}}}
+		want = []rightView{{App: app, Permissions: []string{"read"}}, {App: app, Module: m1id, Permissions: []string{"update"}}}
 		if !res.Changed || !sameRights(res.Rights, want) {
 			t.Errorf("revoke answered changed=%v rights %s, want %s", res.Changed, rightsText(res.Rights), rightsText(want))
 		}
@@ -443,7 +484,7 @@ func TestRightsValidation(t *testing.T) {
 		if res.Changed {
 			t.Errorf("revoking an unheld permission: changed")
 		}
-		call(ts.revoke(ts.admin, rightBody(u.ID, app, matrixScope{"item i1", "", "i1"}, "read")))
+		call(ts.revoke(ts.admin, rightBody(u.ID, app, ids.in(app, matrixScope{"item i1", "", "i1"}), "read")))
 		if res.Changed {
 			t.Errorf("revoking at an item scope never granted: changed")
 		}

@@ -468,7 +468,8 @@ func TestApps(t *testing.T) {
 		if got := ts.appIDs(tok); len(got) != 0 {
 			t.Errorf("no rights: sees %v", got)
 		}
-		expectStatus(t, ts.grant(ts.admin, map[string]any{"user": u.ID, "app": two.ID, "item": "i9", "permissions": []string{"read"}}), 200)
+		i9 := seedScopes(ts, two.ID).id(two.ID, "i1")
+		expectStatus(t, ts.grant(ts.admin, map[string]any{"user": u.ID, "app": two.ID, "item": i9, "permissions": []string{"read"}}), 200)
 		if got := ts.appIDs(tok); !slices.Equal(got, []string{two.ID}) {
 			t.Errorf("right on Two: sees %v", got)
 		}
@@ -515,6 +516,7 @@ func TestReadYourWrites(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t)
 	app := ts.createApp("RYW")
+	m1 := seedScopes(ts, app.ID).id(app.ID, "m1")
 	for i := 0; i < 5; i++ {
 		name := "ryw" + string(rune('a'+i))
 		var u userView
@@ -529,11 +531,11 @@ func TestReadYourWrites(t *testing.T) {
 		expectStatus(t, ts.get("/core-api/user/"+u.ID, ts.admin), 200)
 		expectStatus(t, ts.get("/api/core/user/self", tr.AccessToken), 200)
 
-		expectStatus(t, ts.grant(ts.admin, map[string]any{"user": u.ID, "app": app.ID, "module": "m1", "permissions": []string{"read"}}), 200)
+		expectStatus(t, ts.grant(ts.admin, map[string]any{"user": u.ID, "app": app.ID, "module": m1, "permissions": []string{"read"}}), 200)
 		if got := ts.appIDs(tr.AccessToken); !slices.Equal(got, []string{app.ID}) {
 			t.Errorf("right after the grant, %s sees apps %v, want [%s]", name, got, app.ID)
 		}
-		expectStatus(t, ts.revoke(ts.admin, map[string]any{"user": u.ID, "app": app.ID, "module": "m1", "permissions": []string{"read"}}), 200)
+		expectStatus(t, ts.revoke(ts.admin, map[string]any{"user": u.ID, "app": app.ID, "module": m1, "permissions": []string{"read"}}), 200)
 		if got := ts.appIDs(tr.AccessToken); len(got) != 0 {
 			t.Errorf("right after the revoke, %s sees apps %v, want none", name, got)
 		}

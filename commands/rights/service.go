@@ -6,6 +6,7 @@ import (
 
 	"github.com/halocms/halocms/commands"
 	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/rights"
@@ -53,15 +54,40 @@ type Result struct {
 
 // Grant adds permissions to a user's right at a scope.
 func (s *Service) Grant(ctx context.Context, c Change) (Result, error) {
-	return s.change(ctx, c, rights.Rights.Grant)
+	return s.change(ctx, c, true, rights.Rights.Grant)
 }
 
-// Revoke removes permissions from exactly the given scope.
+// Revoke removes permissions from exactly the given scope (whatever it
+// names, so that any right can be taken back).
 func (s *Service) Revoke(ctx context.Context, c Change) (Result, error) {
-	return s.change(ctx, c, rights.Rights.Revoke)
+	return s.change(ctx, c, false, rights.Rights.Revoke)
 }
 
-func (s *Service) change(ctx context.Context, c Change, decide func(rights.Rights, rights.Change) ([]any, error)) (Result, error) {
+// inApp checks that a module or item scope names a live module, or an
+// item, of app.
+func (s *Service) inApp(ctx context.Context, scope rights.Scope, app string) error {
+	switch scope.Kind {
+	case rights.ModuleScope:
+		m, _, err := commands.Load(ctx, s.store, content.ModuleStream(scope.ID), content.Module{}, content.Module.Apply)
+		if err != nil {
+			return err
+		}
+		if !m.Exists() || m.Deleted || m.App != app {
+			return fault.NotFoundf("module %s not found in app %s", scope.ID, app).With("field", "module")
+		}
+	case rights.ItemScope:
+		i, _, err := commands.Load(ctx, s.store, content.ItemStream(scope.ID), content.Item{}, content.Item.Apply)
+		if err != nil {
+			return err
+		}
+		if !i.Exists() || i.App != app {
+			return fault.NotFoundf("item %s not found in app %s", scope.ID, app).With("field", "item")
+		}
+	}
+	return nil
+}
+
+func (s *Service) change(ctx context.Context, c Change, grant bool, decide func(rights.Rights, rights.Change) ([]any, error)) (Result, error) {
 	actor := access.From(ctx)
 	if actor.Kind == access.Anonymous {
 		return Result{}, access.ErrUnauthenticated
@@ -107,6 +133,14 @@ func (s *Service) change(ctx context.Context, c Change, decide func(rights.Right
 	}
 	if !a.Exists() {
 		return Result{}, fault.NotFoundf("app %s not found", c.App).With("field", "app")
+	}
+	if grant {
+		// A right on a module or an item covers it only inside the app: one
+		// that names another app's module or item would be given by a
+		// manager of the wrong app (readers ignore such rights too).
+		if err := s.inApp(ctx, scope, c.App); err != nil {
+			return Result{}, err
+		}
 	}
 	change := rights.Change{App: c.App, Scope: scope, Permissions: perms, By: actor.Label()}
 	st, res, err := commands.Update(ctx, s.store, rights.Stream(c.User), c.App, rights.NewRights(c.User), rights.Rights.Apply,
