@@ -10,8 +10,10 @@ import (
 	"time"
 
 	cmdcontent "github.com/halocms/halocms/commands/content"
+	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/rights"
 	rmcontent "github.com/halocms/halocms/readmodels/content"
 )
 
@@ -99,6 +101,10 @@ type totalJSON struct {
 }
 
 func (s *server) batch(w http.ResponseWriter, r *http.Request) {
+	if err := s.writesSomewhere(r.Context()); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		s.fail(w, r, badJSON(err))
@@ -195,6 +201,27 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 // batchError is the HALO error body of one failed operation.
 func (s *server) batchError(r *http.Request, err error) haloErrorBody {
 	return errorBody(r, s.Log, s.contentError(r.Context(), err))
+}
+
+// writesSomewhere refuses, before anything else, a batch from a caller who
+// may write, update and delete nothing anywhere (app tokens, identified
+// users, readers): every operation would be refused, and answering each of
+// them (403 for another app's item, 404 for an unknown id) would let the
+// caller probe ids, at the cost of reads per operation.
+func (s *server) writesSomewhere(ctx context.Context) error {
+	a := access.From(ctx)
+	err := s.Authorizer.AuthorizeAnywhere(ctx, a, rights.Write, onModule...)
+	for _, p := range []rights.Permission{rights.Update, rights.Delete} {
+		if err == nil || !fault.Is(err, fault.Forbidden) {
+			return err
+		}
+		err = s.Authorizer.AuthorizeAnywhere(ctx, a, p, onItem...)
+	}
+	if fault.Is(err, fault.Forbidden) {
+		return fault.Forbiddenf("a batch needs the write, update or delete permission on some app, module or item").
+			With("permission", rights.Write.String())
+	}
+	return err
 }
 
 // readBack reads every written item back from the read model at once.
