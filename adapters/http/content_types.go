@@ -137,6 +137,10 @@ func (s *server) savedTypes(ctx context.Context, saved ...content.ModuleType) []
 }
 
 func (s *server) createModuleType(w http.ResponseWriter, r *http.Request) {
+	if err := access.RequireAdmin(access.From(r.Context())); err != nil { // before the body's faults
+		s.fail(w, r, err)
+		return
+	}
 	var b moduleTypeBody
 	if err := decode(r, &b); err != nil {
 		s.fail(w, r, err)
@@ -146,6 +150,10 @@ func (s *server) createModuleType(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) updateModuleType(w http.ResponseWriter, r *http.Request) {
+	if err := access.RequireAdmin(access.From(r.Context())); err != nil { // before the body's faults
+		s.fail(w, r, err)
+		return
+	}
 	var b moduleTypeBody
 	if err := decode(r, &b); err != nil {
 		s.fail(w, r, err)

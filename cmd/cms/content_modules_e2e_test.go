@@ -635,6 +635,11 @@ func TestContentModuleTypes(t *testing.T) {
 		// Admins only.
 		expectHaloError(t, ts.post(moduleTypePath, editor, typeBody("Mine", false)), 403)
 		expectHaloError(t, ts.post(moduleTypePath, "", typeBody("Mine", false)), 401)
+		// Refused before the body's own faults.
+		for _, body := range []any{`{"name": `, map[string]any{"isSingle": true}, typeBody("Bad", false, fld("x", 42))} {
+			expectHaloError(t, ts.post(moduleTypePath, editor, body), 403)
+			expectHaloError(t, ts.put(moduleTypePath+"/5f00000000000000000000aa", editor, body), 403)
+		}
 		expectHaloError(t, ts.post(moduleTypePath, ts.admin, typeBody("Bad", false, fld("x", 42))), 400)
 		expectHaloError(t, ts.post(moduleTypePath, ts.admin, typeBody("", false)), 400)
 		if ex := haloExtra(t, ts.put(moduleTypePath+"/"+strings.Repeat("a", 65), ts.admin, typeBody("Long", false)), 400); ex != nil && ex["field"] != "id" {
