@@ -488,11 +488,19 @@ func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
 		}
 		var at time.Time
 		var err error
-		switch t {
-		case cmdcontent.Publish:
+		switch {
+		case t == cmdcontent.Publish && b.ArchivedAt == nil:
 			at, err = msTime(b.PublishedAt, "publishedAt")
-		case cmdcontent.Archive:
+		case t == cmdcontent.Archive && b.PublishedAt == nil:
 			at, err = msTime(b.ArchivedAt, "archivedAt")
+		case b.PublishedAt != nil || b.ArchivedAt != nil:
+			// A date this command does not take is a mistake, not to be
+			// ignored.
+			key := "publishedAt"
+			if b.PublishedAt == nil {
+				key = "archivedAt"
+			}
+			err = fault.Invalidf("%s takes no %s (publish takes publishedAt, archive archivedAt)", t, key).With("field", key)
 		}
 		if err != nil {
 			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))

@@ -638,6 +638,20 @@ func TestContentItemStates(t *testing.T) {
 		if got := ts.item(draft.ID); got.PublishedAt != nil || got.Revision != 0 {
 			t.Errorf("bad publish bodies changed the item: publishedAt %v, revision %d", got.PublishedAt, got.Revision)
 		}
+		// A date the command does not take is refused, not ignored.
+		for cmd, body := range map[string]map[string]any{
+			"publish": {"archivedAt": nowMS()}, "archive": {"publishedAt": nowMS()}, "unpublish": {"archivedAt": "x"},
+			"unarchive": {"publishedAt": nowMS()}, "restore": {"archivedAt": nowMS()},
+		} {
+			r := ts.post(instancePath+"/"+draft.ID+"/"+cmd, ts.admin, body)
+			expectHaloError(t, r, 400)
+			if ex := haloExtra(t, r, 400); ex != nil && body[fmt.Sprint(ex["field"])] == nil {
+				t.Errorf("%s with %v: extra.field %v, want the key sent", cmd, body, ex["field"])
+			}
+		}
+		if got := ts.item(draft.ID); got.PublishedAt != nil || got.ArchivedAt != nil || got.Revision != 0 {
+			t.Errorf("state commands with a date they do not take changed the item: %+v", got)
+		}
 	})
 
 	t.Run("history", func(t *testing.T) {
