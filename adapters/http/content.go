@@ -312,7 +312,17 @@ func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) updateModule(w http.ResponseWriter, r *http.Request) {
 	ctx, id := r.Context(), chi.URLParam(r, "id")
-	_, spec, err := readModuleBody(r)
+	b, spec, err := readModuleBody(r)
+	switch bid, _ := b.ID.(string); {
+	case err != nil:
+	case b.ID != nil && bid != id:
+		err = fault.Invalidf("id in the body must be the module's (%s)", id).With("field", "id")
+	case b.App != "":
+		// app, when sent, must be the module's own: a module stays in its app.
+		if m, rerr := s.ContentRead.Module(ctx, id); rerr == nil && m.App != b.App {
+			err = fault.Invalidf("app must be the module's own: a module cannot move to another app").With("field", "app")
+		}
+	}
 	if err != nil {
 		s.fail(w, r, s.moduleRefusedFirst(ctx, id, rights.Update, err))
 		return

@@ -255,6 +255,22 @@ func TestContentModules(t *testing.T) {
 		}
 		// Unknown module.
 		expectHaloError(t, ts.put(modulePath+"/5f0000000000000000000000", ts.admin, body), 404)
+		// The module stays in its app and keeps its id: another app or id in
+		// the body is a 400 that changes nothing.
+		before := ts.module(news.ID)
+		moved := moduleBody(other.ID, "News Moved", fld("title", ftText))
+		otherID := moduleBody(app.ID, "News Moved", fld("title", ftText))
+		otherID["id"] = offers.ID
+		for field, b := range map[string]map[string]any{"app": moved, "id": otherID} {
+			r := ts.put(modulePath+"/"+news.ID, ts.admin, b)
+			expectHaloError(t, r, 400)
+			if ex := haloExtra(t, r, 400); ex != nil && ex["field"] != field {
+				t.Errorf("%s: extra.field %v, want %s", r, ex["field"], field)
+			}
+		}
+		if after := ts.module(news.ID); after.Name != before.Name || after.App != app.ID || len(after.Fields) != len(before.Fields) {
+			t.Errorf("a refused PUT changed the module: %+v", after)
+		}
 	})
 
 	t.Run("wire shape against the fixtures", func(t *testing.T) {
