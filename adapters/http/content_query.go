@@ -358,7 +358,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		}
 		q.RelatedTo = append(q.RelatedTo, rmcontent.Relation{Field: strings.TrimPrefix(rel.FieldName, "values."), IDs: rel.InstanceIDs})
 	}
-	tags, err := tagsFromBody(append(b.SegmentTags, b.Tags...))
+	tags, err := tagsFromBody(slices.Concat(b.SegmentTags, b.Tags))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -77,8 +77,8 @@ func ValidateValues(fields []Field, values map[string]any) []Violation {
 	return out
 }
 
-// WholeMillis gives the values of values's timestamp fields whole
-// milliseconds, rounded down: iOS sends dates as fractional milliseconds
+// WholeMillis rounds the values of timestamp fields down to whole
+// milliseconds: iOS sends dates as fractional milliseconds
 // (timeIntervalSince1970 * 1000), and a date is kept to the millisecond,
 // as an item's own dates are. It returns values itself when nothing
 // changes, else a changed copy; values that are not numbers are left to
