@@ -195,7 +195,7 @@ func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []Batch
 		id := s.ids.NewID()
 		evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, by)
 		if err == nil {
-			err = s.checkRelations(ctx, m, evs[0].(content.ItemCreated).Values)
+			err = s.checkRelations(ctx, m, evs[0].(content.ItemCreated).Values, nil)
 		}
 		if err != nil {
 			results[n].Err = err

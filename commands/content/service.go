@@ -630,11 +630,18 @@ type ItemInput struct {
 }
 
 // checkRelations refuses relation values that name items that do not
-// exist, or that are not in the field's target module.
-func (s *Service) checkRelations(ctx context.Context, m content.Module, values map[string]any) error {
+// exist, or that are not in the field's target module. The ids a field
+// held already (kept: the item's values before an edit) are not checked
+// again: a related item deleted since, or a target module narrowed since,
+// must not stop the item from being saved with the relation it has.
+func (s *Service) checkRelations(ctx context.Context, m content.Module, values, kept map[string]any) error {
+	newIDs := func(f content.Field) []string {
+		old := content.RelationIDs(f, kept[f.Name])
+		return slices.DeleteFunc(content.RelationIDs(f, values[f.Name]), func(id string) bool { return slices.Contains(old, id) })
+	}
 	var ids []string
 	for _, f := range m.Fields {
-		ids = append(ids, content.RelationIDs(f, values[f.Name])...)
+		ids = append(ids, newIDs(f)...)
 	}
 	if len(ids) == 0 {
 		return nil
@@ -667,7 +674,7 @@ func (s *Service) checkRelations(ctx context.Context, m content.Module, values m
 		}
 	}
 	for _, f := range m.Fields {
-		for _, id := range content.RelationIDs(f, values[f.Name]) {
+		for _, id := range newIDs(f) {
 			mod, ok := found[id]
 			if !ok {
 				return content.Violation{Field: f.Name, Error: content.ErrRelation, Rule: "isRelation",
@@ -724,7 +731,7 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 			return content.Item{}, event.Position{}, err
 		}
 		created := evs[0].(content.ItemCreated)
-		if err := s.checkRelations(ctx, m, created.Values); err != nil {
+		if err := s.checkRelations(ctx, m, created.Values, nil); err != nil {
 			return content.Item{}, event.Position{}, err
 		}
 		appends := append([]event.StreamAppend{{Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
@@ -854,7 +861,7 @@ func (s *Service) updateItem(ctx context.Context, in ItemInput) (content.Item, e
 		}
 		for _, e := range evs {
 			if ed, ok := e.(content.ItemEdited); ok {
-				if err := s.checkRelations(ctx, m, ed.Values); err != nil {
+				if err := s.checkRelations(ctx, m, ed.Values, i.Content.Values); err != nil {
 					return nil, err
 				}
 			}
