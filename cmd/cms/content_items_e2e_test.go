@@ -462,6 +462,19 @@ func TestContentItemValidation(t *testing.T) {
 		if got := ts.item(it.ID); got.Name != "to edit" || got.Revision != 0 {
 			t.Errorf("refused updates changed the item: %+v", got)
 		}
+		// A relation the item holds already is not checked again: its
+		// related item deleted since, the item is still saved with it; a
+		// new relation to a deleted item is still refused.
+		gone2 := ts.createItem(ts.admin, itemBody(free.ID, "gone later", nil))
+		holder := ts.createItem(ts.admin, itemBody(free.ID, "holder", map[string]any{"to": gone2.ID, "many": []any{target.ID, gone2.ID}}))
+		expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + gone2.ID, token: ts.admin}), 200)
+		expectStatus(t, ts.put(instancePath+"/"+holder.ID, ts.admin, itemBody(free.ID, "holder renamed",
+			map[string]any{"to": gone2.ID, "many": []any{gone2.ID}})), 200)
+		expectViolation(t, ts.put(instancePath+"/"+holder.ID, ts.admin, itemBody(free.ID, "holder again",
+			map[string]any{"to": gone2.ID, "many": []any{gone2.ID, gone.ID}})), "many", "")
+		if got := ts.item(holder.ID); got.Name != "holder renamed" {
+			t.Errorf("holder: %+v", got)
+		}
 	})
 
 	// PostgreSQL cannot store a NUL character (\u0000): the value checks
@@ -710,6 +723,19 @@ func TestContentItemStates(t *testing.T) {
 		}
 		if hist[2].Instance.PublishedAt == nil || !slices.ContainsFunc(hist[2].Changed, func(s string) bool { return strings.Contains(s, "publishedAt") }) {
 			t.Errorf("revision 2 (publish): %+v", hist[2])
+		}
+
+		// An item published by the command, read and sent back with one
+		// value changed, records the edit only: the command's date is kept
+		// to the millisecond, as the client sends it back.
+		pub := ts.createItem(ts.admin, itemBody(mod.ID, "p", map[string]any{"title": "p"}))
+		pub = ts.transit(ts.admin, pub.ID, "publish", nil)
+		var echoed instView
+		ts.mustNum(ts.put(instancePath+"/"+pub.ID, ts.admin, itemBody(mod.ID, "p", map[string]any{"title": "p2"}, "publishedAt", *pub.PublishedAt)), 200, &echoed)
+		var ph []entry
+		ts.mustNum(ts.get(instancePath+"/"+pub.ID+"/history", ts.admin), 200, &ph)
+		if echoed.Revision != pub.Revision+1 || len(ph) != 3 || ph[2].Type != "content.item_edited" {
+			t.Errorf("publish then echo: revision %d → %d, history %d entries, last %v; want one edit", pub.Revision, echoed.Revision, len(ph), ph[len(ph)-1].Type)
 		}
 
 		// Restore to revision 0: content back, a new revision, dates kept.

@@ -252,20 +252,33 @@ func (i Item) changes(c Content) []string {
 	return changed
 }
 
+// millis is t to the millisecond, the precision dates have on the wire:
+// a date set by a command (now) and sent back by a client compare equal.
+func millis(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return time.UnixMilli(t.UnixMilli()).UTC()
+}
+
+// dateEvents decides the events that give the item dates d, compared and
+// recorded to the millisecond.
 func (i Item) dateEvents(d Dates, by string) []any {
 	var evs []any
 	id, app, mod := i.ID, i.App, i.Module
-	if !d.PublishedAt.Equal(i.Dates.PublishedAt) {
+	d = Dates{PublishedAt: millis(d.PublishedAt), RemovedAt: millis(d.RemovedAt), ArchivedAt: millis(d.ArchivedAt)}
+	was := Dates{PublishedAt: millis(i.Dates.PublishedAt), RemovedAt: millis(i.Dates.RemovedAt), ArchivedAt: millis(i.Dates.ArchivedAt)}
+	if !d.PublishedAt.Equal(was.PublishedAt) {
 		if d.PublishedAt.IsZero() {
 			evs = append(evs, ItemUnpublished{id, app, mod, by})
 		} else {
 			evs = append(evs, ItemPublished{id, app, mod, d.PublishedAt, by})
 		}
 	}
-	if !d.RemovedAt.Equal(i.Dates.RemovedAt) {
+	if !d.RemovedAt.Equal(was.RemovedAt) {
 		evs = append(evs, ItemExpirySet{id, app, mod, d.RemovedAt, by})
 	}
-	if !d.ArchivedAt.Equal(i.Dates.ArchivedAt) {
+	if !d.ArchivedAt.Equal(was.ArchivedAt) {
 		if d.ArchivedAt.IsZero() {
 			evs = append(evs, ItemUnarchived{id, app, mod, by})
 		} else {
