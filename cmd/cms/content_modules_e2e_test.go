@@ -592,6 +592,23 @@ func TestContentModuleFieldChanges(t *testing.T) {
 			t.Errorf("title is not required after the accepted change")
 		}
 	})
+
+	t.Run("null is no value", func(t *testing.T) {
+		ts := ts.with(t)
+		m := ts.createModule(ts.admin, moduleBody(app.ID, "Nulls", fld("title", ftText), fld("subtitle", ftText)))
+		// A field items hold only as null can be removed (iOS sends every
+		// key it knows, null when empty).
+		y := ts.createItem(ts.admin, itemBody(m.ID, "y", map[string]any{"title": "y", "subtitle": nil}))
+		expectStatus(t, ts.put(modulePath+"/"+m.ID, ts.admin, moduleBody(app.ID, "Nulls", fld("title", ftText))), 200)
+		// A null for a field the module no longer has is dropped, not refused;
+		// a value for it still is.
+		var got instView
+		ts.mustNum(ts.put(instancePath+"/"+y.ID, ts.admin, itemBody(m.ID, "y2", map[string]any{"title": "y", "subtitle": nil, "bogus": nil})), 200, &got)
+		if _, ok := got.Values["subtitle"]; ok || got.Name != "y2" {
+			t.Errorf("after the PUT: %+v, want no subtitle key", got)
+		}
+		expectViolation(t, ts.put(instancePath+"/"+y.ID, ts.admin, itemBody(m.ID, "y3", map[string]any{"title": "y", "subtitle": "x"})), "subtitle", "validator.unknown")
+	})
 }
 
 // checkAffected asserts extra.affectedItems lists exactly want (item id →

@@ -142,7 +142,7 @@ func checkContent(m Module, c Content) (Content, error) {
 	if c.Values == nil {
 		c.Values = map[string]any{}
 	}
-	c.Values = WholeMillis(m.Fields, c.Values)
+	c.Values = WithoutUnknownNulls(m.Fields, WholeMillis(m.Fields, c.Values))
 	if vs := ValidateValues(m.Fields, c.Values); len(vs) > 0 {
 		return c, vs[0].Fault()
 	}

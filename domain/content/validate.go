@@ -65,8 +65,11 @@ func ValidateValues(fields []Field, values map[string]any) []Violation {
 		}
 	}
 	var unknown []string
-	for name := range values {
-		if !slices.ContainsFunc(fields, func(f Field) bool { return f.Name == name }) {
+	for name, v := range values {
+		// null is no value: an item holding null for a field removed
+		// since, or a client sending every key it knows, holds nothing
+		// unknown.
+		if v != nil && !slices.ContainsFunc(fields, func(f Field) bool { return f.Name == name }) {
 			unknown = append(unknown, name)
 		}
 	}
@@ -97,6 +100,21 @@ func WholeMillis(fields []Field, values map[string]any) map[string]any {
 			out, copied = maps.Clone(values), true
 		}
 		out[f.Name] = json.Number(strconv.FormatInt(int64(math.Floor(n)), 10))
+	}
+	return out
+}
+
+// WithoutUnknownNulls is values without the keys that name no field and
+// hold null (no value): values itself when there are none, else a copy.
+func WithoutUnknownNulls(fields []Field, values map[string]any) map[string]any {
+	out, copied := values, false
+	for name, v := range values {
+		if v == nil && !slices.ContainsFunc(fields, func(f Field) bool { return f.Name == name }) {
+			if !copied {
+				out, copied = maps.Clone(values), true
+			}
+			delete(out, name)
+		}
 	}
 	return out
 }

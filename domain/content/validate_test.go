@@ -355,8 +355,10 @@ func TestUnknownFields(t *testing.T) {
 		{Field: "a", Error: ErrString},
 		{Field: "b", Error: ErrRequired},
 		{Field: "A", Error: ErrUnknown}, // field names are case-sensitive
-		{Field: "c", Error: ErrUnknown}, // even a null value of an unknown field
 		{Field: "zz", Error: ErrUnknown},
+		// c: null is no value, of an unknown field too (a client sending
+		// every key it knows, an item holding null for a field removed
+		// since); item writes drop it (WithoutUnknownNulls).
 	}
 	if len(vs) != len(want) {
 		t.Fatalf("got %+v, want %+v", vs, want)
@@ -784,5 +786,21 @@ func TestWholeMillis(t *testing.T) {
 		if got := WholeMillis(fields, v); !reflect.DeepEqual(got, v) {
 			t.Errorf("WholeMillis(%v) = %v, want it unchanged", v, got)
 		}
+	}
+}
+
+func TestWithoutUnknownNulls(t *testing.T) {
+	fields := []Field{{Name: "a", Type: typeID(t, "Text")}}
+	in := map[string]any{"a": nil, "gone": nil, "x": 1}
+	out := WithoutUnknownNulls(fields, in)
+	if !reflect.DeepEqual(out, map[string]any{"a": nil, "x": 1}) {
+		t.Errorf("WithoutUnknownNulls = %v, want a null known field and a non-null unknown one kept", out)
+	}
+	if _, ok := in["gone"]; !ok {
+		t.Errorf("WithoutUnknownNulls changed its argument: %v", in)
+	}
+	same := map[string]any{"a": "v"}
+	if got := WithoutUnknownNulls(fields, same); !reflect.DeepEqual(got, same) {
+		t.Errorf("WithoutUnknownNulls(%v) = %v", same, got)
 	}
 }
