@@ -593,6 +593,35 @@ func TestContentModuleFieldChanges(t *testing.T) {
 		}
 	})
 
+	t.Run("a relation given another target module", func(t *testing.T) {
+		ts := ts.with(t)
+		au := ts.createModule(ts.admin, moduleBody(app.ID, "Authors", fld("title", ftText)))
+		other := ts.createModule(ts.admin, moduleBody(app.ID, "Others", fld("title", ftText)))
+		author := ts.createItem(ts.admin, itemBody(au.ID, "author", map[string]any{"title": "a"}))
+		stranger := ts.createItem(ts.admin, itemBody(other.ID, "stranger", map[string]any{"title": "s"}))
+		art := ts.createModule(ts.admin, moduleBody(app.ID, "Articles", fld("title", ftText), fld("co", ftMultiRelation)))
+		a1 := ts.createItem(ts.admin, itemBody(art.ID, "a1", map[string]any{"title": "1", "co": []any{author.ID, stranger.ID}}))
+		ts.createItem(ts.admin, itemBody(art.ID, "a2", map[string]any{"title": "2", "co": []any{author.ID}}))
+		narrowed := moduleBody(app.ID, "Articles", fld("title", ftText), fld("co", ftMultiRelation, "rules", rules{"module": au.ID}))
+		r := ts.put(modulePath+"/"+art.ID, ts.admin, narrowed)
+		expectHaloError(t, r, 409)
+		if ex := haloExtra(t, r, 409); ex != nil {
+			var first map[string]any
+			if list, _ := ex["affectedItems"].([]any); len(list) > 0 {
+				first, _ = list[0].(map[string]any)
+			}
+			if fmt.Sprint(ex["affectedCount"]) != "1" || first["id"] != a1.ID || first["field"] != "co" || first["error"] != "validator.relationTarget" {
+				t.Errorf("narrowing the relation's target: extra %v, want a1 on co (validator.relationTarget)", ex)
+			}
+		}
+		if f, _ := ts.module(art.ID).field("co"); f.Rules["module"] != nil {
+			t.Errorf("the refused change set the target: %v", f.Rules)
+		}
+		// Its stray item deleted, the change goes through.
+		expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + stranger.ID, token: ts.admin}), 200)
+		expectStatus(t, ts.put(modulePath+"/"+art.ID, ts.admin, narrowed), 200)
+	})
+
 	t.Run("null is no value", func(t *testing.T) {
 		ts := ts.with(t)
 		m := ts.createModule(ts.admin, moduleBody(app.ID, "Nulls", fld("title", ftText), fld("subtitle", ftText)))

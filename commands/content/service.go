@@ -455,19 +455,58 @@ func (s *Service) checkItems(ctx context.Context, m content.Module, fields []con
 	}
 	var affected []AffectedItem
 	total := 0
-	err := s.items.ModuleValues(ctx, m.ID, func(id string, values map[string]any) error {
-		vs := content.ValidateValues(fields, values)
-		if len(vs) == 0 {
-			return nil
-		}
+	refuse := func(id string, v content.Violation) {
 		total++
 		if len(affected) < maxAffected {
-			affected = append(affected, AffectedItem{ID: id, Field: vs[0].Field, Error: vs[0].Error, Rule: vs[0].Rule})
+			affected = append(affected, AffectedItem{ID: id, Field: v.Field, Error: v.Error, Rule: v.Rule})
+		}
+	}
+	// A relation field given another target module: the items it relates
+	// must be in that module, which only their rows tell.
+	retargeted := map[string]string{} // field → its new target module
+	for _, f := range fields {
+		relation := f.Kind() == content.KindRelation || f.Kind() == content.KindRelations
+		if old, ok := m.Field(f.Name); ok && relation && f.Rules.Module != "" && f.Rules.Module != old.Rules.Module {
+			retargeted[f.Name] = f.Rules.Module
+		}
+	}
+	type relation struct{ item, field, to string }
+	var related []relation
+	err := s.items.ModuleValues(ctx, m.ID, func(id string, values map[string]any) error {
+		if vs := content.ValidateValues(fields, values); len(vs) > 0 {
+			refuse(id, vs[0])
+			return nil
+		}
+		for _, f := range fields {
+			if _, ok := retargeted[f.Name]; ok {
+				for _, to := range content.RelationIDs(f, values[f.Name]) {
+					related = append(related, relation{id, f.Name, to})
+				}
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if len(related) > 0 {
+		ids := make([]string, len(related))
+		for i, r := range related {
+			ids[i] = r.to
+		}
+		modules, err := s.items.LiveItemModules(ctx, m.App, ids)
+		if err != nil {
+			return err
+		}
+		refused := map[string]bool{}
+		for _, r := range related {
+			// A related item deleted since stays as it is (see
+			// checkRelations): only live items of another module count.
+			if mod, ok := modules[r.to]; ok && mod != retargeted[r.field] && !refused[r.item] {
+				refused[r.item] = true
+				refuse(r.item, content.Violation{Field: r.field, Error: content.ErrTargetModel, Rule: "module"})
+			}
+		}
 	}
 	if total == 0 {
 		return nil
