@@ -751,6 +751,8 @@ func TestContentItemStates(t *testing.T) {
 		ts.mustNum(ts.get(instancePath+"/"+it.ID+"/history", ts.admin), 200, &hist)
 		if int64(len(hist)) != back.Revision+1 || hist[len(hist)-1].Instance.Name != "v0" {
 			t.Errorf("after the restore the history has %d entries", len(hist))
+		} else if ch := hist[len(hist)-1].Changed; !slices.Equal(ch, []string{"name", "values.title"}) {
+			t.Errorf("the restore changed %v, want [name values.title]", ch)
 		}
 		// Deleted, then restored: the deletion's revision says when and by
 		// whom; the restore's no longer does.

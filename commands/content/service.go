@@ -1084,6 +1084,8 @@ func changed(prev, cur content.Item, data any) []string {
 		return []string{"created"}
 	case content.ItemEdited:
 		return e.Changed
+	case content.ItemReverted:
+		return prev.Changes(cur.Content)
 	}
 	var out []string
 	if !prev.Dates.PublishedAt.Equal(cur.Dates.PublishedAt) {
@@ -1097,12 +1099,6 @@ func changed(prev, cur content.Item, data any) []string {
 	}
 	if prev.Deleted != cur.Deleted {
 		out = append(out, "deletedAt")
-	}
-	if prev.Content.Name != cur.Content.Name {
-		out = append(out, "name")
-	}
-	if _, ok := data.(content.ItemReverted); ok && len(out) == 0 {
-		out = append(out, "values")
 	}
 	return out
 }

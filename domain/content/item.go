@@ -216,14 +216,16 @@ func (i Item) Edit(m Module, c Content, d Dates, revision *int64, by string) ([]
 		return nil, err
 	}
 	var evs []any
-	if changed := i.changes(c); len(changed) > 0 {
+	if changed := i.Changes(c); len(changed) > 0 {
 		evs = append(evs, ItemEdited{ItemID: i.ID, App: i.App, Module: i.Module, Name: c.Name, Values: c.Values,
 			Tags: c.Tags, ExternalID: c.ExternalID, Changed: changed, By: by})
 	}
 	return append(evs, i.dateEvents(d, by)...), nil
 }
 
-func (i Item) changes(c Content) []string {
+// Changes names what content c changes of the item's: "name", "tags",
+// "externalId", "values.<field>".
+func (i Item) Changes(c Content) []string {
 	var changed []string
 	if c.Name != i.Content.Name {
 		changed = append(changed, "name")
@@ -381,7 +383,7 @@ func (i Item) Revert(m Module, toRevision int64, old Item, by string) ([]any, er
 		return nil, fault.Invalidf("revision %d no longer fits the module's fields: %v", toRevision, err).
 			With("field", "revision")
 	}
-	if len(i.changes(c)) == 0 {
+	if len(i.Changes(c)) == 0 {
 		return nil, nil
 	}
 	return []any{ItemReverted{ItemID: i.ID, App: i.App, Module: i.Module, ToRevision: toRevision, Name: c.Name,
