@@ -475,6 +475,18 @@ func TestContentItemValidation(t *testing.T) {
 		if got := ts.item(holder.ID); got.Name != "holder renamed" {
 			t.Errorf("holder: %+v", got)
 		}
+		// A revert that would bring back a relation to an item deleted
+		// since is refused as such an edit is.
+		rel := ts.createItem(ts.admin, itemBody(free.ID, "relating", map[string]any{"to": target.ID}))
+		gone3 := ts.createItem(ts.admin, itemBody(free.ID, "gone third", nil))
+		var relNow instView
+		ts.mustNum(ts.put(instancePath+"/"+rel.ID, ts.admin, itemBody(free.ID, "relating", map[string]any{"to": gone3.ID})), 200, &relNow)
+		ts.mustNum(ts.put(instancePath+"/"+rel.ID, ts.admin, itemBody(free.ID, "relating", map[string]any{"to": target.ID})), 200, &relNow)
+		expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + gone3.ID, token: ts.admin}), 200)
+		expectViolation(t, ts.post(instancePath+"/"+rel.ID+"/history/1/restore", ts.admin, nil), "to", "")
+		if got := ts.item(rel.ID); got.Revision != relNow.Revision || got.Values["to"] != target.ID {
+			t.Errorf("the refused revert changed the item: %+v", got)
+		}
 	})
 
 	// PostgreSQL cannot store a NUL character (\u0000): the value checks

@@ -1118,7 +1118,18 @@ func (s *Service) RevertItem(ctx context.Context, id string, revision int64) (co
 		for _, r := range recs[:revision+1] {
 			old = old.Apply(r.Data)
 		}
-		return i.Revert(m, revision, old, by)
+		evs, err := i.Revert(m, revision, old, by)
+		for _, e := range evs {
+			// The relations the revert brings back are checked as an
+			// edit's: a related item deleted since is not related again.
+			if rv, ok := e.(content.ItemReverted); ok && err == nil {
+				err = s.checkRelations(ctx, m, rv.Values, i.Content.Values)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return evs, nil
 	})
 	if err == nil {
 		s.settle(ctx, pos)
