@@ -675,7 +675,7 @@ func TestContentSync(t *testing.T) {
 	expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + s2.ID, token: ts.admin}), 200)
 	ts.transit(ts.admin, s3.ID, "unpublish", nil)
 	s6 := pub("s6")
-	s7 := ts.createItem(ts.admin, itemBody(feed.ID, "s7 concept", map[string]any{"title": "s7"}))
+	ts.createItem(ts.admin, itemBody(feed.ID, "s7 concept", map[string]any{"title": "s7"}))
 	time.Sleep(time.Until(time.UnixMilli(expiresAt + 150)))
 
 	// Incremental, by module id, with float timestamps as iOS sends them.
@@ -688,8 +688,8 @@ func TestContentSync(t *testing.T) {
 	} else if inc.Updated[0].Name != "s1 updated" || inc.Updated[0].Values["title"] != "s1 updated" {
 		t.Errorf("incremental updated s1 = %+v", inc.Updated[0])
 	}
-	// deleted covers s2 (deleted), s3 (unpublished) and s5 (expired); never
-	// a live item, nor a draft written since the last sync (s7).
+	// deleted covers s2 (deleted), s3 (unpublished) and s5 (expired); it
+	// may name ids the client never had (s7), never a live item.
 	gone := []string{s2.ID, s3.ID}
 	if beforeExpiry {
 		gone = append(gone, s5.ID) // the client got s5 in the first sync
@@ -699,9 +699,9 @@ func TestContentSync(t *testing.T) {
 			t.Errorf("incremental deleted %v lacks %s", inc.deletedIDs(), id)
 		}
 	}
-	for _, id := range []string{s1.ID, s6.ID, s7.ID} {
+	for _, id := range []string{s1.ID, s6.ID} {
 		if slices.Contains(inc.deletedIDs(), id) {
-			t.Errorf("incremental deleted %v names %s, live or new since the last sync", inc.deletedIDs(), id)
+			t.Errorf("incremental deleted %v names the live %s", inc.deletedIDs(), id)
 		}
 	}
 	for _, it := range append(slices.Clone(inc.Created), inc.Updated...) {

@@ -48,13 +48,12 @@ const SyncMargin int64 = 2000
 //     not-live item live. An item that was live all along but whose state
 //     changed is listed too: the client upserts it.
 //   - updated: live at To, not created, and edited (any event) after F.
-//   - deleted: not live at To, created by From, and either a state event
-//     came after F (unpublished, deleted, archived or expired by hand...)
-//     or its end of publication, least(removedAt, archivedAt), fell in
-//     (F, To]. Those are the only ways an item the client may hold (live at
-//     some instant up to From) stops being live by To. An item created
-//     after From cannot be one the client holds, so drafts written since
-//     are not named; other ids the client never had may be.
+//   - deleted: not live at To, and either a state event came after F
+//     (unpublished, deleted, archived or expired by hand...) or its end of
+//     publication, least(removedAt, archivedAt), fell in (F, To]. Those are
+//     the only ways an item the client may hold (live at some instant up to
+//     From) stops being live by To. Ids the client never had may be listed;
+//     that is harmless.
 //
 // Created and updated come in creation order, deleted by id.
 func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
@@ -76,13 +75,13 @@ func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
 		sql = `SELECT 'c', ` + itemColumns + ` FROM content_items i WHERE i.module = ` + mod + ` AND ` + vis + ` AND ` + live +
 			` ORDER BY i.created_at, i.id`
 	} else {
-		f, from := c.bind(*q.From-SyncMargin), c.bind(*q.From)
+		f := c.bind(*q.From - SyncMargin)
 		created := "greatest(i.published_at, i.state_changed_at) > " + f
 		sql = `SELECT CASE WHEN NOT ` + live + ` THEN 'd' WHEN ` + created + ` THEN 'c' ELSE 'u' END, ` + itemColumns + `
 			FROM content_items i
 			WHERE i.module = ` + mod + ` AND ` + vis + ` AND (
 				` + live + ` AND (` + created + ` OR coalesce(i.updated_at, i.created_at) > ` + f + `)
-				OR NOT ` + live + ` AND i.created_at <= ` + from + ` AND (i.state_changed_at > ` + f + ` OR i.pub_until > ` + f + ` AND i.pub_until <= ` + to + `))
+				OR NOT ` + live + ` AND (i.state_changed_at > ` + f + ` OR i.pub_until > ` + f + ` AND i.pub_until <= ` + to + `))
 			ORDER BY i.created_at, i.id`
 	}
 	rows, err := s.pool.Query(ctx, sql, custom(c.args)...)
