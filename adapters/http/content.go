@@ -79,7 +79,7 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 		return readScope{}, err
 	}
 	sc := readScope{apps: []string{}, modules: []string{}, items: []string{}}
-	modules, items := map[string]string{}, map[string]string{} // id → the right's app
+	modules, items := map[string][]string{}, map[string][]string{} // id → the apps of its rights
 	for _, r := range rs {
 		if !slices.Contains(r.Permissions, rights.Read.String()) {
 			continue
@@ -88,9 +88,9 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 		case rights.AppScope.String():
 			sc.apps = append(sc.apps, r.App)
 		case rights.ModuleScope.String():
-			modules[r.ScopeID] = r.App
+			modules[r.ScopeID] = append(modules[r.ScopeID], r.App)
 		case rights.ItemScope.String():
-			items[r.ScopeID] = r.App
+			items[r.ScopeID] = append(items[r.ScopeID], r.App)
 		}
 	}
 	// A right on a module or an item counts only inside its own app: the
@@ -102,7 +102,7 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 			return readScope{}, err
 		}
 		for _, m := range ms {
-			if modules[m.ID] == m.App {
+			if slices.Contains(modules[m.ID], m.App) {
 				sc.modules = append(sc.modules, m.ID)
 			}
 		}
@@ -113,7 +113,7 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 			return readScope{}, err
 		}
 		for _, it := range its {
-			if items[it.ID] == it.App {
+			if slices.Contains(items[it.ID], it.App) {
 				sc.items = append(sc.items, it.ID)
 			}
 		}
@@ -507,7 +507,7 @@ func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
 			// A date this command does not take is a mistake, not to be
 			// ignored.
 			key := "publishedAt"
-			if b.PublishedAt == nil {
+			if t == cmdcontent.Publish || b.PublishedAt == nil {
 				key = "archivedAt"
 			}
 			err = fault.Invalidf("%s takes no %s (publish takes publishedAt, archive archivedAt)", t, key).With("field", key)

@@ -674,6 +674,13 @@ func TestContentItemStates(t *testing.T) {
 				t.Errorf("%s with %v: extra.field %v, want the key sent", cmd, body, ex["field"])
 			}
 		}
+		// Both dates: the one the command does not take is named.
+		for cmd, wrong := range map[string]string{"publish": "archivedAt", "archive": "publishedAt"} {
+			r := ts.post(instancePath+"/"+draft.ID+"/"+cmd, ts.admin, map[string]any{"publishedAt": nowMS(), "archivedAt": nowMS()})
+			if ex := haloExtra(t, r, 400); ex != nil && ex["field"] != wrong {
+				t.Errorf("%s with both dates: extra.field %v, want %s", cmd, ex["field"], wrong)
+			}
+		}
 		if got := ts.item(draft.ID); got.PublishedAt != nil || got.ArchivedAt != nil || got.Revision != 0 {
 			t.Errorf("state commands with a date they do not take changed the item: %+v", got)
 		}

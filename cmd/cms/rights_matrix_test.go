@@ -368,6 +368,24 @@ func authorizerMatrix(t *testing.T, ts *testServer, cells []*matrixCell, appA, a
 			}
 		}
 	}
+	// A right on a module or an item never covers it under another app: a
+	// resource naming the right's own module or item, claimed by the other
+	// app, is refused.
+	for _, c := range cells {
+		if c.scope.module == "" && c.scope.item == "" || c.state != stGranted && c.state != stOtherApp {
+			continue
+		}
+		held, other := appA, appB
+		if c.state == stOtherApp {
+			held, other = appB, appA
+		}
+		s := ids.in(held, c.scope)
+		p, _ := rights.ParsePermission(c.perm)
+		res := rights.Resource{App: other, Module: s.module, Item: s.item}
+		if err := authz.Authorize(ctx, access.Actor{Kind: access.User, ID: c.user.ID}, p, res); !fault.Is(err, fault.Forbidden) {
+			t.Errorf("%s: %s on its own %s%s under app %s: %v, want a Forbidden fault", c, c.perm, s.module, s.item, appName(other, appA), err)
+		}
+	}
 	// Admins may do anything, an app token may only read its own app, an
 	// anonymous caller is unauthenticated.
 	admin := access.Actor{Kind: access.User, ID: ts.adminID, Admin: true}

@@ -23,6 +23,7 @@ func TestRightsScopedToTheirApp(t *testing.T) {
 	draft := ts.createItem(ts.admin, itemBody(secret.ID, "draft", map[string]any{"title": "hidden"}))
 	mine := ts.createModule(ts.admin, moduleBody(appB.ID, "Mine", fld("title", ftText)))
 	own := ts.createItem(ts.admin, itemBody(mine.ID, "own", map[string]any{"title": "visible"}))
+	own2 := ts.createItem(ts.admin, itemBody(mine.ID, "own too", map[string]any{"title": "visible through the module"}))
 	_, managerB := ts.userWith("scope-manager-b", grantTo{app: appB.ID, perms: []string{"manage", "read"}})
 	reader, readerTok := ts.userWith("scope-reader")
 	unknown := "5f00000000000000000000ab"
@@ -53,30 +54,36 @@ func TestRightsScopedToTheirApp(t *testing.T) {
 		// As a version without the grant check could have recorded them.
 		ctx := access.WithActor(context.Background(), access.SystemActor)
 		var evs []event.Event
-		for _, s := range []struct{ kind, id string }{{rights.ModuleScope.String(), secret.ID}, {rights.ItemScope.String(), draft.ID}} {
-			evs = append(evs, commands.WithApp(commands.Wrap(ctx, rights.Granted{UserID: reader.ID, AppID: appB.ID, ScopeKind: s.kind,
-				ScopeID: s.id, Permissions: []string{"read"}}), appB.ID)...)
+		// The same module id under another app too (created last, so that
+		// its right comes after the good one): the right in its own app
+		// still counts.
+		appC := ts.createApp("Scope App C")
+		for _, s := range []struct{ app, kind, id string }{{appB.ID, rights.ModuleScope.String(), secret.ID},
+			{appB.ID, rights.ItemScope.String(), draft.ID}, {appC.ID, rights.ModuleScope.String(), mine.ID}} {
+			evs = append(evs, commands.WithApp(commands.Wrap(ctx, rights.Granted{UserID: reader.ID, AppID: s.app, ScopeKind: s.kind,
+				ScopeID: s.id, Permissions: []string{"read"}}), s.app)...)
 		}
 		if _, err := ts.app.store.Append(ctx, rights.Stream(reader.ID), event.AnyVersion, evs...); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(10 * time.Second)
-		for len(ts.rightsOf(reader.ID, appB.ID)) < 4 && time.Now().Before(deadline) {
+		for len(ts.rightsOf(reader.ID, "")) < 5 && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if rs := ts.rightsOf(reader.ID, appB.ID); len(rs) != 4 {
-			t.Fatalf("rights after the append: %s, want 4", rightsText(rs))
+		if rs := ts.rightsOf(reader.ID, ""); len(rs) != 5 {
+			t.Fatalf("rights after the append: %s, want 5", rightsText(rs))
 		}
-		if got := ts.searchIDs(readerTok, map[string]any{}); !slices.Equal(got, []string{own.ID}) {
-			t.Errorf("search shows %v, want only %s", got, own.ID)
+		want := []string{own.ID, own2.ID}
+		if got := ts.searchIDs(readerTok, map[string]any{}); !sameSet(got, want) {
+			t.Errorf("search shows %v, want %v", got, want)
 		}
 		if got := ts.searchIDs(readerTok, map[string]any{"instanceIds": []string{draft.ID, own.ID}}); !slices.Equal(got, []string{own.ID}) {
 			t.Errorf("search by ids shows %v, want only %s", got, own.ID)
 		}
 		var list []instView
 		ts.mustNum(ts.get(instancePath+"?skip=true", readerTok), 200, &list)
-		if got := itemIDs(list); !slices.Equal(got, []string{own.ID}) {
-			t.Errorf("the item list shows %v, want only %s", got, own.ID)
+		if got := itemIDs(list); !sameSet(got, want) {
+			t.Errorf("the item list shows %v, want %v", got, want)
 		}
 		var mods []moduleView
 		ts.mustJSON(ts.get(modulePath+"?skip=true", readerTok), 200, &mods)
