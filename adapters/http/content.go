@@ -59,6 +59,7 @@ type readScope struct {
 	apps          []string
 	modules       []string
 	items         []string
+	itemModules   []string // the modules of items: a right on an item shows its module
 	publishedOnly bool
 }
 
@@ -114,7 +115,7 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 		}
 		for _, it := range its {
 			if slices.Contains(items[it.ID], it.App) {
-				sc.items = append(sc.items, it.ID)
+				sc.items, sc.itemModules = append(sc.items, it.ID), append(sc.itemModules, it.Module)
 			}
 		}
 	}
@@ -123,8 +124,8 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 
 // canSeeModule reports whether the scope lets the caller see a module
 // (a right on one of its items shows the module too).
-func (sc readScope) canSeeModule(m rmcontent.Module, itemModules []string) bool {
-	return sc.all || slices.Contains(sc.apps, m.App) || slices.Contains(sc.modules, m.ID) || slices.Contains(itemModules, m.ID)
+func (sc readScope) canSeeModule(m rmcontent.Module) bool {
+	return sc.all || slices.Contains(sc.apps, m.App) || slices.Contains(sc.modules, m.ID) || slices.Contains(sc.itemModules, m.ID)
 }
 
 // readModule reads a module the caller may see. App tokens get another
@@ -142,26 +143,11 @@ func (s *server) readModule(ctx context.Context, id string) (rmcontent.Module, e
 	if err != nil {
 		return m, err
 	}
-	if !sc.canSeeModule(m, s.itemModules(ctx, sc)) {
+	if !sc.canSeeModule(m) {
 		return m, unknownToClients(ctx, fault.Forbiddenf("read permission on this module is required").With("permission", rights.Read.String()),
 			fault.NotFoundf("module %s not found", id))
 	}
 	return m, nil
-}
-
-func (s *server) itemModules(ctx context.Context, sc readScope) []string {
-	if len(sc.items) == 0 {
-		return nil
-	}
-	items, err := s.ContentRead.Items(ctx, sc.items)
-	if err != nil {
-		return nil
-	}
-	out := make([]string, len(items))
-	for i, it := range items {
-		out[i] = it.Module
-	}
-	return out
 }
 
 func boolParam(r *http.Request, name string) bool {
@@ -229,11 +215,10 @@ func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	itemMods := s.itemModules(ctx, sc)
 	withFields := boolParam(r, "withFields")
 	items := []moduleJSON{}
 	for _, m := range mods {
-		if sc.canSeeModule(m, itemMods) {
+		if sc.canSeeModule(m) {
 			items = append(items, moduleJSONOf(m, withFields))
 		}
 	}

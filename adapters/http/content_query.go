@@ -179,7 +179,7 @@ func flexBool(v any, name string) (bool, error) {
 func (s *server) resolveModules(ctx context.Context, sc readScope, ids []string, names []string) ([]rmcontent.Module, bool, error) {
 	if ids == nil && names == nil {
 		mods, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true})
-		return s.visible(ctx, sc, mods), false, err
+		return sc.visible(mods), false, err
 	}
 	var out []rmcontent.Module
 	if ids != nil {
@@ -196,7 +196,7 @@ func (s *server) resolveModules(ctx context.Context, sc readScope, ids []string,
 		}
 		out = append(out, mods...)
 	}
-	return s.visible(ctx, sc, out), true, nil
+	return sc.visible(out), true, nil
 }
 
 // searchModules restricts q to the visible modules the request names (all
@@ -237,7 +237,7 @@ func useModules(q *rmcontent.Query, mods []rmcontent.Module, named bool) {
 // store last read it, when it has it and the caller may see it, marks q
 // Known (see rmcontent.Query.Known) and returns the module: a search of
 // one module then costs no read of the module unless it changed.
-func (s *server) knownModule(ctx context.Context, sc readScope, q *rmcontent.Query, ids, names []string) []rmcontent.Module {
+func (s *server) knownModule(sc readScope, q *rmcontent.Query, ids, names []string) []rmcontent.Module {
 	if len(ids) != 1 || names != nil {
 		return nil
 	}
@@ -245,7 +245,7 @@ func (s *server) knownModule(ctx context.Context, sc readScope, q *rmcontent.Que
 	if !ok {
 		return nil
 	}
-	mods := s.visible(ctx, sc, []rmcontent.Module{m})
+	mods := sc.visible([]rmcontent.Module{m})
 	if len(mods) != 1 {
 		return nil
 	}
@@ -254,11 +254,10 @@ func (s *server) knownModule(ctx context.Context, sc readScope, q *rmcontent.Que
 	return mods
 }
 
-func (s *server) visible(ctx context.Context, sc readScope, mods []rmcontent.Module) []rmcontent.Module {
-	itemMods := s.itemModules(ctx, sc)
+func (sc readScope) visible(mods []rmcontent.Module) []rmcontent.Module {
 	out := []rmcontent.Module{}
 	for _, m := range mods {
-		if sc.canSeeModule(m, itemMods) && !slices.ContainsFunc(out, func(o rmcontent.Module) bool { return o.ID == m.ID }) {
+		if sc.canSeeModule(m) && !slices.ContainsFunc(out, func(o rmcontent.Module) bool { return o.ID == m.ID }) {
 			out = append(out, m)
 		}
 	}
@@ -336,7 +335,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	if b.ModuleName != nil {
 		names = append(slices.Clone(names), *b.ModuleName)
 	}
-	mods := s.knownModule(ctx, sc, &q, b.ModuleIDs, names)
+	mods := s.knownModule(sc, &q, b.ModuleIDs, names)
 	if !q.Known {
 		if mods, err = s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err != nil {
 			s.fail(w, r, err)

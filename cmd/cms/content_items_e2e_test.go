@@ -863,6 +863,17 @@ func TestContentItemRights(t *testing.T) {
 	for _, tok := range []string{reader, updI1, writer} {
 		expectStatus(t, ts.get(instancePath+"/"+i1.ID, tok), 200)
 	}
+	// A right on an item shows its module, and no other.
+	var mods []moduleView
+	ts.mustJSON(ts.get(modulePath+"?skip=true", updI1), 200, &mods)
+	if len(mods) != 1 || mods[0].ID != mod.ID {
+		t.Errorf("the item's updater sees modules %v, want only %s", mods, mod.Name)
+	}
+	expectStatus(t, ts.get(modulePath+"/"+mod.ID, updI1), 200)
+	expectOneOf(t, ts.get(modulePath+"/"+mod2.ID, updI1), 403, 404)
+	if got := ts.searchIDs(updI1, map[string]any{"moduleName": "Docs"}); !slices.Equal(got, []string{i1.ID}) {
+		t.Errorf("the item's updater searching its module finds %v, want [i1]", got)
+	}
 	if got := ts.item(i2.ID); got.DeletedAt == nil {
 		t.Errorf("i2 not deleted")
 	}
