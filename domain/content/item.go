@@ -254,13 +254,10 @@ func (i Item) Changes(c Content) []string {
 	return changed
 }
 
-// millis is t to the millisecond, the precision dates have on the wire:
+// millis is d to the millisecond, the precision dates have on the wire:
 // a date set by a command (now) and sent back by a client compare equal.
-func millis(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return time.UnixMilli(t.UnixMilli()).UTC()
+func (d Dates) millis() Dates {
+	return Dates{d.PublishedAt.Truncate(time.Millisecond), d.RemovedAt.Truncate(time.Millisecond), d.ArchivedAt.Truncate(time.Millisecond)}
 }
 
 // dateEvents decides the events that give the item dates d, compared and
@@ -268,8 +265,7 @@ func millis(t time.Time) time.Time {
 func (i Item) dateEvents(d Dates, by string) []any {
 	var evs []any
 	id, app, mod := i.ID, i.App, i.Module
-	d = Dates{PublishedAt: millis(d.PublishedAt), RemovedAt: millis(d.RemovedAt), ArchivedAt: millis(d.ArchivedAt)}
-	was := Dates{PublishedAt: millis(i.Dates.PublishedAt), RemovedAt: millis(i.Dates.RemovedAt), ArchivedAt: millis(i.Dates.ArchivedAt)}
+	d, was := d.millis(), i.Dates.millis()
 	if !d.PublishedAt.Equal(was.PublishedAt) {
 		if d.PublishedAt.IsZero() {
 			evs = append(evs, ItemUnpublished{id, app, mod, by})
