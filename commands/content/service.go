@@ -674,13 +674,12 @@ type ItemInput struct {
 // again: a related item deleted since, or a target module narrowed since,
 // must not stop the item from being saved with the relation it has.
 func (s *Service) checkRelations(ctx context.Context, m content.Module, values, kept map[string]any) error {
-	newIDs := func(f content.Field) []string {
-		old := content.RelationIDs(f, kept[f.Name])
-		return slices.DeleteFunc(content.RelationIDs(f, values[f.Name]), func(id string) bool { return slices.Contains(old, id) })
-	}
+	gained := map[string][]string{} // field → the ids it relates that it did not
 	var ids []string
 	for _, f := range m.Fields {
-		ids = append(ids, newIDs(f)...)
+		old := content.RelationIDs(f, kept[f.Name])
+		gained[f.Name] = slices.DeleteFunc(content.RelationIDs(f, values[f.Name]), func(id string) bool { return slices.Contains(old, id) })
+		ids = append(ids, gained[f.Name]...)
 	}
 	if len(ids) == 0 {
 		return nil
@@ -713,7 +712,7 @@ func (s *Service) checkRelations(ctx context.Context, m content.Module, values, 
 		}
 	}
 	for _, f := range m.Fields {
-		for _, id := range newIDs(f) {
+		for _, id := range gained[f.Name] {
 			mod, ok := found[id]
 			if !ok {
 				return content.Violation{Field: f.Name, Error: content.ErrRelation, Rule: "isRelation",
