@@ -267,7 +267,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
 		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
 		Loyalty: a.loyalty, LoyaltyRead: a.loyaltyRead, LoyaltyAudit: a.auditor,
-	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: cacheEntries(a.cfg.SearchCache),
+	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: a.cfg.SearchCache,
 		ReadConcurrency: a.cfg.ReadConcurrency})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
@@ -343,15 +343,6 @@ func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(lagEventsDesc, prometheus.GaugeValue, float64(s.LagEvents), s.Name)
 		ch <- prometheus.MustNewConstMetric(lagSecondsDesc, prometheus.GaugeValue, s.LagSeconds, s.Name)
 	}
-}
-
-// cacheEntries maps CMS_SEARCH_CACHE_ENTRIES (0: off) to the router's
-// setting (negative: off).
-func cacheEntries(n int) int {
-	if n <= 0 {
-		return -1
-	}
-	return n
 }
 
 // noWait is the waiter of one-shot commands, which run no projections.

@@ -29,7 +29,7 @@ type Config struct {
 	TokenCacheTTL   time.Duration  // CMS_TOKEN_CACHE_TTL, default 10s; 0 reads every token from the table
 	LogLevel        string         // CMS_LOG_LEVEL: debug, info, warn, error (default info)
 	ShutdownTimeout time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
-	SearchCache     int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 turns the search answer cache off
+	SearchCache     int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 there turns the search answer cache off, which is -1 here
 	ReadConcurrency int            // CMS_READ_CONCURRENCY, default 2 × GOMAXPROCS; 0: no bound
 	Push            PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
 	Loyalty         LoyaltyConfig  // CMS_LOYALTY_*
@@ -161,7 +161,7 @@ func loadConfig() (Config, error) {
 	if c.BcryptCost, err = integer("CMS_BCRYPT_COST", 12); err != nil {
 		return c, err
 	}
-	if c.SearchCache, err = integer("CMS_SEARCH_CACHE_ENTRIES", 1024); err != nil {
+	if c.SearchCache, err = entriesOrOff("CMS_SEARCH_CACHE_ENTRIES", 1024); err != nil {
 		return c, err
 	}
 	if c.ReadConcurrency, err = integer("CMS_READ_CONCURRENCY", 2*runtime.GOMAXPROCS(0)); err != nil {
