@@ -82,8 +82,15 @@ func (s *EventStore) notifier() {
 		case <-s.done:
 			return
 		case <-s.notify:
+			payload, some := s.takeTypes()
+			if !some {
+				// The types of the append that signalled were sent with
+				// the previous NOTIFY (taken after it added them, before
+				// it signalled): nothing new to announce.
+				continue
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, s.takeTypes())
+			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload)
 			cancel()
 			// At most one NOTIFY per notifyEvery: each is a transaction
 			// with a durable commit of its own (measured: about 7 points
@@ -103,10 +110,14 @@ const maxNotifyPayload = 4000
 
 // takeTypes returns the payload of the next NOTIFY: the event types
 // appended since the last one, comma-separated, or "" (any type: too
-// many to list) when they do not fit.
-func (s *EventStore) takeTypes() string {
+// many to list) when they do not fit; and false if none were appended
+// since.
+func (s *EventStore) takeTypes() (string, bool) {
 	s.typesMu.Lock()
 	defer s.typesMu.Unlock()
+	if len(s.types) == 0 {
+		return "", false
+	}
 	list := make([]string, 0, len(s.types))
 	n := 0
 	for t := range s.types {
@@ -115,10 +126,10 @@ func (s *EventStore) takeTypes() string {
 	}
 	clear(s.types)
 	if n > maxNotifyPayload || slices.Contains(list, "") {
-		return ""
+		return "", true
 	}
 	slices.Sort(list)
-	return strings.Join(list, ",")
+	return strings.Join(list, ","), true
 }
 
 // NotifiedTypes parses a NotifyChannel payload: the event types it
@@ -141,11 +152,14 @@ func typeName(e event.Event) string {
 	return ""
 }
 
-// wake announces the types of appended events: the notifier sends them.
-func (s *EventStore) wake(events ...event.Event) {
+// wake announces the types of the events of appends: the notifier sends
+// them.
+func (s *EventStore) wake(appends ...event.StreamAppend) {
 	s.typesMu.Lock()
-	for _, e := range events {
-		s.types[typeName(e)] = struct{}{} // "" (unknown) makes the payload "any type"
+	for _, a := range appends {
+		for _, e := range a.Events {
+			s.types[typeName(e)] = struct{}{} // "" (unknown) makes the payload "any type"
+		}
 	}
 	s.typesMu.Unlock()
 	select {
@@ -162,7 +176,7 @@ func (s *EventStore) wake(events ...event.Event) {
 func (s *EventStore) Append(ctx context.Context, stream string, expectedVersion int64, events ...event.Event) (event.AppendResult, error) {
 	res, err := s.AppendTx(ctx, s.pool, stream, expectedVersion, events...)
 	if err == nil && !res.Duplicate {
-		s.wake(events...)
+		s.wake(event.StreamAppend{Events: events})
 		if s.OnAppend != nil {
 			s.OnAppend(len(events))
 		}

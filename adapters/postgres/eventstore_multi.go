@@ -51,8 +51,8 @@ func (s *EventStore) appended(appends []event.StreamAppend) {
 	n := 0
 	for _, a := range appends {
 		n += len(a.Events)
-		s.wake(a.Events...)
 	}
+	s.wake(appends...)
 	if s.OnAppend != nil {
 		s.OnAppend(n)
 	}

@@ -700,14 +700,7 @@ func TestNotificationsNameTypes(t *testing.T) {
 	pool := pgtest.Pool(t)
 	s := openStore(t, pool, probeRegistry())
 	l := listening(t, ctx, pool, postgres.NotifyChannel)
-	var mu sync.Mutex
-	var payloads []string
-	mine := l.Watch(func(p string) bool {
-		mu.Lock()
-		payloads = append(payloads, p)
-		mu.Unlock()
-		return slices.Contains(postgres.NotifiedTypes(p), probe{}.EventType())
-	})
+	mine, payloads := heard(l, func(p string) bool { return slices.Contains(postgres.NotifiedTypes(p), probe{}.EventType()) })
 	others := l.Watch(func(p string) bool { return slices.Contains(postgres.NotifiedTypes(p), "other.thing") })
 
 	mineC, othersC := mine.C(), others.C()
@@ -717,9 +710,7 @@ func TestNotificationsNameTypes(t *testing.T) {
 	select {
 	case <-mineC:
 	case <-time.After(5 * time.Second):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("the watch for %s never fired; payloads %q", probe{}.EventType(), payloads)
+		t.Fatalf("the watch for %s never fired; payloads %q", probe{}.EventType(), payloads())
 	}
 	select {
 	case <-othersC:
@@ -728,5 +719,67 @@ func TestNotificationsNameTypes(t *testing.T) {
 	}
 	if got := postgres.NotifiedTypes(""); got != nil {
 		t.Errorf("an empty payload announces %q, want nil (any type)", got)
+	}
+}
+
+// TestNotificationsNeverAnnounceAnyTypeForTypedAppends: concurrent appends
+// of known types are announced by their types only. An append's signal
+// that finds its types already sent (by a NOTIFY that took them between
+// the append adding them and signalling) sends nothing, not an empty
+// payload, which would wake every projection as "any type".
+func TestNotificationsNeverAnnounceAnyTypeForTypedAppends(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	l := listening(t, ctx, pool, postgres.NotifyChannel)
+	_, payloads := heard(l, func(string) bool { return false })
+
+	const writers, appends = 4, 20
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range appends {
+				// A batch of many streams, as a content batch appends.
+				set := make([]event.StreamAppend, 50)
+				for j := range set {
+					set[j] = event.StreamAppend{Stream: fmt.Sprintf("typed-%d-%d-%d", w, i, j), ExpectedVersion: event.NoStream,
+						Events: []event.Event{{Data: probe{j}}}}
+				}
+				if _, err := s.AppendMulti(ctx, set...); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	time.Sleep(200 * time.Millisecond) // the last NOTIFYs arrive
+	got := payloads()
+	if len(got) == 0 {
+		t.Fatal("no notification heard")
+	}
+	for _, p := range got {
+		if want := (probe{}).EventType(); p != want {
+			t.Fatalf("payloads %q: want only %q", got, want)
+		}
+	}
+}
+
+// heard watches l with accept and records every payload it sees.
+func heard(l *postgres.Listener, accept func(string) bool) (*postgres.Broadcast, func() []string) {
+	var mu sync.Mutex
+	var payloads []string
+	w := l.Watch(func(p string) bool {
+		mu.Lock()
+		payloads = append(payloads, p)
+		mu.Unlock()
+		return accept(p)
+	})
+	return w, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(payloads)
 	}
 }
