@@ -46,6 +46,7 @@ type ContentQueries interface {
 	ModuleTypes(ctx context.Context) ([]rmcontent.ModuleType, error)
 	Item(ctx context.Context, id string) (rmcontent.Item, error)
 	Items(ctx context.Context, ids []string) ([]rmcontent.Item, error)
+	ItemPlaces(ctx context.Context, ids []string) ([]rmcontent.ItemPlace, error)
 	Search(ctx context.Context, q rmcontent.Query) (rmcontent.Result, error)
 	Version(ctx context.Context, app string) (int64, error)
 	Sync(ctx context.Context, q rmcontent.SyncQuery) (rmcontent.SyncResult, error)
@@ -109,7 +110,7 @@ func (s *server) readScope(ctx context.Context) (readScope, error) {
 		}
 	}
 	if len(items) > 0 {
-		its, err := s.ContentRead.Items(ctx, slices.Collect(maps.Keys(items)))
+		its, err := s.ContentRead.ItemPlaces(ctx, slices.Collect(maps.Keys(items)))
 		if err != nil {
 			return readScope{}, err
 		}

@@ -233,6 +233,20 @@ func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
 	return out, rows.Err()
 }
 
+// ItemPlace is where an item lives: its app and module.
+type ItemPlace struct{ ID, App, Module string }
+
+// ItemPlaces returns the app and module of each of the items ids that
+// exist (deleted ones too), in no particular order: what a right on an
+// item needs, without the item's values.
+func (s *Store) ItemPlaces(ctx context.Context, ids []string) ([]ItemPlace, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, app, module FROM content_items WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[ItemPlace])
+}
+
 // Module returns one module (deleted ones too), or a NotFound fault.
 func (s *Store) Module(ctx context.Context, id string) (Module, error) {
 	m, err := s.scanModule(s.pool.QueryRow(ctx, `SELECT `+moduleColumns+` FROM content_modules m WHERE m.id = $1`, id))
