@@ -1,4 +1,4 @@
 package projections
 
-// EventsWaitingQuery is eventsWaitingQuery, for its plan test.
-const EventsWaitingQuery = eventsWaitingQuery
+// FirstPendingQuery is firstPendingQuery, for its plan test.
+const FirstPendingQuery = firstPendingQuery

@@ -724,25 +724,51 @@ func (r *runner) subscribe(ctx context.Context) error {
 // past its checkpoint, readable or not (see cmswm.Backoff.Pending); true
 // if it cannot tell.
 func (r *runner) eventsWaiting(ctx context.Context) bool {
-	skip := r.rt.skipFor(r.p)
-	if skip == nil {
-		skip = []string{} // NULL would make every type look skipped
-	}
-	var ok bool
-	err := r.rt.pool.QueryRow(ctx, eventsWaitingQuery, r.name, skip).Scan(&ok)
+	_, ok, err := r.rt.firstPending(ctx, r.p)
 	return err != nil || ok
 }
 
-// eventsWaitingQuery: are there events past projection $1's checkpoint
-// of types not in $2? Not EXISTS: PostgreSQL drops the ORDER BY and LIMIT
-// inside one and may scan the whole log (seen: a sequential scan, 9 ms at
-// 100k events); this walks the primary key from the checkpoint and stops
-// at the first such event (TestEventsWaitingReadsTheIndex).
-const eventsWaitingQuery = `SELECT count(*) > 0 FROM (SELECT FROM events e
+// FirstPending returns when the first event that projection name has yet
+// to apply was recorded (the first in the log's order past its checkpoint,
+// of a type its projector handles, committed or hidden from the runners by
+// an older transaction still open), and false when there is none: its read
+// model then shows every event committed before the call. A read model's
+// answer that says "up to now" (a content sync's syncTimestamp) can say
+// "up to then" instead while the projection is behind.
+func (rt *Runtime) FirstPending(ctx context.Context, name string) (time.Time, bool, error) {
+	for _, p := range rt.projs {
+		if p.Name() == name {
+			return rt.firstPending(ctx, p)
+		}
+	}
+	return time.Time{}, false, fmt.Errorf("no projection %q", name)
+}
+
+func (rt *Runtime) firstPending(ctx context.Context, p Projector) (time.Time, bool, error) {
+	skip := rt.skipFor(p)
+	if skip == nil {
+		skip = []string{} // NULL would make every type look skipped
+	}
+	var at time.Time
+	err := rt.pool.QueryRow(ctx, firstPendingQuery, p.Name(), skip).Scan(&at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	return at, err == nil, err
+}
+
+// firstPendingQuery: when was the first event past projection $1's
+// checkpoint of a type not in $2 recorded? It walks the primary key from
+// the checkpoint and stops at the first such event
+// (TestFirstPendingReadsTheIndex); a runner asks after every fruitless
+// poll, a sync on every call, and a scan of the log would cost
+// milliseconds per million events. (Not an EXISTS: PostgreSQL drops the
+// ORDER BY and LIMIT inside one and may scan the whole log.)
+const firstPendingQuery = `SELECT e.recorded_at FROM events e
 	WHERE (e.transaction_id, e.global_position) >
 	      ((SELECT tx_id FROM projection_checkpoints WHERE name = $1), (SELECT position FROM projection_checkpoints WHERE name = $1))
 	  AND e.event_type <> ALL($2::text[])
-	ORDER BY e.transaction_id, e.global_position LIMIT 1) x`
+	ORDER BY e.transaction_id, e.global_position LIMIT 1`
 
 func (rt *Runtime) liveBatch() int {
 	if rt.opts.LiveBatchSize > 0 {

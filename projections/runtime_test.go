@@ -630,11 +630,11 @@ func TestRunnerFindsEventsHiddenBeforeItListened(t *testing.T) {
 }
 
 // The probe a fruitless query makes (are events waiting past the
-// checkpoint?) walks the log's primary key from the checkpoint, with
-// custom and generic plans alike: it runs after every idle poll of every
-// runner, and a scan of the log would cost milliseconds per million
-// events.
-func TestEventsWaitingReadsTheIndex(t *testing.T) {
+// checkpoint?), which a sync makes too (when was the first of them
+// recorded?), walks the log's primary key from the checkpoint, with custom
+// and generic plans alike: it runs after every idle poll of every runner,
+// and a scan of the log would cost milliseconds per million events.
+func TestFirstPendingReadsTheIndex(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
@@ -650,7 +650,7 @@ func TestEventsWaitingReadsTheIndex(t *testing.T) {
 	generic := pgtest.Generic(t, e.pool)
 	for name, db := range map[string]*pgxpool.Pool{"custom": e.pool, "generic": generic} {
 		for _, skip := range [][]string{{}, {"a.x"}} {
-			rows, err := db.Query(ctx, "EXPLAIN "+projections.EventsWaitingQuery, "probe", skip)
+			rows, err := db.Query(ctx, "EXPLAIN "+projections.FirstPendingQuery, "probe", skip)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -664,22 +664,31 @@ func TestEventsWaitingReadsTheIndex(t *testing.T) {
 			}
 		}
 	}
-	var waiting bool
-	if err := e.pool.QueryRow(ctx, projections.EventsWaitingQuery, "probe", []string{}).Scan(&waiting); err != nil || waiting {
-		t.Fatalf("at the checkpoint: waiting %v, %v", waiting, err)
+	first := func(types ...string) (time.Time, bool) {
+		t.Helper()
+		var at time.Time
+		err := e.pool.QueryRow(ctx, projections.FirstPendingQuery, "probe", append([]string{}, types...)).Scan(&at)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return at, false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at, true
 	}
-	if _, err := e.pool.Exec(ctx, `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata)
-		VALUES ('late', 0, gen_random_uuid(), 'a.x', 1, '{}', '{}')`); err != nil {
+	if at, ok := first(); ok {
+		t.Fatalf("at the checkpoint: an event recorded at %s waits", at)
+	}
+	var late time.Time
+	if err := e.pool.QueryRow(ctx, `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata, recorded_at)
+		VALUES ('late', 0, gen_random_uuid(), 'a.x', 1, '{}', '{}', now() - interval '1 hour') RETURNING recorded_at`).Scan(&late); err != nil {
 		t.Fatal(err)
 	}
-	for skip, want := range map[string]bool{"": true, "a.x": false} {
-		types := []string{}
-		if skip != "" {
-			types = []string{skip}
-		}
-		if err := e.pool.QueryRow(ctx, projections.EventsWaitingQuery, "probe", types).Scan(&waiting); err != nil || waiting != want {
-			t.Errorf("an a.x event past the checkpoint, skipping %v: waiting %v, want %v (%v)", types, waiting, want, err)
-		}
+	if at, ok := first(); !ok || !at.Equal(late) {
+		t.Errorf("an a.x event past the checkpoint: first pending %s, %v; want %s", at, ok, late)
+	}
+	if at, ok := first("a.x"); ok {
+		t.Errorf("an a.x event past the checkpoint, skipping a.x: first pending %s, want none", at)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	cmdcontent "github.com/halocms/halocms/commands/content"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
 	rmcontent "github.com/halocms/halocms/readmodels/content"
@@ -704,11 +705,32 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		q.To = min(to.UnixMilli(), now)
+		if q.From != nil {
+			// An answer earlier than the client's last one (Android sends
+			// the device's clock) would leave it a syncTimestamp below the
+			// fromSync it sent: it keeps the greater, and would skip what
+			// changed in between.
+			q.To = min(max(q.To, *q.From), now)
+		}
+	}
+	// Asked before the read: if the read model is behind the log (a busy
+	// projection, or runners held back by an open transaction), the answer
+	// describes the log only up to its first event not yet applied, and the
+	// next sync, from that instant (less SyncMargin), reports the rest.
+	// Said "up to To", a change recorded more than SyncMargin before To but
+	// applied after this read would never be reported to this client.
+	pending, behind, err := s.Lag.FirstPending(ctx, cmdcontent.Projection)
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	res, err := s.ContentRead.Sync(ctx, q)
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	if behind {
+		res.Timestamp = min(res.Timestamp, pending.UnixMilli())
 	}
 	created, _ := s.present(ctx, rmcontent.Query{}, nil, res.Created, nil, nil) // without include, present cannot fail
 	updated, _ := s.present(ctx, rmcontent.Query{}, nil, res.Updated, nil, nil)

@@ -78,6 +78,15 @@ type Readiness interface {
 	Ready(ctx context.Context) error
 }
 
+// ProjectionLag tells whether a projection's read model is behind the log
+// (see projections.Runtime.FirstPending).
+type ProjectionLag interface {
+	// FirstPending returns when the first event projection name has yet
+	// to apply was recorded, or false when it has applied every event
+	// committed before the call.
+	FirstPending(ctx context.Context, name string) (time.Time, bool, error)
+}
+
 // Deps are the application services the router calls. All are required.
 type Deps struct {
 	Sessions    Sessions
@@ -91,6 +100,7 @@ type Deps struct {
 	Push        PushCommands
 	PushRead    PushQueries
 	Ready       Readiness
+	Lag         ProjectionLag
 	Metrics     *Metrics
 	Log         *slog.Logger
 
@@ -155,7 +165,7 @@ func (s *server) inLine(ctx context.Context, weight int64) (release func(), err 
 func NewRouter(d Deps, cfg Config) http.Handler {
 	if d.Sessions == nil || d.Identity == nil || d.Users == nil || d.Rights == nil || d.Authorizer == nil ||
 		d.Audit == nil || d.Content == nil || d.ContentRead == nil || d.Push == nil || d.PushRead == nil || d.AppUsers == nil || d.AppUsersRead == nil ||
-		d.Loyalty == nil || d.LoyaltyRead == nil || d.LoyaltyAudit == nil || d.Ready == nil || d.Metrics == nil || d.Log == nil {
+		d.Loyalty == nil || d.LoyaltyRead == nil || d.LoyaltyAudit == nil || d.Ready == nil || d.Lag == nil || d.Metrics == nil || d.Log == nil {
 		panic("httpapi.NewRouter: nil dependency")
 	}
 	if cfg.MaxBodyBytes == 0 {

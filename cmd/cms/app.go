@@ -264,7 +264,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
 		Audit: a.auditor, Content: a.content, ContentRead: a.contents, Push: a.push, PushRead: a.pushes,
-		Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
+		Ready: readiness{a}, Lag: a.runtime, Metrics: a.metrics, Log: a.log,
 		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
 		Loyalty: a.loyalty, LoyaltyRead: a.loyaltyRead, LoyaltyAudit: a.auditor,
 	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: a.cfg.SearchCache,

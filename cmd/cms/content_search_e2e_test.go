@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/halocms/halocms/domain/content"
+	"github.com/halocms/halocms/domain/event"
 )
 
 // Search (wire-reference §5.2, §5.3) and sync (§5.6), as the SDKs call
@@ -1007,5 +1011,79 @@ func TestContentSearchFieldDefinedDifferently(t *testing.T) {
 	expectHaloError(t, r, 400)
 	if !strings.Contains(r.String(), "price") {
 		t.Errorf("the sort's 400 does not name the field: %s", r)
+	}
+}
+
+// A sync while the content read model is behind the log (here its runner
+// is held back by an open transaction) answers a syncTimestamp no later
+// than the first change it does not show yet, so that the next sync
+// reports that change, however long it took to be applied. Answered "up
+// to now", a change recorded more than syncMargin before the answer would
+// never reach the client. And an answer never goes back before the
+// client's fromSync (Android sends toSync from the device's clock).
+func TestContentSyncWhileTheReadModelIsBehind(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Lagging App")
+	tok := ts.appToken(app)
+	feed := ts.createModule(ts.admin, moduleBody(app.ID, "Feed", fld("title", ftText)))
+	syncOf := func(body map[string]any) (syncView, int64) {
+		t.Helper()
+		var s syncView
+		ts.mustNum(ts.post(syncPath, tok, body), 200, &s)
+		at, err := s.SyncTimestamp.Int64()
+		if err != nil {
+			t.Fatalf("syncTimestamp %v: %v", s.SyncTimestamp, err)
+		}
+		return s, at
+	}
+	_, ts1 := syncOf(map[string]any{"moduleId": feed.ID})
+
+	if s, at := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts1, "toSync": ts1 - 20_000}); at < ts1 {
+		t.Errorf("toSync 20 s before fromSync: syncTimestamp %d, before fromSync %d (%d created)", at, ts1, len(s.Created))
+	}
+
+	ctx := context.Background()
+	hider, err := ts.app.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hider.Rollback(ctx) //nolint:errcheck
+	if _, err := hider.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	// Appended as the create command does, without its wait for the
+	// read model (which would last this server's 20 s bound).
+	before := nowMS()
+	if _, err := ts.app.store.Append(ctx, content.ItemStream("late-item"), event.NoStream, event.Event{Data: content.ItemCreated{
+		ItemID: "late-item", App: app.ID, Module: feed.ID, Name: "late", Values: map[string]any{"title": "late"},
+		PublishedAt: time.UnixMilli(before - 60_000), By: "admin"}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(syncMargin + 500*time.Millisecond)
+	behind, ts2 := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts1, "toSync": nowMS()})
+	if len(behind.Created) != 0 {
+		t.Fatalf("the runner was held back, yet the sync shows %v", itemNames(behind.Created))
+	}
+	if ts2 > before+1000 {
+		t.Errorf("syncTimestamp %d while the item created at about %d is not applied: its next sync would miss it", ts2, before)
+	}
+	if err := hider.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s, _ := syncOf(map[string]any{"moduleId": feed.ID})
+		if len(s.Created) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the item was never applied")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	next, _ := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts2, "toSync": nowMS()})
+	if names := itemNames(next.Created); !slices.Equal(names, []string{"late"}) {
+		t.Errorf("the sync after the item was applied, from %d: created %v, want [late]", ts2, names)
 	}
 }

@@ -46,8 +46,11 @@ type Log interface {
 // IDs generates identifiers.
 type IDs interface{ NewID() string }
 
+// Projection is the content read model's projection.
+const Projection = "content"
+
 // Projections this service's responses and the caller's next reads depend on.
-var Projections = []string{"content"}
+var Projections = []string{Projection}
 
 // Store is the event store as the content commands use it. Every item
 // write is decided against its module as read at some version, and is

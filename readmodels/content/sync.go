@@ -33,6 +33,9 @@ type SyncResult struct {
 // event stamped just before the previous sync's To may have committed
 // after that sync read the tables. Looking SyncMargin further back reports
 // such changes (and a few already sent: the client merges them again).
+// Changes committed but not yet applied by the projection are the caller's
+// to account for: the HTTP layer then answers an earlier syncTimestamp
+// (see projections.Runtime.FirstPending).
 const SyncMargin int64 = 2000
 
 // Sync answers a sync of one module at q.To. An item is live at t when it
