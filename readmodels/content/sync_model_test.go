@@ -29,10 +29,11 @@ import (
 // publish now, later or at a past date, unpublish, expiry set or cleared,
 // archive now, later or at a past date, unarchive, delete, restore, revert)
 // decide the events, stamped with increasing RecordedAt and projected by
-// the real projector. Some events are projected late: stamped before a
-// sync's To but projected after that sync read the tables, never later
-// than SyncMargin after their stamp (the case SyncMargin exists for);
-// projection then follows the log, not the stamps. Some syncs read events
+// the real projector, in batches. Some events are projected late: stamped
+// before a sync's To but projected after that sync read the tables, never
+// later than syncLateness (2 s) after their stamp: the case SyncMargin
+// exists for. Batches then follow the log (each item's events in order),
+// not the stamps. Some syncs read events
 // stamped after their To (a sync's clock is taken before its query runs,
 // and HTTP caps To at the client's toSync). Scheduled dates pass between
 // syncs, syncs land on those dates, several syncs in a row find nothing
@@ -119,7 +120,7 @@ type syncSim struct {
 
 func newSyncSim(t *testing.T, f *fixture, seed uint64) *syncSim {
 	s := &syncSim{t: t, seed: seed, f: f, app: fmt.Sprintf("a%d", seed), module: fmt.Sprintf("m%d", seed),
-		fields: map[string]content.Field{}, r: rand.New(rand.NewPCG(seed, 0x5eed)), now: t0, items: map[string]*syncSimItem{}}
+		fields: map[string]content.Field{}, r: rand.New(rand.NewPCG(seed, 0x5eed)), now: t0, lastTo: t0, items: map[string]*syncSimItem{}}
 	s.clients = []*syncClient{
 		{name: "eager", locale: "es-ES", p: 0.85},
 		{name: "lazy", p: 0.3, start: s.r.IntN(10)},
@@ -211,15 +212,25 @@ func (s *syncSim) tick() {
 }
 
 // pickTo is the next sync point: now, just before now (events stamped
-// after To are then visible), or on (or next to) a date some item has.
+// after To are then visible), or on (or next to) a date at which an item
+// becomes live or stops being live by time alone.
 func (s *syncSim) pickTo() int64 {
-	switch s.r.IntN(5) {
-	case 0, 1:
+	switch s.r.IntN(6) {
+	case 0, 1, 2:
 		var dates []int64
 		for _, id := range s.order {
-			d := s.items[id].dec.Dates
-			for _, x := range []time.Time{d.PublishedAt, d.RemovedAt, d.ArchivedAt} {
-				if ms := x.UnixMilli(); !x.IsZero() && ms+1 >= s.lastTo && ms-1 <= s.now+60_000 {
+			i := s.items[id].vis
+			if !i.Exists() || i.Deleted {
+				continue
+			}
+			until := time.Time{}
+			for _, x := range []time.Time{i.Dates.RemovedAt, i.Dates.ArchivedAt} {
+				if !x.IsZero() && (until.IsZero() || x.Before(until)) {
+					until = x
+				}
+			}
+			for _, x := range []time.Time{i.Dates.PublishedAt, until} {
+				if ms := x.UnixMilli(); !x.IsZero() && ms > s.lastTo && ms <= s.now+120_000 {
 					dates = append(dates, ms)
 				}
 			}
@@ -238,7 +249,7 @@ func (s *syncSim) pickTo() int64 {
 		if to >= s.lastTo && s.now-to <= 500 {
 			return to
 		}
-	case 2:
+	case 3:
 		return max(s.lastTo, s.now-int64(s.r.IntN(300)))
 	}
 	return s.now
@@ -479,7 +490,7 @@ func (s *syncSim) flush(want func(syncUnit) bool) {
 		add(u)
 		if it := s.items[u.item]; it != nil {
 			it.pending--
-			it.trace = append(it.trace, fmt.Sprintf("  projected: the events of t=%s (after the syncs up to %s)", s.rel(u.at), s.rel(s.lastTo)))
+			it.trace = append(it.trace, fmt.Sprintf("  the events of t=%s projected now, after the sync at %s", s.rel(u.at), s.rel(s.lastTo)))
 		}
 	}
 	s.pending = keep
@@ -515,7 +526,6 @@ func (s *syncSim) syncPoint(round int, to int64) {
 			to = to2
 		}
 	}
-	s.lastTo = max(s.lastTo, to)
 	s.flush(func(syncUnit) bool { return s.r.IntN(2) == 0 })
 }
 
@@ -621,6 +631,7 @@ func (s *syncSim) sync(c *syncClient, to int64) {
 		}
 	}
 	c.from = &to
+	s.lastTo = max(s.lastTo, to)
 	if len(bad) == 0 {
 		return
 	}
