@@ -46,14 +46,12 @@ import (
 // straight away by a second one, as the SDKs do (wire reference §5.6);
 // applying the two answers one after the other is what their merge does.
 //
-// Not modeled: a To below the client's fromSync. HTTP caps To at the
-// client's toSync, which Android sends from the device's clock; a device
-// behind the server by more than SyncMargin makes the SDKs' straight-away
-// second sync describe an instant before the first one, and their merge
-// then keeps the larger syncTimestamp, not the one of the last answer.
-// What the server should answer then is not documented. Nor is projection
-// lag beyond SyncMargin: the margin is documented to cover the time
-// between an event's stamp and its commit.
+// Not modeled here, because the HTTP handler handles them before and
+// after Store.Sync (TestContentSyncWhileTheReadModelIsBehind, cmd/cms): a
+// To below the client's fromSync (Android sends toSync from the device's
+// clock; the handler never answers before fromSync), and projection lag
+// beyond SyncMargin (the handler then answers a syncTimestamp no later
+// than the first change the read model does not show yet).
 //
 // The seeds share one database (creating one costs more than a seed's
 // run): each plays its own app and module.
