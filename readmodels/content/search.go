@@ -666,7 +666,7 @@ func keyCount(q *Query, slots map[string]string) (string, []any, bool) {
 	}
 	c := &compiler{q: q}
 	t, err := c.target(e)
-	if err != nil || !t.known || !t.kind.Scalar() {
+	if err != nil || !t.known || !t.kind.Scalar() || !t.indexed { // long text has no key rows
 		return "", nil, false
 	}
 	if _, slotted := slots[t.name]; slotted || slots == nil {

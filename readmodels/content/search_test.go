@@ -824,6 +824,24 @@ func TestSearchCount(t *testing.T) {
 	}
 }
 
+// A published-only count of "long text = X" counts the items that hold X,
+// as the page finds them: long text has no key rows (it is searched from
+// the items' values), and the count read content_keys alone (keyCount),
+// so it was 0.
+func TestSearchCountLongTextEquality(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.module(t0-10_000, "m1", "a1", field("title", "01"), field("body", "12"))
+	f.item(t0-9000, "i1", "a1", "m1", "one", map[string]any{"title": "a", "body": "Hello"}, t0-5000)
+	f.item(t0-8000, "i2", "a1", "m1", "two", map[string]any{"title": "b", "body": "Bye"}, t0-5000)
+	q := f.q()
+	q.PublishedOnly, q.Count, q.Limit = true, true, 10
+	q.SearchValues = op("=", "body", "Hello")
+	if res := f.search(q); !slices.Equal(ids(res.Items), []string{"i1"}) || res.Total != 1 {
+		t.Errorf("body = Hello: %v, total %d; want [i1], total 1", ids(res.Items), res.Total)
+	}
+}
+
 // TestSearchTypedColumns checks the paths that read content_fields (the
 // module's typed columns) against the general one: the page-with-total
 // statement against a full sorted search cut into pages, and a search of
