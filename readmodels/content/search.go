@@ -1566,7 +1566,12 @@ func (c *compiler) longTextLeaf(e *Expr, op string, t valueTarget) (string, erro
 			return "", t.bad("%s needs an array", op)
 		}
 		vals := []string{}
+		withNull := false
 		for _, v := range l {
+			if v == nil {
+				withNull = true
+				continue
+			}
 			s, ok := text(v)
 			if !ok {
 				return "", t.bad("cannot compare with %v", v)
@@ -1574,6 +1579,9 @@ func (c *compiler) longTextLeaf(e *Expr, op string, t valueTarget) (string, erro
 			vals = append(vals, s)
 		}
 		cond := "coalesce(" + get + " = ANY(" + c.bind(vals) + "::text[]), false)"
+		if withNull { // or no value, as "= null"
+			cond = "(" + cond + " OR coalesce(" + get + ", '') = '')"
+		}
 		if op == "!in" {
 			cond = "NOT " + cond
 		}
