@@ -50,8 +50,11 @@ func TestSearchDifferential(t *testing.T) {
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
+			start := time.Now()
 			w := newDiffWorld(t, seed)
-			w.run(120)
+			built := time.Since(start)
+			w.run(100)
+			t.Logf("built in %v, searched in %v", built, time.Since(start)-built)
 		})
 	}
 }
@@ -105,7 +108,7 @@ func diffModules() []*dModule {
 		field("qty", "02"), field("clock", "07"),
 		// beyond the slots: content_keys
 		field("subtitle", "01"), field("score", "02"), field("flag", "08"), field("day", "06"), field("ref2", "11"),
-		field("clip", "16"),
+		field("clip", "16"), field("release date", "06"), // a name with a space (§4.3)
 		choiceField("cats", "17", diffCats...), field("related", "10"), field("label", "15"), headline,
 		field("list", "14"), field("meta", "13"),
 	}
@@ -376,7 +379,17 @@ func (w *diffWorld) build(counts map[string]int) {
 				ev.ExternalID = []string{"ext-1", "ext-2", "EXT-1", fmt.Sprintf("ext-%s", id)}[r.IntN(4)]
 			}
 			ms := func(v int64) time.Time { return time.UnixMilli(v) }
-			switch r.IntN(10) {
+			switch r.IntN(11) {
+			case 10: // on the edges of now: published from now, expired or archived at now
+				ev.PublishedAt = ms(now)
+				if r.IntN(2) == 0 {
+					ev.PublishedAt = ms(at)
+					if r.IntN(2) == 0 {
+						ev.RemovedAt = ms(now)
+					} else {
+						ev.ArchivedAt = ms(now)
+					}
+				}
 			case 0: // concept
 			case 1: // scheduled
 				ev.PublishedAt = ms(now + int64(1+r.IntN(5))*day)
@@ -1420,7 +1433,7 @@ func (w *diffWorld) likePattern(name string) string {
 	if len(src) == 0 || r.IntN(6) == 0 {
 		src = diffWords
 	}
-	if r.IntN(20) == 0 {
+	if r.IntN(40) == 0 {
 		return "ab" // too short: a 400
 	}
 	for range 5 {
@@ -1454,11 +1467,11 @@ func (w *diffWorld) scalarValue(name string, numeric bool) any {
 				return w.date()
 			}
 			return w.number()
-		case n < 88:
+		case n < 90:
 			return string(w.number()) // a numeric string
-		case n < 93:
+		case n < 97:
 			return json.Number(fmt.Sprintf("%d.5", r.IntN(20)-10))
-		case n < 96:
+		case n < 99:
 			return "abc" // not a number: a 400
 		default:
 			return true
@@ -1529,6 +1542,9 @@ func (w *diffWorld) cutLeaf(name string) *rc.Expr {
 		for range 1 + r.IntN(3) {
 			l = append(l, text())
 		}
+		if r.IntN(3) == 0 {
+			l = append(l, nil)
+		}
 		e.Value = l
 	default:
 		e.Value = text()
@@ -1560,7 +1576,7 @@ func (w *diffWorld) valueLeaf(fields []string, defs map[string]content.Field) *r
 	e := &rc.Expr{Property: prop}
 	ops := []string{"=", "=", "!=", ">", ">=", "<", "<=", "in", "in", "!in", "like", "like"}
 	if known && kind == content.KindObject {
-		ops = []string{"=", "!=", "like", "like", ">"}
+		ops = []string{"=", "!=", "like", "like", "=", "!=", "like", "like", ">"}
 	}
 	e.Op = w.pick(ops)
 	if !numeric && !w.bytewise && strings.ContainsAny(e.Op, "<>") {
@@ -1582,8 +1598,12 @@ func (w *diffWorld) valueLeaf(fields []string, defs map[string]content.Field) *r
 		}
 	case e.Op == "in" || e.Op == "!in":
 		l := []any{}
+		nulls := 8
+		if known && !def.Indexed() {
+			nulls = 3 // long text: read from the values, null apart
+		}
 		for range r.IntN(5) {
-			if r.IntN(8) == 0 {
+			if r.IntN(nulls) == 0 {
 				l = append(l, nil)
 			} else {
 				l = append(l, w.scalarValue(name, numeric))
@@ -1607,7 +1627,7 @@ func (w *diffWorld) valueLeaf(fields []string, defs map[string]content.Field) *r
 func (w *diffWorld) metaLeaf() *rc.Expr {
 	r := w.rng
 	attr := w.pick(diffMetaAttrs)
-	if attr == "deletedAt" && r.IntN(3) > 0 {
+	if attr == "deletedAt" && r.IntN(3) == 0 {
 		attr = "updatedAt"
 	}
 	date := isDateAttr(attr)
@@ -1635,7 +1655,9 @@ func (w *diffWorld) metaLeaf() *rc.Expr {
 		}
 		v := pool[r.IntN(len(pool))]
 		if d, ok := v.(int64); ok {
-			d += int64(r.IntN(3) - 1)
+			if r.IntN(2) == 0 {
+				d += int64(r.IntN(3) - 1)
+			}
 			if r.IntN(6) == 0 {
 				return strconv.FormatInt(d, 10)
 			}
@@ -1717,10 +1739,10 @@ func (w *diffWorld) sortKeys(mods []*dModule, locale string) []rc.SortKey {
 	var keys []rc.SortKey
 	for range 1 + r.IntN(3) {
 		k := rc.SortKey{Desc: r.IntN(2) == 0}
-		switch n := r.IntN(20); {
+		switch n := r.IntN(40); {
 		case n == 0:
 			k.Field = w.pick(fields) // perhaps not sortable: a 400
-		case n < 9:
+		case n < 17:
 			k.Attr = w.pick(attrs)
 		default:
 			k.Field = w.pick(sortable)
@@ -1754,7 +1776,7 @@ func (w *diffWorld) randomSearch() diffSearch {
 	if r.IntN(3) == 0 {
 		s.locale = w.pick(diffLocales)
 	}
-	switch mode := r.IntN(10); {
+	switch mode := r.IntN(13); {
 	case mode < 3 && len(mods) == 1:
 		// Only typed columns, sorted by them: the shapes read from
 		// content_fields alone (fieldsFilter, pageWithTotal, the one
@@ -1792,8 +1814,21 @@ func (w *diffWorld) randomSearch() diffSearch {
 			return s
 		}
 		fallthrough
-	case mode < 6:
+	case mode < 7:
 		// One equality: counted from an index alone (keyCount, fieldsCount).
+		if len(mods) == 1 && r.IntN(2) == 0 {
+			// on content_keys, or not indexed at all
+			var keyed []string
+			for _, n := range fields {
+				if _, ok := mods[0].read.Slots[n]; !ok && defs[n].Kind().Scalar() {
+					keyed = append(keyed, n)
+					if !defs[n].Indexed() {
+						keyed = append(keyed, n, n) // read from the values
+					}
+				}
+			}
+			fields = keyed
+		}
 		e := w.valueLeaf(fields, defs)
 		for e.Op != "=" || e.Value == nil {
 			e = w.valueLeaf(fields, defs)
@@ -1801,11 +1836,16 @@ func (w *diffWorld) randomSearch() diffSearch {
 		s.sv = e
 		s.sort = w.sortKeys(mods, s.locale)
 		return s
+	case mode < 9:
+		// Attributes only.
+		s.ms = w.tree(1, w.metaLeaf)
+		s.sort = w.sortKeys(mods, s.locale)
+		return s
 	}
 	if r.IntN(6) > 0 {
 		s.sv = w.tree(0, func() *rc.Expr { return w.valueLeaf(fields, defs) })
 	}
-	if r.IntN(3) == 0 {
+	if r.IntN(2) == 0 {
 		s.ms = w.tree(0, w.metaLeaf)
 	}
 	s.sort = w.sortKeys(mods, s.locale)
