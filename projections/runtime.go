@@ -734,14 +734,17 @@ func (r *runner) eventsWaiting(ctx context.Context) bool {
 // an older transaction still open), and false when there is none: its read
 // model then shows every event committed before the call. A read model's
 // answer that says "up to now" (a content sync's syncTimestamp) can say
-// "up to then" instead while the projection is behind.
+// "up to then" instead while the projection is behind. The log's order is
+// that of the transaction ids, taken at a transaction's first write, and
+// an event is stamped when its transaction began: a later event may have
+// an earlier stamp, by at most its transaction's length (which SyncMargin
+// covers).
 func (rt *Runtime) FirstPending(ctx context.Context, name string) (time.Time, bool, error) {
-	for _, p := range rt.projs {
-		if p.Name() == name {
-			return rt.firstPending(ctx, p)
-		}
+	p, ok := rt.byName[name]
+	if !ok {
+		return time.Time{}, false, fmt.Errorf("%w: %q", ErrUnknownProjection, name)
 	}
-	return time.Time{}, false, fmt.Errorf("no projection %q", name)
+	return rt.firstPending(ctx, p)
 }
 
 func (rt *Runtime) firstPending(ctx context.Context, p Projector) (time.Time, bool, error) {

@@ -704,14 +704,15 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		q.To = min(to.UnixMilli(), now)
+		toMS := to.UnixMilli()
 		if q.From != nil {
 			// An answer earlier than the client's last one (Android sends
 			// the device's clock) would leave it a syncTimestamp below the
 			// fromSync it sent: it keeps the greater, and would skip what
 			// changed in between.
-			q.To = min(max(q.To, *q.From), now)
+			toMS = max(toMS, *q.From)
 		}
+		q.To = min(toMS, now)
 	}
 	// Asked before the read: if the read model is behind the log (a busy
 	// projection, or runners held back by an open transaction), the answer
@@ -730,7 +731,14 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if behind {
-		res.Timestamp = min(res.Timestamp, pending.UnixMilli())
+		floor := int64(math.MinInt64)
+		if q.From != nil {
+			// Not below fromSync either: a change stamped before it (its
+			// transaction open across the client's last sync) is within
+			// SyncMargin of it, which the next sync looks back over.
+			floor = min(*q.From, q.To)
+		}
+		res.Timestamp = max(min(res.Timestamp, pending.UnixMilli()), floor)
 	}
 	created, _ := s.present(ctx, rmcontent.Query{}, nil, res.Created, nil, nil) // without include, present cannot fail
 	updated, _ := s.present(ctx, rmcontent.Query{}, nil, res.Updated, nil, nil)

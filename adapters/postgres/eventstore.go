@@ -90,7 +90,15 @@ func (s *EventStore) notifier() {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload)
+			if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload); err != nil {
+				// Announced with the next append's NOTIFY, as any type;
+				// until then the runners' idle polls find the events.
+				// (No retry of its own: it would spin while the
+				// database is down.)
+				s.typesMu.Lock()
+				s.types[""] = struct{}{}
+				s.typesMu.Unlock()
+			}
 			cancel()
 			// At most one NOTIFY per notifyEvery: each is a transaction
 			// with a durable commit of its own (measured: about 7 points

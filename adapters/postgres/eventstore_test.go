@@ -767,6 +767,36 @@ func TestNotificationsNeverAnnounceAnyTypeForTypedAppends(t *testing.T) {
 	}
 }
 
+// TestNoNotifyWithoutTypes: a signal that finds no types to announce (they
+// went out with an earlier NOTIFY) sends nothing; the next append's types
+// are announced as usual.
+func TestNoNotifyWithoutTypes(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	l := listening(t, ctx, pool, postgres.NotifyChannel)
+	typed, payloads := heard(l, func(p string) bool { return p != "" })
+	s.Signal()
+	time.Sleep(300 * time.Millisecond)
+	if got := payloads(); len(got) != 0 {
+		t.Fatalf("a signal with no types sent %q", got)
+	}
+	c := typed.C()
+	if _, err := s.Append(ctx, "typed-after", event.NoStream, event.Event{Data: probe{1}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the append was not announced; payloads %q", payloads())
+	}
+	if got, want := payloads(), []string{(probe{}).EventType()}; !slices.Equal(got, want) {
+		t.Fatalf("payloads %q, want %q", got, want)
+	}
+}
+
 // heard watches l with accept and records every payload it sees.
 func heard(l *postgres.Listener, accept func(string) bool) (*postgres.Broadcast, func() []string) {
 	var mu sync.Mutex

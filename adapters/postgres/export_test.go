@@ -23,3 +23,11 @@ func (s *EventStore) AppendSet(ctx context.Context, appends ...event.StreamAppen
 func (s *EventStore) GuardTx(ctx context.Context, tx pgx.Tx, g event.StreamAppend) error {
 	return s.guardTx(ctx, tx, g)
 }
+
+// Signal wakes the notifier as an append does, without adding types.
+func (s *EventStore) Signal() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}

@@ -1043,7 +1043,20 @@ func TestContentSyncWhileTheReadModelIsBehind(t *testing.T) {
 		t.Errorf("toSync 20 s before fromSync: syncTimestamp %d, before fromSync %d (%d created)", at, ts1, len(s.Created))
 	}
 
+	// The item's transaction begins (its events are stamped then), and
+	// commits more than syncMargin later, while an open transaction holds
+	// the runners back (briefly: it holds back every database's runners).
 	ctx := context.Background()
+	tx, err := ts.app.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	var stamped time.Time
+	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&stamped); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(syncMargin + 500*time.Millisecond)
 	hider, err := ts.app.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -1052,24 +1065,34 @@ func TestContentSyncWhileTheReadModelIsBehind(t *testing.T) {
 	if _, err := hider.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
 		t.Fatal(err)
 	}
-	// Appended as the create command does, without its wait for the
-	// read model (which would last this server's 20 s bound).
-	before := nowMS()
-	if _, err := ts.app.store.Append(ctx, content.ItemStream("late-item"), event.NoStream, event.Event{Data: content.ItemCreated{
+	// Appended as the create command does, without its wait for the read
+	// model.
+	if _, err := ts.app.store.AppendTx(ctx, tx, content.ItemStream("late-item"), event.NoStream, event.Event{Data: content.ItemCreated{
 		ItemID: "late-item", App: app.ID, Module: feed.ID, Name: "late", Values: map[string]any{"title": "late"},
-		PublishedAt: time.UnixMilli(before - 60_000), By: "admin"}}); err != nil {
+		PublishedAt: stamped.Add(-time.Minute), By: "admin"}}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(syncMargin + 500*time.Millisecond)
-	behind, ts2 := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts1, "toSync": nowMS()})
-	if len(behind.Created) != 0 {
-		t.Fatalf("the runner was held back, yet the sync shows %v", itemNames(behind.Created))
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
 	}
-	if ts2 > before+1000 {
-		t.Errorf("syncTimestamp %d while the item created at about %d is not applied: its next sync would miss it", ts2, before)
+	behind, ts2 := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts1, "toSync": nowMS()})
+	// A client whose last sync came after the item's stamp: not lowered
+	// below its fromSync (the item is within syncMargin of it).
+	recent := stamped.UnixMilli() + 1000
+	if _, at := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": recent}); at < recent {
+		t.Errorf("fromSync %d while the read model is behind: syncTimestamp %d, before it", recent, at)
 	}
 	if err := hider.Rollback(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if len(behind.Created) != 0 {
+		t.Fatalf("the runner was held back, yet the sync shows %v", itemNames(behind.Created))
+	}
+	if ts2 > stamped.UnixMilli() {
+		t.Errorf("syncTimestamp %d while the item stamped %d is not applied: its next sync would miss it", ts2, stamped.UnixMilli())
+	}
+	if ts2 < ts1 {
+		t.Errorf("syncTimestamp %d, before the fromSync %d", ts2, ts1)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
