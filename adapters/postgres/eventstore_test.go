@@ -695,11 +695,7 @@ func BenchmarkDecodeMetadata(b *testing.B) {
 // watch hears only the payloads it accepts.
 func TestNotificationsNameTypes(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pool := pgtest.Pool(t)
-	s := openStore(t, pool, probeRegistry())
-	l := listening(t, ctx, pool, postgres.NotifyChannel)
+	ctx, s, l := notifying(t)
 	mine, payloads := heard(l, func(p string) bool { return slices.Contains(postgres.NotifiedTypes(p), probe{}.EventType()) })
 	others := l.Watch(func(p string) bool { return slices.Contains(postgres.NotifiedTypes(p), "other.thing") })
 
@@ -729,11 +725,7 @@ func TestNotificationsNameTypes(t *testing.T) {
 // payload, which would wake every projection as "any type".
 func TestNotificationsNeverAnnounceAnyTypeForTypedAppends(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pool := pgtest.Pool(t)
-	s := openStore(t, pool, probeRegistry())
-	l := listening(t, ctx, pool, postgres.NotifyChannel)
+	ctx, s, l := notifying(t)
 	_, payloads := heard(l, func(string) bool { return false })
 
 	const writers, appends = 4, 20
@@ -772,11 +764,7 @@ func TestNotificationsNeverAnnounceAnyTypeForTypedAppends(t *testing.T) {
 // are announced as usual.
 func TestNoNotifyWithoutTypes(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pool := pgtest.Pool(t)
-	s := openStore(t, pool, probeRegistry())
-	l := listening(t, ctx, pool, postgres.NotifyChannel)
+	ctx, s, l := notifying(t)
 	typed, payloads := heard(l, func(p string) bool { return p != "" })
 	s.Signal()
 	time.Sleep(300 * time.Millisecond)
@@ -795,6 +783,17 @@ func TestNoNotifyWithoutTypes(t *testing.T) {
 	if got, want := payloads(), []string{(probe{}).EventType()}; !slices.Equal(got, want) {
 		t.Fatalf("payloads %q, want %q", got, want)
 	}
+}
+
+// notifying opens a store and a listener on its channel, for as long as
+// the test runs.
+func notifying(t *testing.T) (context.Context, *postgres.EventStore, *postgres.Listener) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	return ctx, s, listening(t, ctx, pool, postgres.NotifyChannel)
 }
 
 // heard watches l with accept and records every payload it sees.
