@@ -554,6 +554,30 @@ func fieldValues(def content.Field, v any, locale string) []kv {
 
 // asText is a query value compared as text: a string, a boolean, a number
 // as written.
+// listOperand reads the array of an in/!in: its values, each converted
+// by conv, and whether it holds null; errInvalid if it is not an array or
+// a value does not convert.
+func listOperand[T any](v any, conv func(any) (T, bool)) ([]T, bool, error) {
+	l, ok := v.([]any)
+	if !ok {
+		return nil, false, errInvalid
+	}
+	var vals []T
+	withNull := false
+	for _, x := range l {
+		if x == nil {
+			withNull = true
+			continue
+		}
+		c, ok := conv(x)
+		if !ok {
+			return nil, false, errInvalid
+		}
+		vals = append(vals, c)
+	}
+	return vals, withNull, nil
+}
+
 func asText(v any) (string, bool) {
 	switch x := v.(type) {
 	case string:
@@ -700,22 +724,9 @@ func (c *refCompiler) valueLeaf(e *rc.Expr) (match, error) {
 				return ok && strings.Contains(strings.ToLower(s), pat)
 			}, nil
 		case "in", "!in":
-			l, ok := e.Value.([]any)
-			if !ok {
-				return nil, errInvalid
-			}
-			var vals []string
-			withNull := false
-			for _, v := range l {
-				if v == nil {
-					withNull = true
-					continue
-				}
-				s, ok := asText(v)
-				if !ok {
-					return nil, errInvalid
-				}
-				vals = append(vals, s)
+			vals, withNull, err := listOperand(e.Value, asText)
+			if err != nil {
+				return nil, err
 			}
 			in := func(it *dItem, amb *string) bool {
 				s, ok := get(it)
@@ -830,30 +841,17 @@ func (c *refCompiler) valueLeaf(e *rc.Expr) (match, error) {
 		}
 		return one(func(x string) bool { return ok(strings.Compare(x, s)) }, nil), nil
 	case "in", "!in":
-		l, ok := e.Value.([]any)
-		if !ok {
-			return nil, errInvalid
-		}
 		var texts []string
 		var nums []*big.Rat
-		withNull := false
-		for _, v := range l {
-			switch {
-			case v == nil:
-				withNull = true
-			case numeric:
-				n, ok := asNumber(v)
-				if !ok {
-					return nil, errInvalid
-				}
-				nums = append(nums, n)
-			default:
-				s, ok := asText(v)
-				if !ok {
-					return nil, errInvalid
-				}
-				texts = append(texts, s)
-			}
+		var withNull bool
+		var err error
+		if numeric {
+			nums, withNull, err = listOperand(e.Value, asNumber)
+		} else {
+			texts, withNull, err = listOperand(e.Value, asText)
+		}
+		if err != nil {
+			return nil, err
 		}
 		in := one(func(x string) bool { return slices.Contains(texts, x) },
 			func(x *big.Rat) bool {
@@ -1058,22 +1056,9 @@ func (c *refCompiler) metaLeaf(e *rc.Expr, mentionsDelete *bool) (match, error) 
 			return a != nil && ok2(cmp(a, v))
 		}, nil
 	case "in", "!in":
-		l, ok := e.Value.([]any)
-		if !ok {
-			return nil, errInvalid
-		}
-		var vs []any
-		withNull := false
-		for _, x := range l {
-			if x == nil {
-				withNull = true
-				continue
-			}
-			v, ok := operand(x)
-			if !ok {
-				return nil, errInvalid
-			}
-			vs = append(vs, v)
+		vs, withNull, err := listOperand(e.Value, operand)
+		if err != nil {
+			return nil, err
 		}
 		return func(it *dItem, _ *string) bool {
 			a := get(it)
