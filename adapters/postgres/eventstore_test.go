@@ -103,6 +103,44 @@ func TestEventsAreImmutable(t *testing.T) {
 	}
 }
 
+// An event is stamped by the statement that appends it, not when its
+// transaction began (a transaction that decided for a while would commit
+// events stamped in the past, which syncs rely on not happening); the
+// events of one append share their stamp.
+func TestEventsStampedByTheirAppend(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	s := openStore(t, pool, probeRegistry())
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	var began time.Time
+	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&began); err != nil {
+		t.Fatal(err)
+	}
+	const decided = 100 * time.Millisecond
+	time.Sleep(decided)
+	if _, err := s.AppendTx(ctx, tx, "stamp-1", event.NoStream, event.Event{Data: probe{1}}, event.Event{Data: probe{2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.ReadStream(ctx, "stamp-1", 0)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("read back: %d events, %v", len(recs), err)
+	}
+	if at := recs[0].RecordedAt; at.Before(began.Add(decided)) {
+		t.Errorf("stamped %s, %s after its transaction began: want the append's time, at least %s after", at, at.Sub(began), decided)
+	}
+	if !recs[1].RecordedAt.Equal(recs[0].RecordedAt) {
+		t.Errorf("one append, two stamps: %s and %s", recs[0].RecordedAt, recs[1].RecordedAt)
+	}
+}
+
 // A conflict inside a caller's transaction must not abort it: the append
 // is guarded by a savepoint.
 func TestAppendTxConflictKeepsTransaction(t *testing.T) {
