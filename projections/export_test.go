@@ -1,4 +1,8 @@
 package projections
 
-// FirstPendingQuery is firstPendingQuery, for its plan test.
-const FirstPendingQuery = firstPendingQuery
+// FirstPendingQuery and HorizonQuery are firstPendingQuery and
+// horizonQuery, for their plan test.
+const (
+	FirstPendingQuery = firstPendingQuery
+	HorizonQuery      = horizonQuery
+)

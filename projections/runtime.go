@@ -728,43 +728,68 @@ func (r *runner) eventsWaiting(ctx context.Context) bool {
 	return err != nil || ok
 }
 
-// FirstPending returns when the first event that projection name has yet
-// to apply was recorded (the first in the log's order past its checkpoint,
-// of a type its projector handles, committed or hidden from the runners by
-// an older transaction still open), and false when there is none: its read
-// model then shows every event committed before the call. A read model's
-// answer that says "up to now" (a content sync's syncTimestamp) can say
-// "up to then" instead while the projection is behind. The log's order is
-// that of the transaction ids, taken at a transaction's first write, and
-// an event is stamped when its transaction began: a later event may have
-// an earlier stamp, by at most its transaction's length (which SyncMargin
-// covers).
-func (rt *Runtime) FirstPending(ctx context.Context, name string) (time.Time, bool, error) {
+// Horizon returns the latest instant, by the database's clock, before
+// which every event that projection name will ever apply is applied
+// already: a read model's answer that says "up to now" (a content sync's
+// syncTimestamp) can truthfully say "up to the horizon" only. It is the
+// earliest of
+//   - the database's clock (not the caller's, which may be skewed);
+//   - the stamp of the first event past the projection's checkpoint, in
+//     the log's order, of a type its projector handles: committed but not
+//     applied yet, or hidden from the runners by an older transaction
+//     still open;
+//   - the start of the oldest transaction still open on the database,
+//     whatever it does: one of them may yet commit events, stamped no
+//     earlier than it began.
+//
+// An event is stamped by the statement that appends it (events.recorded_at
+// is statement_timestamp()), and its transaction id, which orders the log,
+// is taken at its transaction's first write, normally in that statement:
+// a later event in the log's order may carry an earlier stamp only by the
+// few milliseconds between its transaction's first write and its append,
+// which content's SyncMargin covers. Transactions of other database roles
+// are not seen (pg_stat_activity hides their start), so every server must
+// connect as the same role.
+func (rt *Runtime) Horizon(ctx context.Context, name string) (time.Time, error) {
 	p, ok := rt.byName[name]
 	if !ok {
-		return time.Time{}, false, fmt.Errorf("%w: %q", ErrUnknownProjection, name)
-	}
-	return rt.firstPending(ctx, p)
-}
-
-func (rt *Runtime) firstPending(ctx context.Context, p Projector) (time.Time, bool, error) {
-	skip := rt.skipFor(p)
-	if skip == nil {
-		skip = []string{} // NULL would make every type look skipped
+		return time.Time{}, fmt.Errorf("%w: %q", ErrUnknownProjection, name)
 	}
 	var at time.Time
-	err := rt.pool.QueryRow(ctx, firstPendingQuery, p.Name(), skip).Scan(&at)
+	err := rt.pool.QueryRow(ctx, horizonQuery, p.Name(), rt.skipList(p)).Scan(&at)
+	return at, err
+}
+
+// horizonQuery is Horizon's: least() skips the NULL of a subquery that
+// finds nothing.
+const horizonQuery = `SELECT least(statement_timestamp(),
+	(SELECT min(a.xact_start) FROM pg_stat_activity a
+	  WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.backend_type = 'client backend'),
+	(` + firstPendingQuery + `))`
+
+func (rt *Runtime) firstPending(ctx context.Context, p Projector) (time.Time, bool, error) {
+	var at time.Time
+	err := rt.pool.QueryRow(ctx, firstPendingQuery, p.Name(), rt.skipList(p)).Scan(&at)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return time.Time{}, false, nil
 	}
 	return at, err == nil, err
 }
 
+// skipList is skipFor(p), never nil: a NULL list would make every type
+// look skipped.
+func (rt *Runtime) skipList(p Projector) []string {
+	if skip := rt.skipFor(p); skip != nil {
+		return skip
+	}
+	return []string{}
+}
+
 // firstPendingQuery: when was the first event past projection $1's
 // checkpoint of a type not in $2 recorded? It walks the primary key from
 // the checkpoint and stops at the first such event
 // (TestFirstPendingReadsTheIndex); a runner asks after every fruitless
-// poll, a sync on every call, and a scan of the log would cost
+// poll, a sync on every call (in horizonQuery), and a scan of the log would cost
 // milliseconds per million events. (Not an EXISTS: PostgreSQL drops the
 // ORDER BY and LIMIT inside one and may scan the whole log.)
 const firstPendingQuery = `SELECT e.recorded_at FROM events e

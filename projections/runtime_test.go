@@ -650,17 +650,19 @@ func TestFirstPendingReadsTheIndex(t *testing.T) {
 	generic := pgtest.Generic(t, e.pool)
 	for name, db := range map[string]*pgxpool.Pool{"custom": e.pool, "generic": generic} {
 		for _, skip := range [][]string{{}, {"a.x"}} {
-			rows, err := db.Query(ctx, "EXPLAIN "+projections.FirstPendingQuery, "probe", skip)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := strings.Join(lines, "\n")
-			if !strings.Contains(plan, "Index Scan using events_pkey") || strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "Bitmap") {
-				t.Errorf("%s plan, skipping %v: the probe should walk events_pkey from the checkpoint:\n%s", name, skip, plan)
+			for _, sql := range []string{projections.FirstPendingQuery, projections.HorizonQuery} {
+				rows, err := db.Query(ctx, "EXPLAIN "+sql, "probe", skip)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan := strings.Join(lines, "\n")
+				if !strings.Contains(plan, "Index Scan using events_pkey") || strings.Contains(plan, "Seq Scan on events") || strings.Contains(plan, "Bitmap") {
+					t.Errorf("%s plan, skipping %v: the probe should walk events_pkey from the checkpoint:\n%s\n%s", name, skip, sql, plan)
+				}
 			}
 		}
 	}
@@ -689,6 +691,97 @@ func TestFirstPendingReadsTheIndex(t *testing.T) {
 	}
 	if at, ok := first("a.x"); ok {
 		t.Errorf("an a.x event past the checkpoint, skipping a.x: first pending %s, want none", at)
+	}
+}
+
+// A projection's horizon is the database's clock, lowered to the stamp of
+// the first event it has yet to apply and to the start of any transaction
+// still open on its database (which may yet commit events); a transaction
+// open on another database does not lower it.
+func TestHorizon(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	rt := projections.New(e.pool, e.store, nil, testLogger(), &counter{name: "hz"}) // not started: no runner's transactions
+	e.appendEvents(t, "h", 2, 5)
+	e.waitReadable(t)
+	if _, err := e.pool.Exec(ctx, `INSERT INTO projection_checkpoints (name, tx_id, position)
+		SELECT 'hz', max(transaction_id), max(global_position) FROM events`); err != nil {
+		t.Fatal(err)
+	}
+	clock := func() time.Time {
+		t.Helper()
+		var at time.Time
+		if err := e.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	horizon := func() time.Time {
+		t.Helper()
+		at, err := rt.Horizon(ctx, "hz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	// Between two readings of the database's clock, unless a statement
+	// of this test's store (a NOTIFY) is still running: it is retried.
+	isNow := func(what string) {
+		t.Helper()
+		var before, h, after time.Time
+		for range 50 {
+			before, h, after = clock(), horizon(), clock()
+			if !h.Before(before) && !h.After(after) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Errorf("%s: horizon %s, want the database's clock (between %s and %s)", what, h, before, after)
+	}
+	isNow("caught up, no transaction open")
+
+	other, err := pgx.Connect(ctx, pgtest.ServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	otherTx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherTx.Rollback(ctx) //nolint:errcheck
+	time.Sleep(20 * time.Millisecond)
+	isNow("a transaction open on another database")
+
+	tx, err := e.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	var began time.Time
+	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&began); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if h := horizon(); h.After(began) {
+		t.Errorf("a transaction open since %s: horizon %s, after it", began, h)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	isNow("the transaction ended")
+
+	var late time.Time
+	if err := e.pool.QueryRow(ctx, `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata, recorded_at)
+		VALUES ('late', 0, gen_random_uuid(), 'a.x', 1, '{}', '{}', now() - interval '1 hour') RETURNING recorded_at`).Scan(&late); err != nil {
+		t.Fatal(err)
+	}
+	if h := horizon(); !h.Equal(late) {
+		t.Errorf("an event stamped %s past the checkpoint: horizon %s", late, h)
+	}
+	if _, err := rt.Horizon(ctx, "nope"); !errors.Is(err, projections.ErrUnknownProjection) {
+		t.Errorf("Horizon of an unknown projection: %v", err)
 	}
 }
 

@@ -714,13 +714,14 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 		}
 		q.To = min(toMS, now)
 	}
-	// Asked before the read: if the read model is behind the log (a busy
-	// projection, or runners held back by an open transaction), the answer
-	// describes the log only up to its first event not yet applied, and the
-	// next sync, from that instant (less SyncMargin), reports the rest.
-	// Said "up to To", a change recorded more than SyncMargin before To but
-	// applied after this read would never be reported to this client.
-	pending, behind, err := s.Lag.FirstPending(ctx, cmdcontent.Projection)
+	// Asked before the read: the answer describes the log only up to the
+	// horizon (the read model may be behind the log, a transaction still
+	// open may commit changes stamped since it began, and this server's
+	// clock may be ahead of the database's), and the next sync, from that
+	// instant (less SyncMargin), reports the rest. Said "up to To", a
+	// change stamped more than SyncMargin before To but visible only after
+	// this read would never be reported to this client.
+	horizon, err := s.Lag.Horizon(ctx, cmdcontent.Projection)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -730,16 +731,14 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if behind {
-		floor := int64(math.MinInt64)
-		if q.From != nil {
-			// Not below fromSync either: a change stamped before it (its
-			// transaction open across the client's last sync) is within
-			// SyncMargin of it, which the next sync looks back over.
-			floor = min(*q.From, q.To)
-		}
-		res.Timestamp = max(min(res.Timestamp, pending.UnixMilli()), floor)
+	floor := int64(math.MinInt64)
+	if q.From != nil {
+		// Not below fromSync either: that answer was no later than the
+		// horizon of its time, so what is still missing is stamped after
+		// it, or within SyncMargin of it, which the next sync looks back over.
+		floor = min(*q.From, q.To)
 	}
+	res.Timestamp = max(min(res.Timestamp, horizon.UnixMilli()), floor)
 	created, _ := s.present(ctx, rmcontent.Query{}, nil, res.Created, nil, nil) // without include, present cannot fail
 	updated, _ := s.present(ctx, rmcontent.Query{}, nil, res.Updated, nil, nil)
 	out := map[string]any{"syncTimestamp": res.Timestamp, "created": created, "updated": updated}

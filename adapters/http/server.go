@@ -78,13 +78,14 @@ type Readiness interface {
 	Ready(ctx context.Context) error
 }
 
-// ProjectionLag tells whether a projection's read model is behind the log
-// (see projections.Runtime.FirstPending).
+// ProjectionLag tells how far a projection's read model is complete (see
+// projections.Runtime.Horizon).
 type ProjectionLag interface {
-	// FirstPending returns when the first event projection name has yet
-	// to apply was recorded, or false when it has applied every event
-	// committed before the call.
-	FirstPending(ctx context.Context, name string) (time.Time, bool, error)
+	// Horizon returns the latest instant, by the database's clock, before
+	// which every event projection name will ever apply is applied: no
+	// later than now, the first event it has yet to apply, or the start of
+	// a transaction still open (which may yet commit events).
+	Horizon(ctx context.Context, name string) (time.Time, error)
 }
 
 // Deps are the application services the router calls. All are required.

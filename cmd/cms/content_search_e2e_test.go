@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
 )
@@ -1015,66 +1018,30 @@ func TestContentSearchFieldDefinedDifferently(t *testing.T) {
 }
 
 // A sync while the content read model is behind the log (here its runner
-// is held back by an open transaction) answers a syncTimestamp no later
-// than the first change it does not show yet, so that the next sync
-// reports that change, however long it took to be applied. Answered "up
-// to now", a change recorded more than syncMargin before the answer would
-// never reach the client. And an answer never goes back before the
-// client's fromSync (Android sends toSync from the device's clock).
+// is held back by a transaction open on another database, which hides
+// newer events from the runners of every database) answers a
+// syncTimestamp no later than the first change it does not show yet, so
+// that the next sync reports that change, however long it took to be
+// applied. Answered "up to now", a change recorded more than syncMargin
+// before the answer would never reach the client. And an answer never
+// goes back before the client's fromSync (Android sends toSync from the
+// device's clock).
 func TestContentSyncWhileTheReadModelIsBehind(t *testing.T) {
 	t.Parallel()
-	ts := startContentServer(t)
-	app := ts.createApp("Lagging App")
-	tok := ts.appToken(app)
-	feed := ts.createModule(ts.admin, moduleBody(app.ID, "Feed", fld("title", ftText)))
-	syncOf := func(body map[string]any) (syncView, int64) {
-		t.Helper()
-		var s syncView
-		ts.mustNum(ts.post(syncPath, tok, body), 200, &s)
-		at, err := s.SyncTimestamp.Int64()
-		if err != nil {
-			t.Fatalf("syncTimestamp %v: %v", s.SyncTimestamp, err)
-		}
-		return s, at
-	}
-	_, ts1 := syncOf(map[string]any{"moduleId": feed.ID})
+	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Lagging App")
 
 	if s, at := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts1, "toSync": ts1 - 20_000}); at < ts1 {
 		t.Errorf("toSync 20 s before fromSync: syncTimestamp %d, before fromSync %d (%d created)", at, ts1, len(s.Created))
 	}
 
-	// The item's transaction begins (its events are stamped then), and
-	// commits more than syncMargin later, while an open transaction holds
-	// the runners back (briefly: it holds back every database's runners).
+	// The hider holds the runners back (briefly: it holds back every
+	// database's runners) while the item is appended, as the create
+	// command does without its wait for the read model, and committed;
+	// the sync comes more than syncMargin after the item's stamp.
 	ctx := context.Background()
-	tx, err := ts.app.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck
-	var stamped time.Time
-	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&stamped); err != nil {
-		t.Fatal(err)
-	}
+	hider := hideNewEvents(t)
+	stamped := ts.appendItem(app.ID, feed.ID, "late")
 	time.Sleep(syncMargin + 500*time.Millisecond)
-	hider, err := ts.app.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hider.Rollback(ctx) //nolint:errcheck
-	if _, err := hider.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
-		t.Fatal(err)
-	}
-	// Appended as the create command does, without its wait for the read
-	// model.
-	if _, err := ts.app.store.AppendTx(ctx, tx, content.ItemStream("late-item"), event.NoStream, event.Event{Data: content.ItemCreated{
-		ItemID: "late-item", App: app.ID, Module: feed.ID, Name: "late", Values: map[string]any{"title": "late"},
-		PublishedAt: stamped.Add(-time.Minute), By: "admin"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
 	behind, ts2 := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts1, "toSync": nowMS()})
 	// A client whose last sync came after the item's stamp: not lowered
 	// below its fromSync (the item is within syncMargin of it).
@@ -1094,19 +1061,131 @@ func TestContentSyncWhileTheReadModelIsBehind(t *testing.T) {
 	if ts2 < ts1 {
 		t.Errorf("syncTimestamp %d, before the fromSync %d", ts2, ts1)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		s, _ := syncOf(map[string]any{"moduleId": feed.ID})
-		if len(s.Created) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the item was never applied")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	ts.syncedOnce(syncOf, feed.ID, "late")
 	next, _ := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts2, "toSync": nowMS()})
 	if names := itemNames(next.Created); !slices.Equal(names, []string{"late"}) {
 		t.Errorf("the sync after the item was applied, from %d: created %v, want [late]", ts2, names)
 	}
+}
+
+// A sync while a transaction is open on the database answers a
+// syncTimestamp no later than that transaction's start: it may yet commit
+// changes, which the next sync must report however late they commit. Here
+// the item is appended, and its transaction stays open for more than
+// syncMargin across the sync before it commits.
+func TestContentSyncWhileATransactionIsOpen(t *testing.T) {
+	t.Parallel()
+	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Slow Writer App")
+
+	ctx := context.Background()
+	tx, err := ts.app.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := ts.app.store.AppendTx(ctx, tx, content.ItemStream("slow-item"), event.NoStream, event.Event{Data: content.ItemCreated{
+		ItemID: "slow-item", App: app.ID, Module: feed.ID, Name: "slow", Values: map[string]any{"title": "slow"},
+		PublishedAt: time.Now().Add(-time.Minute), By: "admin"}}); err != nil {
+		t.Fatal(err)
+	}
+	var stamped time.Time
+	if err := tx.QueryRow(ctx, `SELECT recorded_at FROM events WHERE stream_id = $1`, content.ItemStream("slow-item")).Scan(&stamped); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(syncMargin + 500*time.Millisecond)
+	during, ts2 := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts1})
+	if ts2 > stamped.UnixMilli() {
+		t.Errorf("syncTimestamp %d while a transaction holding a change stamped %d is still open", ts2, stamped.UnixMilli())
+	}
+	if len(during.Created) != 0 {
+		t.Errorf("nothing committed, yet the sync shows %v", itemNames(during.Created))
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ts.syncedOnce(syncOf, feed.ID, "slow")
+	next, _ := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts2})
+	if names := itemNames(next.Created); !slices.Equal(names, []string{"slow"}) {
+		t.Errorf("the sync after the transaction committed, from %d: created %v, want [slow]", ts2, names)
+	}
+}
+
+// syncedFeed starts a server with an app named appName and its module
+// Feed, and syncs Feed once with the app's token: it returns them, a
+// function that syncs with that token (returning the answer and its
+// syncTimestamp), and the first sync's syncTimestamp.
+func syncedFeed(t *testing.T, appName string) (*testServer, appView, moduleView, func(map[string]any) (syncView, int64), int64) {
+	t.Helper()
+	ts := startContentServer(t)
+	app := ts.createApp(appName)
+	tok := ts.appToken(app)
+	feed := ts.createModule(ts.admin, moduleBody(app.ID, "Feed", fld("title", ftText)))
+	syncOf := func(body map[string]any) (syncView, int64) {
+		t.Helper()
+		var s syncView
+		ts.mustNum(ts.post(syncPath, tok, body), 200, &s)
+		at, err := s.SyncTimestamp.Int64()
+		if err != nil {
+			t.Fatalf("syncTimestamp %v: %v", s.SyncTimestamp, err)
+		}
+		return s, at
+	}
+	_, first := syncOf(map[string]any{"moduleId": feed.ID})
+	return ts, app, feed, syncOf, first
+}
+
+// syncedOnce waits until a first sync of module lists item name (the
+// projection applied it).
+func (ts *testServer) syncedOnce(syncOf func(map[string]any) (syncView, int64), module, name string) {
+	ts.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if s, _ := syncOf(map[string]any{"moduleId": module}); slices.Equal(itemNames(s.Created), []string{name}) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.t.Fatalf("item %s was never applied", name)
+		}
+	}
+}
+
+// appendItem appends the creation of a published item of module, as the
+// create command does without its wait for the read model, and returns
+// its stamp.
+func (ts *testServer) appendItem(app, module, name string) time.Time {
+	ts.t.Helper()
+	ctx := context.Background()
+	id := "item-" + name
+	if _, err := ts.app.store.Append(ctx, content.ItemStream(id), event.NoStream, event.Event{Data: content.ItemCreated{
+		ItemID: id, App: app, Module: module, Name: name, Values: map[string]any{"title": name},
+		PublishedAt: time.Now().Add(-time.Minute), By: "admin"}}); err != nil {
+		ts.t.Fatal(err)
+	}
+	var at time.Time
+	if err := ts.app.pool.QueryRow(ctx, `SELECT recorded_at FROM events WHERE stream_id = $1`, content.ItemStream(id)).Scan(&at); err != nil {
+		ts.t.Fatal(err)
+	}
+	return at
+}
+
+// hideNewEvents opens a transaction with a transaction id on another
+// database than the test server's: until it ends, the runners of every
+// database read no event committed after it began, and the server's
+// database does not see it among its open transactions.
+func hideNewEvents(t *testing.T) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.ServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck
+	if _, err := tx.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }

@@ -29,13 +29,15 @@ type SyncResult struct {
 }
 
 // SyncMargin is how far before From an incremental sync looks. An item's
-// dates are the RecordedAt of its events, stamped before they commit: an
-// event stamped just before the previous sync's To may have committed
-// after that sync read the tables. Looking SyncMargin further back reports
-// such changes (and a few already sent: the client merges them again).
-// Changes committed but not yet applied by the projection are the caller's
-// to account for: the HTTP layer then answers an earlier syncTimestamp
-// (see projections.Runtime.FirstPending).
+// dates are the RecordedAt of its events, stamped by the statement that
+// appends them, and the log orders them by their transactions' first
+// writes: an event may carry a stamp a little earlier than the one before
+// it in the log's order. Looking SyncMargin further back reports such
+// changes (and a few already sent: the client merges them again). What a
+// sync's read cannot see yet (changes committed but not applied by the
+// projection, or in transactions still open) is the caller's to account
+// for: the HTTP layer answers a syncTimestamp no later than the
+// projection's horizon (see projections.Runtime.Horizon).
 const SyncMargin int64 = 2000
 
 // Sync answers a sync of one module at q.To. An item is live at t when it
