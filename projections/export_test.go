@@ -1,8 +1,7 @@
 package projections
 
-// FirstPendingQuery and HorizonQuery are firstPendingQuery and
-// horizonQuery, for their plan test.
+// The queries of firstPending and Horizon, for their plan test.
 const (
 	FirstPendingQuery = firstPendingQuery
-	HorizonQuery      = horizonQuery
+	PendingStampQuery = pendingStampQuery
 )

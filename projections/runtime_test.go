@@ -650,7 +650,7 @@ func TestFirstPendingReadsTheIndex(t *testing.T) {
 	generic := pgtest.Generic(t, e.pool)
 	for name, db := range map[string]*pgxpool.Pool{"custom": e.pool, "generic": generic} {
 		for _, skip := range [][]string{{}, {"a.x"}} {
-			for _, sql := range []string{projections.FirstPendingQuery, projections.HorizonQuery} {
+			for _, sql := range []string{projections.FirstPendingQuery, projections.PendingStampQuery} {
 				rows, err := db.Query(ctx, "EXPLAIN "+sql, "probe", skip)
 				if err != nil {
 					t.Fatal(err)
@@ -694,10 +694,12 @@ func TestFirstPendingReadsTheIndex(t *testing.T) {
 	}
 }
 
-// A projection's horizon is the database's clock, lowered to the stamp of
-// the first event it has yet to apply and to the start of any transaction
-// still open on its database (which may yet commit events); a transaction
-// open on another database does not lower it.
+// A projection's horizon is the database's clock, lowered to the start of
+// any transaction on its database that has written, to the start of any
+// statement running there, and to the earliest stamp of the transaction of
+// the first event the projection has yet to apply; an idle transaction
+// that has written nothing, and anything on another database, do not
+// lower it.
 func TestHorizon(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -740,48 +742,119 @@ func TestHorizon(t *testing.T) {
 		t.Errorf("%s: horizon %s, want the database's clock (between %s and %s)", what, h, before, after)
 	}
 	isNow("caught up, no transaction open")
+	begin := func(url string, write bool) (pgx.Tx, time.Time) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close(ctx) })
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck
+		var began time.Time
+		sql := `SELECT now()`
+		if write {
+			sql = `SELECT now() FROM pg_current_xact_id()`
+		}
+		if err := tx.QueryRow(ctx, sql).Scan(&began); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		return tx, began
+	}
 
-	other, err := pgx.Connect(ctx, pgtest.ServerURL(t))
-	if err != nil {
+	begin(pgtest.ServerURL(t), true)
+	isNow("a transaction that has written, open on another database")
+	idle, _ := begin(e.url, false)
+	isNow("a transaction open on the database that has written nothing")
+	if err := idle.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close(ctx)
-	otherTx, err := other.Begin(ctx)
-	if err != nil {
+
+	written, began := begin(e.url, true)
+	if h := horizon(); h.After(began) {
+		t.Errorf("a transaction that has written, open since %s: horizon %s, after it", began, h)
+	}
+	if err := written.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer otherTx.Rollback(ctx) //nolint:errcheck
-	time.Sleep(20 * time.Millisecond)
-	isNow("a transaction open on another database")
+	isNow("the transaction ended")
 
+	running, _ := begin(e.url, false)
+	done := make(chan error, 1)
+	go func() { _, err := running.Exec(ctx, `SELECT pg_sleep(0.5)`); done <- err }()
+	var started time.Time
+	for deadline := time.Now().Add(5 * time.Second); started.IsZero(); time.Sleep(5 * time.Millisecond) {
+		err := e.pool.QueryRow(ctx, `SELECT query_start FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(0.5)' AND state = 'active'`).Scan(&started)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) || time.Now().After(deadline) {
+			t.Fatalf("the running statement: %v", err)
+		}
+	}
+	if h := horizon(); h.After(started) {
+		t.Errorf("a statement running since %s: horizon %s, after it", started, h)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// Two events of one transaction, stamped an hour and two hours ago,
+	// the first already applied.
 	tx, err := e.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	var began time.Time
-	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&began); err != nil {
+	var first, second time.Time
+	var firstTx, firstPos int64
+	const insert = `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata, recorded_at)
+		VALUES ($1, 0, gen_random_uuid(), 'a.x', 1, '{}', '{}', now() - $2 * interval '1 hour')
+		RETURNING recorded_at, transaction_id::text::bigint, global_position`
+	if err := tx.QueryRow(ctx, insert, "early", 2).Scan(&first, &firstTx, &firstPos); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond)
-	if h := horizon(); h.After(began) {
-		t.Errorf("a transaction open since %s: horizon %s, after it", began, h)
-	}
-	if err := tx.Rollback(ctx); err != nil {
+	if err := tx.QueryRow(ctx, insert, "late", 1).Scan(&second, new(int64), new(int64)); err != nil {
 		t.Fatal(err)
 	}
-	isNow("the transaction ended")
-
-	var late time.Time
-	if err := e.pool.QueryRow(ctx, `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata, recorded_at)
-		VALUES ('late', 0, gen_random_uuid(), 'a.x', 1, '{}', '{}', now() - interval '1 hour') RETURNING recorded_at`).Scan(&late); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if h := horizon(); !h.Equal(late) {
-		t.Errorf("an event stamped %s past the checkpoint: horizon %s", late, h)
+	if h := horizon(); !h.Equal(first) {
+		t.Errorf("two events past the checkpoint, stamped %s and %s: horizon %s, want the first", first, second, h)
+	}
+	if _, err := e.pool.Exec(ctx, `UPDATE projection_checkpoints SET tx_id = $2::text::xid8, position = $3 WHERE name = $1`,
+		"hz", strconv.FormatInt(firstTx, 10), firstPos); err != nil {
+		t.Fatal(err)
+	}
+	if h := horizon(); !h.Equal(first) {
+		t.Errorf("the second event of a transaction pending, stamped %s, the first %s: horizon %s, want the transaction's earliest", second, first, h)
 	}
 	if _, err := rt.Horizon(ctx, "nope"); !errors.Is(err, projections.ErrUnknownProjection) {
 		t.Errorf("Horizon of an unknown projection: %v", err)
+	}
+}
+
+// With track_activities off, sessions hide their transactions from a
+// horizon: SessionsVisible says so.
+func TestSessionsVisible(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	if err := projections.SessionsVisible(ctx, e.pool); err != nil {
+		t.Fatalf("track_activities on: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, e.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SET track_activities = off`); err != nil {
+		t.Fatal(err)
+	}
+	if err := projections.SessionsVisible(ctx, conn); !errors.Is(err, projections.ErrSessionsHidden) {
+		t.Errorf("track_activities off: %v, want ErrSessionsHidden", err)
 	}
 }
 

@@ -81,10 +81,11 @@ type Readiness interface {
 // ProjectionLag tells how far a projection's read model is complete (see
 // projections.Runtime.Horizon).
 type ProjectionLag interface {
-	// Horizon returns the latest instant, by the database's clock, before
-	// which every event projection name will ever apply is applied: no
-	// later than now, the first event it has yet to apply, or the start of
-	// a transaction still open (which may yet commit events).
+	// Horizon returns an instant, by the database's clock, before which
+	// every event projection name will ever apply is applied (within the
+	// limits projections.Runtime.Horizon states): no later than now, the
+	// first event it has yet to apply, or the start of a transaction still
+	// open that may yet commit events.
 	Horizon(ctx context.Context, name string) (time.Time, error)
 }
 

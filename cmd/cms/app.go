@@ -117,6 +117,9 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	if len(applied) > 0 {
 		log.Info("migrations applied", "versions", applied)
 	}
+	if err := projections.SessionsVisible(ctx, pool); err != nil {
+		log.Warn("content syncs may miss changes: turn track_activities on", "err", err)
+	}
 	a := &app{cfg: cfg, log: log, pool: pool, metrics: httpapi.NewMetrics()}
 	a.store = postgres.NewEventStore(pool, eventcodec.Default())
 	a.store.OnAppend = a.metrics.Appended

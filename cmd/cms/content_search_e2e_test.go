@@ -15,6 +15,7 @@ import (
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/rights"
 )
 
 // Search (wire-reference §5.2, §5.3) and sync (§5.6), as the SDKs call
@@ -1083,13 +1084,9 @@ func TestContentSyncWhileATransactionIsOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	if _, err := ts.app.store.AppendTx(ctx, tx, content.ItemStream("slow-item"), event.NoStream, event.Event{Data: content.ItemCreated{
-		ItemID: "slow-item", App: app.ID, Module: feed.ID, Name: "slow", Values: map[string]any{"title": "slow"},
-		PublishedAt: time.Now().Add(-time.Minute), By: "admin"}}); err != nil {
-		t.Fatal(err)
-	}
+	appendItemTx(t, ts, tx, app.ID, feed.ID, "slow")
 	var stamped time.Time
-	if err := tx.QueryRow(ctx, `SELECT recorded_at FROM events WHERE stream_id = $1`, content.ItemStream("slow-item")).Scan(&stamped); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT recorded_at FROM events WHERE stream_id = $1`, content.ItemStream("item-slow")).Scan(&stamped); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(syncMargin + 500*time.Millisecond)
@@ -1107,6 +1104,92 @@ func TestContentSyncWhileATransactionIsOpen(t *testing.T) {
 	next, _ := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts2})
 	if names := itemNames(next.Created); !slices.Equal(names, []string{"slow"}) {
 		t.Errorf("the sync after the transaction committed, from %d: created %v, want [slow]", ts2, names)
+	}
+}
+
+// A transaction that took its id with a first append (here another
+// context's event) before another item's transaction began, and appends
+// its own item seconds later, comes first in the log with the later item
+// stamp. A sync while both wait for the projection answers no later than
+// the long transaction's first stamp, so that the next sync reports the
+// other item too.
+func TestContentSyncWhileALongTransactionIsPending(t *testing.T) {
+	t.Parallel()
+	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Long Writer App")
+	ctx := context.Background()
+	hider := hideNewEvents(t)
+	tx, err := ts.app.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := ts.app.store.AppendTx(ctx, tx, rights.Stream("someone"), event.AnyVersion, event.Event{Data: rights.Granted{
+		UserID: "someone", AppID: app.ID, ScopeKind: "app", ScopeID: app.ID, Permissions: []string{"read"}, By: "admin"}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	ts.appendItem(app.ID, feed.ID, "early") // a later transaction id, an earlier stamp than "late"
+	time.Sleep(syncMargin + 500*time.Millisecond)
+	appendItemTx(t, ts, tx, app.ID, feed.ID, "late")
+	if names, ts2 := syncAcrossTheLag(t, ts, syncOf, feed.ID, ts1, tx, hider, "early", "late"); !slices.Contains(names, "early") {
+		t.Errorf("the sync from %d, once both items were applied: created %v, want early among them", ts2, names)
+	}
+}
+
+// A transaction that decides for seconds before it appends (as a held
+// append does) stamps its item when it appends: an item committed by
+// another transaction meanwhile is not reported after it.
+func TestContentSyncAfterALongDecision(t *testing.T) {
+	t.Parallel()
+	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Slow Decider App")
+	ctx := context.Background()
+	hider := hideNewEvents(t)
+	tx, err := ts.app.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	// Begun, nothing written.
+	if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(syncMargin + 500*time.Millisecond)
+	ts.appendItem(app.ID, feed.ID, "other")
+	appendItemTx(t, ts, tx, app.ID, feed.ID, "held")
+	if names, ts2 := syncAcrossTheLag(t, ts, syncOf, feed.ID, ts1, tx, hider, "held", "other"); !slices.Contains(names, "held") {
+		t.Errorf("the sync from %d, once both items were applied: created %v, want held among them", ts2, names)
+	}
+}
+
+// syncAcrossTheLag commits tx and syncs module from fromSync while hider
+// holds the runners back; then it ends hider, waits until a first sync
+// shows the items named, and returns what a sync from the held-back
+// answer lists as created, with that answer's syncTimestamp.
+func syncAcrossTheLag(t *testing.T, ts *testServer, syncOf func(map[string]any) (syncView, int64), module string, fromSync int64,
+	tx, hider pgx.Tx, names ...string) ([]string, int64) {
+	t.Helper()
+	ctx := context.Background()
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, behind := syncOf(map[string]any{"moduleId": module, "fromSync": fromSync})
+	if err := hider.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ts.syncedOnce(syncOf, module, names...)
+	next, _ := syncOf(map[string]any{"moduleId": module, "fromSync": behind})
+	return itemNames(next.Created), behind
+}
+
+// appendItemTx appends, in tx, the creation of a published item of module
+// named name, as the create command does.
+func appendItemTx(t *testing.T, ts *testServer, tx pgx.Tx, app, module, name string) {
+	t.Helper()
+	id := "item-" + name
+	if _, err := ts.app.store.AppendTx(context.Background(), tx, content.ItemStream(id), event.NoStream, event.Event{Data: content.ItemCreated{
+		ItemID: id, App: app, Module: module, Name: name, Values: map[string]any{"title": name},
+		PublishedAt: time.Now().Add(-time.Minute), By: "admin"}}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -1134,16 +1217,20 @@ func syncedFeed(t *testing.T, appName string) (*testServer, appView, moduleView,
 	return ts, app, feed, syncOf, first
 }
 
-// syncedOnce waits until a first sync of module lists item name (the
-// projection applied it).
-func (ts *testServer) syncedOnce(syncOf func(map[string]any) (syncView, int64), module, name string) {
+// syncedOnce waits until a first sync of module lists exactly the items
+// named (the projection applied them).
+func (ts *testServer) syncedOnce(syncOf func(map[string]any) (syncView, int64), module string, names ...string) {
 	ts.t.Helper()
+	slices.Sort(names)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if s, _ := syncOf(map[string]any{"moduleId": module}); slices.Equal(itemNames(s.Created), []string{name}) {
+		s, _ := syncOf(map[string]any{"moduleId": module})
+		got := itemNames(s.Created)
+		slices.Sort(got)
+		if slices.Equal(got, names) {
 			return
 		}
 		if time.Now().After(deadline) {
-			ts.t.Fatalf("item %s was never applied", name)
+			ts.t.Fatalf("items %v were never applied: a first sync shows %v", names, got)
 		}
 	}
 }
