@@ -749,24 +749,27 @@ func (r *runner) eventsWaiting(ctx context.Context) bool {
 // appends it (events.recorded_at is statement_timestamp()). A transaction
 // whose first write is an append has its earliest stamp at about the time
 // it took its id, so an event later in the log's order is not stamped
-// before the third bound by more than moments: those between a later
-// transaction's first write and its first append, or, in one rare case,
-// the wait of an append that creates a stream another transaction is
-// creating, before it writes. Content's SyncMargin covers moments, not
-// such waits. The sessions are read before, and the log after, in another
-// statement (a later snapshot): a transaction that commits in between is
-// still seen, as pending. Sessions that pg_stat_activity does not show
-// (those of other roles, unless the role may read all statistics, and all
-// of them with track_activities off) are not seen: every writer must
-// connect as the server's role.
+// before the third bound by more than moments (those between a later
+// transaction's first write and its first append), unless its append
+// waited for a lock before it wrote: an append at any version to a
+// stream another open transaction is writing, or the creation of a stream
+// another transaction is creating and then rolls back. Its stamp then
+// precedes its transaction id by that wait. Content's SyncMargin covers
+// moments, not such waits; content appends at exact versions, so only
+// the second can happen to it. The sessions are read before, and the log
+// after, in another statement (a later snapshot): a transaction that
+// commits in between is still seen, as pending. Sessions that
+// pg_stat_activity does not show in full (those of other roles, unless the
+// role may read all statistics, and all of them with track_activities
+// off) are not seen: every writer must connect as the server's role.
 func (rt *Runtime) Horizon(ctx context.Context, name string) (time.Time, error) {
 	p, ok := rt.byName[name]
 	if !ok {
 		return time.Time{}, fmt.Errorf("%w: %q", ErrUnknownProjection, name)
 	}
-	// One round trip, one implicit transaction, which must be READ
-	// COMMITTED whatever the database's default, so that the second
-	// statement takes a snapshot of its own.
+	// One round trip, one transaction, which must be READ COMMITTED
+	// whatever the database's default, so that the second statement takes
+	// a snapshot of its own.
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN ISOLATION LEVEL READ COMMITTED, READ ONLY`)
 	var now time.Time

@@ -788,7 +788,8 @@ func TestHorizon(t *testing.T) {
 	go func() { _, err := running.Exec(ctx, `SELECT pg_sleep(0.5)`); done <- err }()
 	var started time.Time
 	for deadline := time.Now().Add(5 * time.Second); started.IsZero(); time.Sleep(5 * time.Millisecond) {
-		err := e.pool.QueryRow(ctx, `SELECT query_start FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(0.5)' AND state = 'active'`).Scan(&started)
+		err := e.pool.QueryRow(ctx, `SELECT query_start FROM pg_stat_activity
+			WHERE datname = current_database() AND query = 'SELECT pg_sleep(0.5)' AND state = 'active'`).Scan(&started)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) || time.Now().After(deadline) {
 			t.Fatalf("the running statement: %v", err)
 		}

@@ -84,8 +84,10 @@ type ProjectionLag interface {
 	// Horizon returns an instant, by the database's clock, before which
 	// every event projection name will ever apply is applied (within the
 	// limits projections.Runtime.Horizon states): no later than now, the
-	// first event it has yet to apply, or the start of a transaction still
-	// open that may yet commit events.
+	// start of a transaction still open that has written or of a
+	// statement still running (either may yet commit events), or the
+	// first stamp of the transaction of the first event it has yet to
+	// apply.
 	Horizon(ctx context.Context, name string) (time.Time, error)
 }
 

@@ -1028,7 +1028,9 @@ func TestContentSearchFieldDefinedDifferently(t *testing.T) {
 // goes back before the client's fromSync (Android sends toSync from the
 // device's clock).
 func TestContentSyncWhileTheReadModelIsBehind(t *testing.T) {
-	t.Parallel()
+	// Not parallel: for seconds it holds back the projection runners of
+	// every database (see hideNewEvents), which would stall the other
+	// tests' writes that wait for them.
 	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Lagging App")
 
 	if s, at := syncOf(map[string]any{"moduleId": feed.ID, "fromSync": ts1, "toSync": ts1 - 20_000}); at < ts1 {
@@ -1075,7 +1077,9 @@ func TestContentSyncWhileTheReadModelIsBehind(t *testing.T) {
 // the item is appended, and its transaction stays open for more than
 // syncMargin across the sync before it commits.
 func TestContentSyncWhileATransactionIsOpen(t *testing.T) {
-	t.Parallel()
+	// Not parallel: for seconds it holds back the projection runners of
+	// every database (see hideNewEvents), which would stall the other
+	// tests' writes that wait for them.
 	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Slow Writer App")
 
 	ctx := context.Background()
@@ -1114,7 +1118,9 @@ func TestContentSyncWhileATransactionIsOpen(t *testing.T) {
 // the long transaction's first stamp, so that the next sync reports the
 // other item too.
 func TestContentSyncWhileALongTransactionIsPending(t *testing.T) {
-	t.Parallel()
+	// Not parallel: for seconds it holds back the projection runners of
+	// every database (see hideNewEvents), which would stall the other
+	// tests' writes that wait for them.
 	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Long Writer App")
 	ctx := context.Background()
 	hider := hideNewEvents(t)
@@ -1140,7 +1146,9 @@ func TestContentSyncWhileALongTransactionIsPending(t *testing.T) {
 // append does) stamps its item when it appends: an item committed by
 // another transaction meanwhile is not reported after it.
 func TestContentSyncAfterALongDecision(t *testing.T) {
-	t.Parallel()
+	// Not parallel: for seconds it holds back the projection runners of
+	// every database (see hideNewEvents), which would stall the other
+	// tests' writes that wait for them.
 	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Slow Decider App")
 	ctx := context.Background()
 	hider := hideNewEvents(t)
