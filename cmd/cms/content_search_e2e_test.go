@@ -1083,11 +1083,7 @@ func TestContentSyncWhileATransactionIsOpen(t *testing.T) {
 	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Slow Writer App")
 
 	ctx := context.Background()
-	tx, err := ts.app.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck
+	tx := ts.begin()
 	appendItemTx(t, ts, tx, app.ID, feed.ID, "slow")
 	var stamped time.Time
 	if err := tx.QueryRow(ctx, `SELECT recorded_at FROM events WHERE stream_id = $1`, content.ItemStream("item-slow")).Scan(&stamped); err != nil {
@@ -1124,11 +1120,7 @@ func TestContentSyncWhileALongTransactionIsPending(t *testing.T) {
 	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Long Writer App")
 	ctx := context.Background()
 	hider := hideNewEvents(t)
-	tx, err := ts.app.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck
+	tx := ts.begin()
 	if _, err := ts.app.store.AppendTx(ctx, tx, rights.Stream("someone"), event.AnyVersion, event.Event{Data: rights.Granted{
 		UserID: "someone", AppID: app.ID, ScopeKind: "app", ScopeID: app.ID, Permissions: []string{"read"}, By: "admin"}}); err != nil {
 		t.Fatal(err)
@@ -1152,11 +1144,7 @@ func TestContentSyncAfterALongDecision(t *testing.T) {
 	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Slow Decider App")
 	ctx := context.Background()
 	hider := hideNewEvents(t)
-	tx, err := ts.app.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck
+	tx := ts.begin()
 	// Begun, nothing written.
 	if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {
 		t.Fatal(err)
@@ -1187,6 +1175,19 @@ func syncAcrossTheLag(t *testing.T, ts *testServer, syncOf func(map[string]any) 
 	ts.syncedOnce(syncOf, module, names...)
 	next, _ := syncOf(map[string]any{"moduleId": module, "fromSync": behind})
 	return itemNames(next.Created), behind
+}
+
+// begin opens a transaction on the server's database, rolled back at the
+// end of the test unless committed.
+func (ts *testServer) begin() pgx.Tx {
+	ts.t.Helper()
+	ctx := context.Background()
+	tx, err := ts.app.pool.Begin(ctx)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	ts.t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck
+	return tx
 }
 
 // appendItemTx appends, in tx, the creation of a published item of module
