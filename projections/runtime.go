@@ -776,10 +776,11 @@ func (rt *Runtime) Horizon(ctx context.Context, name string) (time.Time, error) 
 	var open, pending *time.Time
 	b.Queue(openSessionsQuery).QueryRow(func(row pgx.Row) error { return row.Scan(&now, &open) })
 	b.Queue(pendingStampQuery, p.Name(), rt.skipList(p)).QueryRow(func(row pgx.Row) error {
-		if err := row.Scan(&pending); !errors.Is(err, pgx.ErrNoRows) {
-			return err
+		err := row.Scan(&pending)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // nothing pending
 		}
-		return nil
+		return err
 	})
 	b.Queue(`COMMIT`)
 	if err := rt.pool.SendBatch(ctx, b).Close(); err != nil {
