@@ -738,7 +738,9 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 		// it, or within SyncMargin of it, which the next sync looks back over.
 		floor = min(*q.From, q.To)
 	}
+	asked := res.Timestamp
 	res.Timestamp = max(min(res.Timestamp, horizon.UnixMilli()), floor)
+	s.Metrics.SyncHeldBack(time.Duration(asked-res.Timestamp) * time.Millisecond)
 	created, _ := s.present(ctx, rmcontent.Query{}, nil, res.Created, nil, nil) // without include, present cannot fail
 	updated, _ := s.present(ctx, rmcontent.Query{}, nil, res.Updated, nil, nil)
 	out := map[string]any{"syncTimestamp": res.Timestamp, "created": created, "updated": updated}

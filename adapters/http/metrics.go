@@ -18,6 +18,7 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec
 	commands *prometheus.CounterVec
 	appends  prometheus.Counter
+	syncHeld prometheus.Histogram
 }
 
 // NewMetrics registers the server's collectors (and the Go runtime's) in a
@@ -38,8 +39,14 @@ func NewMetrics() *Metrics {
 			Name: "cms_events_appended_total",
 			Help: "Events appended to the event store.",
 		}),
+		syncHeld: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "cms_sync_held_back_seconds",
+			Help: "How far a content sync's syncTimestamp was set back by the content projection's horizon " +
+				"(the read model behind the log, or a transaction or statement still running on the database).",
+			Buckets: []float64{.01, .1, 1, 5, 30, 300, 3600},
+		}),
 	}
-	m.reg.MustRegister(m.latency, m.commands, m.appends,
+	m.reg.MustRegister(m.latency, m.commands, m.appends, m.syncHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -49,6 +56,9 @@ func (m *Metrics) Register(c ...prometheus.Collector) { m.reg.MustRegister(c...)
 
 // Appended counts appended events (hook for the event store).
 func (m *Metrics) Appended(n int) { m.appends.Add(float64(n)) }
+
+// SyncHeldBack records how far the horizon set a sync's answer back.
+func (m *Metrics) SyncHeldBack(d time.Duration) { m.syncHeld.Observe(d.Seconds()) }
 
 // Command records the outcome of one command.
 func (m *Metrics) Command(name string, err error) {

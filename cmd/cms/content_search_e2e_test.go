@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1096,6 +1098,15 @@ func TestContentSyncWhileATransactionIsOpen(t *testing.T) {
 	}
 	if len(during.Created) != 0 {
 		t.Errorf("nothing committed, yet the sync shows %v", itemNames(during.Created))
+	}
+	// The metric of how far syncs were held back shows it (seconds).
+	m := regexp.MustCompile(`(?m)^cms_sync_held_back_seconds_sum (\S+)$`).FindStringSubmatch(string(ts.get("/metrics", "").Body))
+	var held float64
+	if len(m) == 2 {
+		held, _ = strconv.ParseFloat(m[1], 64)
+	}
+	if held < syncMargin.Seconds() {
+		t.Errorf("cms_sync_held_back_seconds_sum %v, want at least %v after a sync held back for that long", m, syncMargin.Seconds())
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
