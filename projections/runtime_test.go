@@ -744,16 +744,7 @@ func TestHorizon(t *testing.T) {
 	isNow("caught up, no transaction open")
 	begin := func(url string, write bool) (pgx.Tx, time.Time) {
 		t.Helper()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close(ctx) })
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck
+		tx := pgtest.Begin(t, url)
 		var began time.Time
 		sql := `SELECT now()`
 		if write {

@@ -1039,10 +1039,10 @@ func TestContentSyncWhileTheReadModelIsBehind(t *testing.T) {
 		t.Errorf("toSync 20 s before fromSync: syncTimestamp %d, before fromSync %d (%d created)", at, ts1, len(s.Created))
 	}
 
-	// The hider holds the runners back (briefly: it holds back every
-	// database's runners) while the item is appended, as the create
-	// command does without its wait for the read model, and committed;
-	// the sync comes more than syncMargin after the item's stamp.
+	// The hider holds the runners back while the item is appended, as the
+	// create command does without its wait for the read model, and
+	// committed; the sync comes more than syncMargin after the item's
+	// stamp.
 	ctx := context.Background()
 	hider := hideNewEvents(t)
 	stamped := ts.appendItem(app.ID, feed.ID, "late")
@@ -1079,9 +1079,10 @@ func TestContentSyncWhileTheReadModelIsBehind(t *testing.T) {
 // the item is appended, and its transaction stays open for more than
 // syncMargin across the sync before it commits.
 func TestContentSyncWhileATransactionIsOpen(t *testing.T) {
-	// Not parallel: for seconds it holds back the projection runners of
-	// every database (see hideNewEvents), which would stall the other
-	// tests' writes that wait for them.
+	// Not parallel: its open transaction, which has written, holds back
+	// the projection runners of every database for seconds (as
+	// hideNewEvents does), which would stall the other tests' writes that
+	// wait for them.
 	ts, app, feed, syncOf, ts1 := syncedFeed(t, "Slow Writer App")
 
 	ctx := context.Background()
@@ -1280,18 +1281,8 @@ func (ts *testServer) appendItem(app, module, name string) time.Time {
 // database does not see it among its open transactions.
 func hideNewEvents(t *testing.T) pgx.Tx {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.ServerURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck
-	if _, err := tx.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+	tx := pgtest.Begin(t, pgtest.ServerURL(t))
+	if _, err := tx.Exec(context.Background(), `SELECT pg_current_xact_id()`); err != nil {
 		t.Fatal(err)
 	}
 	return tx

@@ -188,6 +188,25 @@ func Generic(t testing.TB, pool *pgxpool.Pool) *pgxpool.Pool {
 	return g
 }
 
+// Begin opens a connection of its own to the database at url and begins
+// a transaction on it; both end with the test (the transaction rolled back
+// unless it was committed or rolled back before).
+func Begin(t testing.TB, url string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck // ended before, or rolled back here
+	return tx
+}
+
 // Strings runs a query whose rows are one text column each (a table dump
 // such as row_to_json(x)::text) and returns them, failing t on an error.
 func Strings(t testing.TB, db interface {
