@@ -107,8 +107,27 @@ func toString(v any) string {
 	return string(b)
 }
 
+// writeJSON writes v as JSON, followed by a newline (as json.Encoder
+// does), with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only a value that cannot be encoded (a server bug): the status
+		// is already chosen, the body stays empty, as json.Encoder left it.
+		writeBody(w, status, nil)
+		return
+	}
+	writeBody(w, status, append(b, '\n'))
+}
+
+// writeBody writes an encoded JSON body with its Content-Length, so that
+// net/http sends it as it is instead of in chunks (one write less per
+// answer larger than its 2 KB buffer, and no chunk framing for the
+// client to undo).
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(body)
 }

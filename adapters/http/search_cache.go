@@ -109,7 +109,5 @@ func writeCached(w http.ResponseWriter, body []byte, lookup string) {
 
 // writeEncoded writes an encoded JSON answer with status 200.
 func writeEncoded(w http.ResponseWriter, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	writeBody(w, http.StatusOK, body)
 }
