@@ -410,7 +410,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	q.RawValues = len(include) == 0 && len(b.Fields) == 0 // present passes them on as they are
 	// In line once compiled, after the cache: a hit never waits.
 	weight := int64(1)
-	if rmcontent.OneStatement(q) {
+	if rmcontent.OneStatement(&q) {
 		weight = 2
 	}
 	release, err := s.inLine(ctx, weight)

@@ -107,6 +107,8 @@ type Query struct {
 	// own snapshot (Result.Freshness): an answer cached under it was
 	// computed from exactly that state of the app.
 	FreshnessOf string
+
+	trip *tripPlan // see oneTripStatement
 }
 
 // Result is a page of items, and the number of matches when asked for.
@@ -238,19 +240,43 @@ func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 
 // OneStatement reports whether Search answers q with the one statement of
 // pageInOneTrip, unless the module changed since the caller read it or
-// the page is empty.
-func OneStatement(q Query) bool {
-	_, _, ok := oneTripStatement(&q)
+// the page is empty. It keeps the compiled statement in q, for Search.
+func OneStatement(q *Query) bool {
+	_, _, ok := oneTripStatement(q)
 	return ok
+}
+
+// tripPlan is what oneTripStatement compiled, and for which module state:
+// the rest of a Query does not change between OneStatement and Search,
+// but a caller whose Known module turned out stale (ErrModuleUnverified)
+// reads the module afresh into the same Query before it searches again.
+type tripPlan struct {
+	known    bool
+	module   string
+	revision int64
+	sql      string
+	args     []any
+	ok       bool
 }
 
 // oneTripStatement compiles q for pageInOneTrip, when it can: a search of
 // one module whose slot map and revision the caller read, with a total.
+// It compiles once per module state (see tripPlan); the HTTP layer asks
+// OneStatement before it searches.
 func oneTripStatement(q *Query) (string, []any, bool) {
-	if !q.Count || q.Slots == nil || q.Revision == 0 || len(q.ModuleIDs) != 1 {
-		return "", nil, false
+	module := ""
+	if len(q.ModuleIDs) == 1 {
+		module = q.ModuleIDs[0]
 	}
-	return pageWithTotal(q, q.Slots, oneTrip)
+	if t := q.trip; t != nil && t.known == q.Known && t.module == module && t.revision == q.Revision {
+		return t.sql, t.args, t.ok
+	}
+	t := &tripPlan{known: q.Known, module: module, revision: q.Revision}
+	if q.Count && q.Slots != nil && q.Revision != 0 && len(q.ModuleIDs) == 1 {
+		t.sql, t.args, t.ok = pageWithTotal(q, q.Slots, oneTrip)
+	}
+	q.trip = t
+	return t.sql, t.args, t.ok
 }
 
 // ErrModuleUnverified: a search with a module taken from KnownModule

@@ -1960,6 +1960,9 @@ func (w *diffWorld) check(q rc.Query) {
 		w.stats["skipped: "+amb]++
 		return
 	}
+	// As the HTTP layer does: OneStatement first, whose statement Search
+	// then runs.
+	one := rc.OneStatement(&q)
 	start := time.Now()
 	res, err := w.f.store.Search(w.f.ctx, q)
 	if d := time.Since(start); d > 100*time.Millisecond && os.Getenv("DIFF_SLOW") != "" {
@@ -1982,7 +1985,7 @@ func (w *diffWorld) check(q rc.Query) {
 		return
 	}
 	got := ids(res.Items)
-	if rc.OneStatement(q) {
+	if one {
 		w.stats["one statement"]++
 	}
 	if wantTotal == 0 {

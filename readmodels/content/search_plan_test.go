@@ -279,7 +279,7 @@ VALUES ('scheduled', 'a1', 'm2', 'scheduled', 0, 0, 5000, 5000, 9223372036854775
 		"(b)": {withModule(b), true}, "(a)": {withModule(a), false}, "(b) without the module's revision": {b, false},
 		"(b) without a total": {noTotal, false},
 	} {
-		if got := OneStatement(c.q); got != c.want {
+		if got := OneStatement(&c.q); got != c.want {
 			t.Errorf("OneStatement(%s) = %v, want %v", name, got, c.want)
 		}
 	}
@@ -384,5 +384,51 @@ VALUES ('scheduled', 'a1', 'm2', 'scheduled', 0, 0, 5000, 5000, 9223372036854775
 				t.Errorf("%s offset %d: typed columns %d %v, general %d %v", name, off, fast.Total, ids(fast.Items), slow.Total, ids(slow.Items))
 			}
 		}
+	}
+}
+
+// TestOneStatementCompilesOnce: Search runs the statement OneStatement
+// compiled into the Query, and compiles afresh when the module state it
+// was compiled for changed: the retry after ErrModuleUnverified reads the
+// module again into the same Query (not Known any more, perhaps another
+// module of that name at the same revision).
+func TestOneStatementCompilesOnce(t *testing.T) {
+	t.Parallel()
+	fields := map[string]content.Field{
+		"title": {Name: "title", Type: "000000000000000000000001"},
+		"price": {Name: "price", Type: "000000000000000000000002"},
+	}
+	q := Query{Apps: []string{"a1"}, ModuleIDs: []string{"m1"}, PublishedOnly: true, Now: 2000, Fields: fields,
+		Limit: 20, Count: true, Sort: []SortKey{{Field: "price", Desc: true}},
+		SearchValues: &Expr{Op: "like", Property: "title", Value: "mbe"},
+		Slots:        map[string]string{"title": "t1", "price": "n1"}, Revision: 3, Known: true}
+	if !OneStatement(&q) || q.trip == nil || !q.trip.ok {
+		t.Fatalf("OneStatement: want one statement, kept in the query (%+v)", q.trip)
+	}
+	kept := q.trip
+	kept.sql = "the kept statement"
+	if sql, _, ok := oneTripStatement(&q); !ok || sql != kept.sql {
+		t.Fatalf("the same module state compiled again: %q", sql)
+	}
+	copied := q // Search takes the Query by value
+	if sql, _, _ := oneTripStatement(&copied); sql != kept.sql {
+		t.Fatalf("a copy of the query compiled again: %q", sql)
+	}
+	for name, change := range map[string]func(*Query){
+		"no longer known":                   func(q *Query) { q.Known = false },
+		"another revision":                  func(q *Query) { q.Revision = 4 },
+		"another module, the same revision": func(q *Query) { q.ModuleIDs = []string{"m2"} },
+	} {
+		r := q
+		change(&r)
+		sql, args, ok := oneTripStatement(&r)
+		if !ok || sql == kept.sql || !slices.Contains(args, any(r.ModuleIDs[0])) || !slices.Contains(args, any(r.Revision)) {
+			t.Errorf("%s: want a fresh statement for module %s at revision %d, got %q %v", name, r.ModuleIDs[0], r.Revision, sql, args)
+		}
+	}
+	noSlots := q
+	noSlots.Known, noSlots.Slots, noSlots.Revision = false, nil, 0
+	if OneStatement(&noSlots) {
+		t.Error("a module read without its slot map: want no one statement")
 	}
 }
