@@ -117,6 +117,9 @@ type Result struct {
 	Total int
 	// Freshness is Query.FreshnessOf's, as of the search's snapshot.
 	Freshness Freshness
+	// InMemory: the page and the total came from the in-memory copy of
+	// the module (see memIndex); only the page's items from PostgreSQL.
+	InMemory bool
 }
 
 // Limits on expression trees, whatever the HTTP layer already checked.
@@ -151,6 +154,9 @@ const (
 // column names come from slotColumns).
 func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	q.RawValues = q.RawValues && q.Locale == ""
+	if res, done, err := s.memSearch(ctx, &q); err != nil || done {
+		return res, err
+	}
 	if sql, args, ok := oneTripStatement(&q); ok {
 		res, done, err := s.pageInOneTrip(ctx, &q, sql, args)
 		if err != nil || done {

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
@@ -77,6 +79,7 @@ type dItem struct {
 type diffWorld struct {
 	t        *testing.T
 	f        *fixture
+	mem      *rc.Store // over the same tables, answering from its in-memory index where it can
 	rng      *rand.Rand
 	mods     []*dModule
 	byID     map[string]*dModule
@@ -185,6 +188,13 @@ func newDiffWorld(t *testing.T, seed uint64) *diffWorld {
 		}
 	}
 	w.build(counts)
+	w.mem = rc.NewStore(w.f.pool, pgtest.Generic(t, w.f.pool))
+	w.mem.KeepInMemory(1000)
+	for _, m := range w.mods {
+		if err := w.mem.LoadInMemory(w.f.ctx, m.id); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return w
 }
 
@@ -1985,6 +1995,7 @@ func (w *diffWorld) check(q rc.Query) {
 		return
 	}
 	got := ids(res.Items)
+	w.sameInMemory(q, res)
 	if one {
 		w.stats["one statement"]++
 	}
@@ -2070,4 +2081,140 @@ func ptr(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// sameInMemory checks that the store with an in-memory index answers q as
+// the one without it did (res): the same page, in the same order, with
+// the same items and total.
+func (w *diffWorld) sameInMemory(q rc.Query, res rc.Result) {
+	t := w.t
+	t.Helper()
+	rc.OneStatement(&q)
+	got, err := w.mem.Search(w.f.ctx, q)
+	if err != nil {
+		w.failures++
+		t.Errorf("search %s in memory: %v", showQuery(q), err)
+		return
+	}
+	if got.InMemory {
+		w.stats["in memory"]++
+	}
+	if !slices.Equal(ids(got.Items), ids(res.Items)) || got.Total != res.Total || !reflect.DeepEqual(got.Items, res.Items) {
+		w.failures++
+		t.Errorf("search %s (in memory: %v): page %v of %d, want %v of %d", showQuery(q), got.InMemory,
+			ids(got.Items), got.Total, ids(res.Items), res.Total)
+	}
+}
+
+// TestSearchInMemory checks the in-memory index (rc.Store.KeepInMemory)
+// on the searches it answers: an app's searches of one module's typed
+// columns (equalities on texts, likes, comparisons of numbers and dates,
+// and/or trees of them), sorted by numbers, paged, with a total. Each is
+// checked against the reference and, through sameInMemory, against the
+// store without the index; most must be answered in memory (likes on
+// texts beyond ASCII, numbers of more than 15 digits and empty pages are
+// left to PostgreSQL). Sorts are by timestamps: a column holding a number
+// of more than 15 digits is left to PostgreSQL whole.
+func TestSearchInMemory(t *testing.T) {
+	t.Parallel()
+	for _, seed := range []uint64{11, 12} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			w := newDiffWorld(t, seed)
+			m := w.byID["mA"]
+			// The world's numbers include some of more than 15 digits,
+			// which leave their columns to PostgreSQL: dates and times
+			// (timestamps) are mostly what the searches compare and sort.
+			var texts, numbers, stamps []string
+			for n, col := range m.read.Slots {
+				switch {
+				case col[0] == 't':
+					texts = append(texts, n)
+				case m.defs[n].Kind() == content.KindTimestamp:
+					stamps = append(stamps, n)
+				default:
+					numbers = append(numbers, n)
+				}
+			}
+			slices.Sort(texts)
+			slices.Sort(numbers)
+			slices.Sort(stamps)
+			numeric := func() []string {
+				if w.rng.IntN(5) == 0 {
+					return numbers
+				}
+				return stamps
+			}
+			for range 300 {
+				q := rc.Query{Now: now, Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{m.id},
+					Fields: m.defs, Slots: m.read.Slots, Revision: m.read.Revision,
+					Limit: []int{1, 5, 20, 50}[w.rng.IntN(4)], Offset: []int{0, 0, 0, 1, 3, 10, 40}[w.rng.IntN(7)]}
+				q.SearchValues = w.tree(1, func() *rc.Expr { return w.memLeaf(texts, numeric()) })
+				if w.rng.IntN(2) == 0 { // an equality to start from
+					q.SearchValues = &rc.Expr{Cond: "and", Operands: []*rc.Expr{w.memEq(texts), q.SearchValues}}
+				}
+				for range 1 + w.rng.IntN(2) {
+					q.Sort = append(q.Sort, rc.SortKey{Field: w.pick(stamps), Desc: w.rng.IntN(2) == 0})
+				}
+				w.check(q)
+			}
+			t.Logf("%v", w.stats)
+			if w.stats["in memory"] < 60 {
+				t.Errorf("%d of 300 searches answered in memory, want at least 60", w.stats["in memory"])
+			}
+		})
+	}
+}
+
+// memEq is an equality on a text column, mostly with a text items hold.
+func (w *diffWorld) memEq(texts []string) *rc.Expr {
+	f := w.pick(texts)
+	v := w.pick(diffWords)
+	if held := w.texts[f]; len(held) > 0 && w.rng.IntN(4) > 0 {
+		v = w.pick(held)
+	}
+	return &rc.Expr{Op: "=", Property: f, Value: v, Type: "string"}
+}
+
+// memLeaf is an operation of the kinds the in-memory index judges, and a
+// few it leaves to PostgreSQL.
+func (w *diffWorld) memLeaf(texts, numbers []string) *rc.Expr {
+	r := w.rng
+	switch n := r.IntN(10); {
+	case n < 3:
+		return w.memEq(texts)
+	case n < 6:
+		f := w.pick(texts)
+		s := w.pick(diffWords)
+		if held := w.texts[f]; len(held) > 0 && r.IntN(3) > 0 {
+			s = w.pick(held)
+		}
+		if rs := []rune(s); len(rs) > 3 {
+			i := r.IntN(len(rs) - 2)
+			s = string(rs[i : i+3+r.IntN(len(rs)-i-2)])
+		}
+		if utf8.RuneCountInString(s) < 3 {
+			s = "abc"
+		}
+		if r.IntN(2) == 0 {
+			s = strings.ToUpper(s)
+		}
+		return &rc.Expr{Op: "like", Property: f, Value: s, Type: "string"}
+	case n < 9:
+		f := w.pick(numbers)
+		var v any = json.Number(w.pick(diffNumbers))
+		if held := w.nums[f]; len(held) > 0 && r.IntN(3) > 0 {
+			v = held[r.IntN(len(held))]
+		}
+		typ := "number"
+		if w.byID["mA"].defs[f].Kind() == content.KindTimestamp {
+			typ = "date"
+			if len(w.nums[f]) == 0 || r.IntN(3) == 0 {
+				v = json.Number(strconv.FormatInt(now+int64(r.IntN(200_000)-100_000)*1000, 10))
+			}
+		}
+		return &rc.Expr{Op: w.pick([]string{"=", ">", ">=", "<", "<="}), Property: f, Value: v, Type: typ}
+	}
+	// Left to PostgreSQL.
+	return &rc.Expr{Op: w.pick([]string{"!=", "in"}), Property: w.pick(texts), Value: []any{w.pick(diffWords)}, Type: "string"}
 }

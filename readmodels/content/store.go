@@ -28,6 +28,9 @@ type Store struct {
 	// modules keeps recently read modules (see scanModule and
 	// KnownModule): decoding their field lists cost more than reading them.
 	modules *lru.Cache[string, decodedModule]
+	// mem answers searches from copies of modules' rows (see memIndex);
+	// nil: every search runs in PostgreSQL.
+	mem *memIndex
 }
 
 // decodedModule is a module's lists as read (tags, fields and slots
@@ -55,6 +58,15 @@ func NewStore(pool, generic *pgxpool.Pool) *Store {
 		panic(err) // only for a size < 1
 	}
 	return &Store{pool: pool, generic: generic, modules: modules}
+}
+
+// KeepInMemory lets the store answer searches from in-memory copies of
+// the searched modules' typed columns, holding at most maxItems items in
+// all (see memIndex); 0 or less: never. Call it before the first search.
+func (s *Store) KeepInMemory(maxItems int) {
+	if maxItems > 0 {
+		s.mem = newMemIndex(s.pool, maxItems)
+	}
 }
 
 // Tag is a segmentation tag as stored (and sent).

@@ -1,0 +1,854 @@
+package content
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/halocms/halocms/domain/content"
+)
+
+// memIndex keeps, for the modules apps search, a copy of their
+// content_fields rows in memory: each item's published interval and
+// typed columns (see projections/content.Slots), in the order PostgreSQL
+// gives their ids. A search of one module that the one-statement path
+// would answer from those columns (see fieldsFilter and pageWithTotal)
+// is filtered, counted, sorted and paged here; PostgreSQL then reads only
+// the page's items, by id, and in the same statement the app's content
+// version. The projection changes that version with every batch that
+// touches the app's modules or items, so a copy loaded at the version the
+// statement reads is exactly what the tables hold in its snapshot: the
+// answer is the one the tables would give. When the version moved on, the
+// search runs in PostgreSQL as before and the module is loaded again in
+// the background (see memIndex.want).
+//
+// The copy answers only what it can judge exactly as PostgreSQL does (see
+// memModule.plan): equality on text columns, comparisons of numbers (and
+// dates) with at most 15 significant digits, which float64 orders as
+// numeric does, a like on texts of ASCII characters (whose lower-casing
+// the server and PostgreSQL agree on), and/or trees of those; sorts by
+// number columns, ties broken by the ids' rank in PostgreSQL's order.
+// Anything else, and any page that comes out empty, goes to PostgreSQL.
+type memIndex struct {
+	pool     *pgxpool.Pool
+	maxItems int // rows held in all, across modules
+
+	mu   sync.Mutex
+	mods map[string]*memEntry
+	held int    // rows in loaded modules
+	tick uint64 // last use, for eviction
+}
+
+// memEntry is a module's place in the index: its copy, once loaded, and
+// when it may be loaded (again).
+type memEntry struct {
+	mod       *memModule // nil until loaded
+	stale     bool       // the app's content changed since mod was loaded
+	loading   bool
+	notBefore time.Time // no load before then (see load)
+	used      uint64
+}
+
+const (
+	// memScanMax: a search with no equality at its top to start from
+	// reads every row of the module; above this many rows it goes to
+	// PostgreSQL instead.
+	memScanMax = 20_000
+	// memLoadTimeout bounds one load of a module.
+	memLoadTimeout = time.Minute
+	// memReloadGap is the least time between two loads of a module; a
+	// load also waits four times as long as the last one took, so that a
+	// module whose content keeps changing costs at most a fifth of a
+	// connection's time in loads.
+	memReloadGap = time.Second
+	// memIntern bounds the distinct short texts a load shares per column.
+	memIntern = 4096
+	// memTooBigWait: a module with more rows than the index may hold is
+	// counted again only after this long.
+	memTooBigWait = time.Minute
+)
+
+func newMemIndex(pool *pgxpool.Pool, maxItems int) *memIndex {
+	return &memIndex{pool: pool, maxItems: maxItems, mods: map[string]*memEntry{}}
+}
+
+// get returns module's copy, if one is loaded and not known to be stale;
+// otherwise it starts a load (see want) and returns nil.
+func (x *memIndex) get(module string) *memModule {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e := x.entry(module)
+	x.tick++
+	e.used = x.tick
+	if e.mod != nil && !e.stale {
+		return e.mod
+	}
+	x.want(module, e)
+	return nil
+}
+
+// entry returns module's entry, made if new. x.mu must be held.
+func (x *memIndex) entry(module string) *memEntry {
+	e := x.mods[module]
+	if e == nil {
+		e = &memEntry{}
+		x.mods[module] = e
+	}
+	return e
+}
+
+// outdated records that m no longer shows its module's content, and asks
+// for a fresh copy.
+func (x *memIndex) outdated(m *memModule) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if e := x.mods[m.id]; e != nil && e.mod == m {
+		e.stale = true
+		x.want(m.id, e)
+	}
+}
+
+// want starts a background load of module unless one runs or the last
+// ended too recently. x.mu must be held.
+func (x *memIndex) want(module string, e *memEntry) {
+	if e.loading || time.Now().Before(e.notBefore) {
+		return
+	}
+	e.loading = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), memLoadTimeout)
+		defer cancel()
+		x.load(ctx, module) //nolint:errcheck // a failed load leaves the module to PostgreSQL; the next search asks again
+	}()
+}
+
+// load reads module's rows and keeps them, evicting the least recently
+// used modules when the index would hold more than maxItems rows.
+func (x *memIndex) load(ctx context.Context, module string) error {
+	start := time.Now()
+	m, err := loadMemModule(ctx, x.pool, module, x.maxItems)
+	took := time.Since(start)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e := x.entry(module)
+	e.loading = false
+	e.notBefore = time.Now().Add(max(memReloadGap, 4*took))
+	if err != nil || m == nil {
+		if err == nil { // too many rows
+			e.notBefore = time.Now().Add(memTooBigWait)
+		}
+		x.drop(e)
+		return err
+	}
+	x.drop(e)
+	for x.held+len(m.ids) > x.maxItems && x.evictOne(e) {
+	}
+	if x.held+len(m.ids) > x.maxItems {
+		return nil
+	}
+	e.mod, e.stale = m, false
+	x.held += len(m.ids)
+	return nil
+}
+
+// drop forgets e's copy. x.mu must be held.
+func (x *memIndex) drop(e *memEntry) {
+	if e.mod != nil {
+		x.held -= len(e.mod.ids)
+		e.mod = nil
+	}
+}
+
+// evictOne drops the least recently used copy other than keep's; false
+// when there is none. x.mu must be held.
+func (x *memIndex) evictOne(keep *memEntry) bool {
+	var lru *memEntry
+	for _, e := range x.mods {
+		if e != keep && e.mod != nil && (lru == nil || e.used < lru.used) {
+			lru = e
+		}
+	}
+	if lru == nil {
+		return false
+	}
+	x.drop(lru)
+	return true
+}
+
+// memModule is one module's rows as one snapshot held them, at the app's
+// content version and the module's revision of that snapshot. The rows
+// are held by column, row i of each the i-th item in PostgreSQL's order
+// of their ids: a search reads a few columns of a few thousand rows, and
+// a column of numbers of 100,000 items (800 KB) stays in the CPU's
+// caches where whole rows would not.
+type memModule struct {
+	id, app  string
+	revision int64
+	version  int64
+	ids      []string
+	pubFrom  []int64 // memNever when pub_from is NULL (not published)
+	pubUntil []int64
+	// t[i] is t<i+1>'s whole texts (x<i+1> when t<i+1> holds only the
+	// start of it); tNull and tWide have bit i set for a NULL text and
+	// for one with a character beyond ASCII.
+	t            [len(textColumns)][]string
+	tNull, tWide []uint8
+	n            [len(numberColumns)][]float64
+	nNull        []uint8 // bit i: n<i+1> is NULL
+	// exact[i]: every value of n<i+1> has at most 15 significant digits.
+	exact [len(numberColumns)]bool
+
+	eqOnce [len(textColumns)]sync.Once
+	eq     [len(textColumns)]map[string][]int32 // t<i+1>'s whole text → rows holding it, built when first asked
+}
+
+// memNever is the pub_from of an item that is not published: later than
+// any instant a search is made at.
+const memNever int64 = math.MaxInt64
+
+var (
+	textColumns   = [...]string{"t1", "t2", "t3", "t4", "t5", "t6"}
+	numberColumns = [...]string{"n1", "n2", "n3", "n4"}
+)
+
+// loadMemModule reads module's rows in one snapshot, with its app, its
+// revision and the app's content version; nil when the module has more
+// than limit rows (or is gone).
+func loadMemModule(ctx context.Context, pool *pgxpool.Pool, module string, limit int) (*memModule, error) {
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only
+	m := &memModule{id: module}
+	err = tx.QueryRow(ctx, `SELECT m.app, m.revision, coalesce((SELECT version FROM content_versions v WHERE v.app = m.app), 0)
+		FROM content_modules m WHERE m.id = $1 AND m.deleted_at IS NULL`, module).Scan(&m.app, &m.revision, &m.version)
+	if err == pgx.ErrNoRows {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `SELECT item_id, pub_from, pub_until,
+		coalesce(x1, t1), coalesce(x2, t2), coalesce(x3, t3), coalesce(x4, t4), coalesce(x5, t5), coalesce(x6, t6),
+		n1::text, n2::text, n3::text, n4::text
+		FROM content_fields WHERE module = $1 ORDER BY item_id LIMIT $2`, module, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m.exact = [len(numberColumns)]bool{true, true, true, true}
+	var (
+		pubFrom *int64
+		t       [len(textColumns)]*string
+		n       [len(numberColumns)]*string
+	)
+	dest := []any{nil, &pubFrom, nil}
+	for i := range t {
+		dest = append(dest, &t[i])
+	}
+	for i := range n {
+		dest = append(dest, &n[i])
+	}
+	var (
+		id       string
+		pubUntil int64
+		// Labels (categories, states, brands) repeat: rows share one
+		// string per text of at most EqTokenMax bytes, up to memIntern
+		// texts per column.
+		intern [len(textColumns)]map[string]string
+	)
+	for i := range intern {
+		intern[i] = map[string]string{}
+	}
+	dest[0], dest[2] = &id, &pubUntil
+	for rows.Next() {
+		if len(m.ids) == limit {
+			return nil, nil
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		m.ids = append(m.ids, id)
+		m.pubFrom = append(m.pubFrom, memNever)
+		if pubFrom != nil {
+			m.pubFrom[len(m.pubFrom)-1] = *pubFrom
+		}
+		m.pubUntil = append(m.pubUntil, pubUntil)
+		var null, wide uint8
+		for i, s := range t {
+			v := ""
+			switch {
+			case s == nil:
+				null |= 1 << i
+			default:
+				v = *s
+				if !isASCII(v) {
+					wide |= 1 << i
+				}
+				if len(v) <= eqTokenMax {
+					if held, ok := intern[i][v]; ok {
+						v = held
+					} else if len(intern[i]) < memIntern {
+						intern[i][v] = v
+					}
+				}
+			}
+			m.t[i] = append(m.t[i], v)
+		}
+		m.tNull, m.tWide = append(m.tNull, null), append(m.tWide, wide)
+		null = 0
+		for i, s := range n {
+			f := 0.0
+			if s == nil {
+				null |= 1 << i
+			} else {
+				var ok bool
+				f, ok = exactFloat(*s)
+				m.exact[i] = m.exact[i] && ok
+			}
+			m.n[i] = append(m.n[i], f)
+		}
+		m.nNull = append(m.nNull, null)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return m, tx.Commit(ctx)
+}
+
+// exactFloat parses a decimal number, and reports whether float64 keeps
+// its order and equality with every other such number: it has at most 15
+// significant digits (any decimal of 15 digits survives the round trip
+// through float64, so two of them stay distinct and in order) and lies
+// in float64's normal range.
+func exactFloat(d string) (float64, bool) {
+	f, err := strconv.ParseFloat(d, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f != 0 && math.Abs(f) < 1e-300 {
+		return f, false
+	}
+	mant := d
+	if i := strings.IndexAny(mant, "eE"); i >= 0 {
+		mant = mant[:i]
+	}
+	digits := strings.Trim(strings.NewReplacer("+", "", "-", "", ".", "").Replace(mant), "0")
+	return f, len(digits) <= 15
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold reports whether s contains needle, ignoring ASCII case;
+// needle is lower-case ASCII, s ASCII.
+func containsFold(s, needle string) bool {
+	n := len(needle)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != needle[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+// memCond is a search's condition as the index judges it.
+type memCond struct {
+	kind  byte // '&' and, '|' or, 'e' text equality, 'l' like, 'n' number comparison
+	kids  []memCond
+	col   int     // index into memModule.t or memModule.n
+	text  string  // 'e': the text; 'l': the lower-cased ASCII text to contain
+	op    byte    // 'n': '=', '>', 'G' (>=), '<' or 'L' (<=)
+	value float64 // 'n'
+}
+
+// memSort is a sort key on a number column.
+type memSort struct {
+	col  int
+	desc bool
+}
+
+// plan turns q's searchValues and sort into what the index judges, when
+// it can judge them exactly as the compiled statement does (see
+// valueLeaf, fieldsFilter and pageWithTotal): every operation on a field
+// with a typed column in the module, each of a kind the index judges.
+// The caller has checked that q compiles (oneTripStatement or
+// fieldsFilter), so every operation here is one PostgreSQL runs.
+func (m *memModule) plan(q *Query) (memCond, []memSort, bool) {
+	cond, ok := m.node(q, q.SearchValues)
+	if !ok {
+		return memCond{}, nil, false
+	}
+	sorts := make([]memSort, 0, len(q.Sort))
+	for _, k := range q.Sort {
+		name := strings.TrimPrefix(k.Field, "values.")
+		slot, ok := q.Slots[name]
+		f, known := q.Fields[name]
+		if k.Field == "" || !ok || !known || !f.Kind().Scalar() || slot[0] != 'n' {
+			return memCond{}, nil, false
+		}
+		col := int(slot[1] - '1')
+		if !m.exact[col] {
+			return memCond{}, nil, false
+		}
+		sorts = append(sorts, memSort{col: col, desc: k.Desc})
+	}
+	return cond, sorts, true
+}
+
+func (m *memModule) node(q *Query, e *Expr) (memCond, bool) {
+	if e.Cond == "" {
+		return m.leaf(q, e)
+	}
+	c := memCond{kind: '&'}
+	if strings.ToLower(e.Cond) == "or" {
+		c.kind = '|'
+	}
+	for _, o := range e.Operands {
+		k, ok := m.node(q, o)
+		if !ok {
+			return memCond{}, false
+		}
+		c.kids = append(c.kids, k)
+	}
+	// The cheap first: a row is judged as soon as one operand decides.
+	slices.SortStableFunc(c.kids, func(a, b memCond) int { return memCost(a.kind) - memCost(b.kind) })
+	return c, true
+}
+
+func memCost(kind byte) int { return strings.IndexByte("ne&|l", kind) }
+
+func (m *memModule) leaf(q *Query, e *Expr) (memCond, bool) {
+	op, err := operator(e)
+	if err != nil || isNull(e) {
+		return memCond{}, false
+	}
+	name := strings.TrimPrefix(e.Property, "values.")
+	slot, slotted := q.Slots[name]
+	if f, known := q.Fields[name]; !slotted || known && (f.Kind() == content.KindObject || !f.Indexed()) {
+		return memCond{}, false
+	}
+	col := int(slot[1] - '1')
+	if slot[0] == 'n' {
+		if op == "like" || op == "in" || op == "!in" || op == "!=" {
+			return memCond{}, false
+		}
+		if _, isList := list(e.Value); isList {
+			return memCond{}, false
+		}
+		d, ok := number(e.Value)
+		if !ok {
+			return memCond{}, false
+		}
+		v, exact := exactFloat(d)
+		if !exact || !m.exact[col] {
+			return memCond{}, false
+		}
+		return memCond{kind: 'n', col: col, op: map[string]byte{"=": '=', ">": '>', ">=": 'G', "<": '<', "<=": 'L'}[op], value: v}, true
+	}
+	switch op {
+	case "=":
+		if _, isList := list(e.Value); isList {
+			return memCond{}, false
+		}
+		s, ok := text(e.Value)
+		if !ok {
+			return memCond{}, false
+		}
+		return memCond{kind: 'e', col: col, text: s}, true
+	case "like":
+		s, ok := e.Value.(string)
+		if !ok || utf8.RuneCountInString(s) < minLike || !isASCII(s) {
+			return memCond{}, false
+		}
+		return memCond{kind: 'l', col: col, text: strings.ToLower(s)}, true
+	}
+	return memCond{}, false // text ranges follow the collation; !=, in and !in are not judged here
+}
+
+// judgement is a condition's value for a row: false, true, or unknown
+// (a like on a text beyond ASCII, which PostgreSQL lower-cases by its own
+// rules).
+type judgement byte
+
+const (
+	judgedFalse judgement = iota
+	judgedTrue
+	unknown
+)
+
+// judge judges row i.
+func (c *memCond) judge(m *memModule, i int32) judgement {
+	switch c.kind {
+	case '&', '|':
+		stop := judgedFalse // and: one false decides
+		if c.kind == '|' {
+			stop = judgedTrue
+		}
+		out := 1 - stop
+		for k := range c.kids {
+			switch j := c.kids[k].judge(m, i); j {
+			case stop:
+				return stop
+			case unknown:
+				out = unknown
+			}
+		}
+		return out
+	case 'e':
+		return judged(m.tNull[i]&(1<<c.col) == 0 && m.t[c.col][i] == c.text)
+	case 'l':
+		switch {
+		case m.tNull[i]&(1<<c.col) != 0:
+			return judgedFalse
+		case m.tWide[i]&(1<<c.col) != 0:
+			return unknown
+		}
+		return judged(containsFold(m.t[c.col][i], c.text))
+	default: // 'n'
+		if m.nNull[i]&(1<<c.col) != 0 {
+			return judgedFalse
+		}
+		v := m.n[c.col][i]
+		switch c.op {
+		case '=':
+			return judged(v == c.value)
+		case '>':
+			return judged(v > c.value)
+		case 'G':
+			return judged(v >= c.value)
+		case '<':
+			return judged(v < c.value)
+		}
+		return judged(v <= c.value)
+	}
+}
+
+func judged(b bool) judgement {
+	if b {
+		return judgedTrue
+	}
+	return judgedFalse
+}
+
+// eqRows returns the rows whose whole text in column col is s.
+func (m *memModule) eqRows(col int, s string) []int32 {
+	m.eqOnce[col].Do(func() {
+		idx := map[string][]int32{}
+		for i, v := range m.t[col] {
+			if m.tNull[i]&(1<<col) == 0 {
+				idx[v] = append(idx[v], int32(i))
+			}
+		}
+		m.eq[col] = idx
+	})
+	return m.eq[col][s]
+}
+
+// match returns the rows published at now that meet c, in row order;
+// false when a row cannot be judged, or when c gives no equality to
+// start from and the module has more than memScanMax rows. It starts
+// from the rows of the rarest text equality at c's top, if any, and
+// judges them by the rest of c.
+func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
+	var from []int32
+	start := false
+	rest := memCond{kind: '&'} // true when c is the equality itself
+	switch c.kind {
+	case 'e':
+		from, start = m.eqRows(c.col, c.text), true
+	case '&':
+		at := -1
+		for k, e := range c.kids {
+			if e.kind == 'e' {
+				if rows := m.eqRows(e.col, e.text); !start || len(rows) < len(from) {
+					from, start, at = rows, true, k
+				}
+			}
+		}
+		if start {
+			rest.kids = slices.Delete(slices.Clone(c.kids), at, at+1)
+		}
+	}
+	if start {
+		c = &rest
+	} else if len(m.ids) > memScanMax {
+		return nil, false
+	}
+	var rows []int32 // published at now
+	pubFrom, pubUntil := m.pubFrom, m.pubUntil
+	if start {
+		for _, i := range from {
+			if pubFrom[i] <= now && pubUntil[i] > now {
+				rows = append(rows, i)
+			}
+		}
+	} else {
+		for i := range pubFrom {
+			if pubFrom[i] <= now && pubUntil[i] > now {
+				rows = append(rows, int32(i))
+			}
+		}
+	}
+	leaves := []memCond{*c}
+	if c.kind == '&' {
+		leaves = c.kids
+	}
+	if !slices.ContainsFunc(leaves, func(l memCond) bool { return l.kind == '&' || l.kind == '|' }) {
+		return m.filter(leaves, rows)
+	}
+	out := rows[:0]
+	for _, i := range rows {
+		switch c.judge(m, i) {
+		case judgedTrue:
+			out = append(out, i)
+		case unknown:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// filterNumbers keeps the rows whose number in l's column meets l, in
+// place: judge's 'n' case, in one loop per operator (the loops spend
+// their time waiting for the column's values, which a loop without a call
+// per row fetches several at a time).
+func (m *memModule) filterNumbers(l *memCond, rows []int32) []int32 {
+	vals, nulls, bit, v := m.n[l.col], m.nNull, uint8(1)<<l.col, l.value
+	keep := rows[:0]
+	switch l.op {
+	case '=':
+		for _, i := range rows {
+			if vals[i] == v && nulls[i]&bit == 0 {
+				keep = append(keep, i)
+			}
+		}
+	case '>':
+		for _, i := range rows {
+			if vals[i] > v && nulls[i]&bit == 0 {
+				keep = append(keep, i)
+			}
+		}
+	case 'G':
+		for _, i := range rows {
+			if vals[i] >= v && nulls[i]&bit == 0 {
+				keep = append(keep, i)
+			}
+		}
+	case '<':
+		for _, i := range rows {
+			if vals[i] < v && nulls[i]&bit == 0 {
+				keep = append(keep, i)
+			}
+		}
+	default: // 'L'
+		for _, i := range rows {
+			if vals[i] <= v && nulls[i]&bit == 0 {
+				keep = append(keep, i)
+			}
+		}
+	}
+	return keep
+}
+
+// filter keeps the rows that meet every leaf, a leaf at a time over all
+// of them (the cheap first, see node), in place; false when a row meets
+// every leaf it could be judged by and one it could not.
+func (m *memModule) filter(leaves []memCond, rows []int32) ([]int32, bool) {
+	var unsure []int32 // rows a like could not judge: out unless a leaf is false for them
+	for k := range leaves {
+		l := &leaves[k]
+		if l.kind == 'n' {
+			rows = m.filterNumbers(l, rows)
+		} else {
+			keep := rows[:0]
+			for _, i := range rows {
+				switch l.judge(m, i) {
+				case judgedTrue:
+					keep = append(keep, i)
+				case unknown:
+					unsure = append(unsure, i)
+				}
+			}
+			rows = keep
+		}
+		still := unsure[:0]
+		for _, i := range unsure {
+			if l.judge(m, i) != judgedFalse {
+				still = append(still, i)
+			}
+		}
+		unsure = still
+	}
+	return rows, len(unsure) == 0
+}
+
+// compare orders rows a and b as the statement's ORDER BY does: each key
+// with missing values first when ascending, last when descending (see
+// nullsOrder), then the item ids, in the last key's direction.
+func (m *memModule) compare(sorts []memSort, a, b int32) int {
+	for _, k := range sorts {
+		na, nb := m.nNull[a]&(1<<k.col) != 0, m.nNull[b]&(1<<k.col) != 0
+		va, vb := m.n[k.col][a], m.n[k.col][b]
+		c := 0
+		switch {
+		case na && nb:
+		case na:
+			c = -1
+		case nb:
+			c = 1
+		case va < vb:
+			c = -1
+		case va > vb:
+			c = 1
+		}
+		if k.desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	c := 0
+	switch {
+	case a < b:
+		c = -1
+	case a > b:
+		c = 1
+	}
+	if sorts[len(sorts)-1].desc {
+		c = -c
+	}
+	return c
+}
+
+// page returns the rows offset..offset+limit of matches in sort order,
+// keeping only the best offset+limit while it reads them.
+func (m *memModule) page(matches []int32, sorts []memSort, offset, limit int) []int32 {
+	keep := offset + limit
+	if keep >= len(matches) {
+		all := slices.Clone(matches)
+		slices.SortFunc(all, func(a, b int32) int { return m.compare(sorts, a, b) })
+		return all[min(offset, len(all)):]
+	}
+	best := make([]int32, 0, keep+1)
+	for _, i := range matches {
+		if len(best) == keep && m.compare(sorts, i, best[keep-1]) >= 0 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(best, i, func(a, b int32) int { return m.compare(sorts, a, b) })
+		best = slices.Insert(best, at, i)
+		if len(best) > keep {
+			best = best[:keep]
+		}
+	}
+	return best[offset:]
+}
+
+// memFetch reads the page's items by id, each row with the app's
+// Freshness: its content version, which tells whether the copy the page
+// came from is still what the tables hold.
+var memFetch = `SELECT ` + itemColumns + `, ` + freshnessColumns("$2", "$3", "$4") + `
+	FROM content_items i WHERE i.id = ANY($1::text[])`
+
+// memSearch answers q from the in-memory copy of its module, when it can
+// (see memIndex); done is false when PostgreSQL must answer.
+func (s *Store) memSearch(ctx context.Context, q *Query) (res Result, done bool, err error) {
+	if s.mem == nil || !q.PublishedOnly || !q.Count || q.Locale != "" || q.Limit <= 0 || len(q.Sort) == 0 ||
+		q.SearchValues == nil || len(q.ModuleIDs) != 1 || q.Slots == nil || q.Revision == 0 {
+		return Result{}, false, nil
+	}
+	module := q.ModuleIDs[0]
+	m := s.mem.get(module)
+	if m == nil {
+		return Result{}, false, nil
+	}
+	if m.revision != q.Revision {
+		// The caller read the module at another revision: either it or
+		// the copy is behind; PostgreSQL tells.
+		return Result{}, false, nil
+	}
+	if !q.AllApps && !slices.Contains(q.VisibleModules, module) && !slices.Contains(q.Apps, m.app) ||
+		q.FreshnessOf != "" && q.FreshnessOf != m.app {
+		return Result{}, false, nil
+	}
+	// What PostgreSQL would refuse, or answer some other way, it answers.
+	if _, _, ok := oneTripStatement(q); !ok {
+		if !singleEquality(q.SearchValues) {
+			return Result{}, false, nil
+		}
+		if _, _, ok := fieldsFilter(q, q.Slots, false); !ok {
+			return Result{}, false, nil
+		}
+	}
+	cond, sorts, ok := m.plan(q)
+	if !ok {
+		return Result{}, false, nil
+	}
+	matches, ok := m.match(&cond, q.Now)
+	if !ok || q.Offset >= len(matches) {
+		return Result{}, false, nil
+	}
+	page := m.page(matches, sorts, q.Offset, q.Limit)
+	ids := make([]string, len(page))
+	at := make(map[string]int, len(page))
+	for i, r := range page {
+		ids[i] = m.ids[r]
+		at[ids[i]] = i
+	}
+	rows, err := s.generic.Query(ctx, memFetch, ids, m.app, q.Now, int64(math.MaxInt64))
+	if err != nil {
+		return Result{}, false, err
+	}
+	defer rows.Close()
+	items := make([]Item, len(page))
+	found := 0
+	var fresh Freshness
+	for rows.Next() {
+		it, err := scanItem(rows, q.RawValues, &fresh.Version, &fresh.Until)
+		if err != nil {
+			return Result{}, false, err
+		}
+		if fresh.Version != m.version {
+			rows.Close()
+			s.mem.outdated(m)
+			return Result{}, false, nil
+		}
+		items[at[it.ID]] = it
+		found++
+	}
+	if err := rows.Err(); err != nil {
+		return Result{}, false, err
+	}
+	if found != len(page) { // cannot be at the copy's version; PostgreSQL answers
+		s.mem.outdated(m)
+		return Result{}, false, nil
+	}
+	res = Result{Items: items, Total: len(matches), InMemory: true}
+	if q.FreshnessOf != "" {
+		res.Freshness = fresh
+	}
+	return res, true, nil
+}

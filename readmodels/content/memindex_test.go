@@ -1,0 +1,166 @@
+package content_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	rc "github.com/halocms/halocms/readmodels/content"
+)
+
+// memFixture is module m1 of app a1 with a category (text column) and a
+// price (number column), its items i01..i<n> published in categories
+// c0..c2, and a store that keeps modules in memory (at most max items).
+func memFixture(t *testing.T, n, max int) (*fixture, *rc.Store, rc.Query) {
+	t.Helper()
+	f := newFixture(t)
+	f.module(t0, "m1", "a1", field("category", "01"), field("price", "02"))
+	f.module(t0, "m2", "a1", field("category", "01"), field("price", "02"))
+	for i := 1; i <= n; i++ {
+		f.item(t0+int64(i), fmt.Sprintf("i%02d", i), "a1", "m1", "item", map[string]any{"category": fmt.Sprintf("c%d", i%3), "price": num(fmt.Sprint(i * 10))}, t0)
+	}
+	mem := rc.NewStore(f.pool, pgtest.Generic(t, f.pool))
+	mem.KeepInMemory(max)
+	m, err := f.store.Module(f.ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := rc.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
+		Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 2, Sort: []rc.SortKey{{Field: "price", Desc: true}},
+		SearchValues: &rc.Expr{Cond: "and", Operands: []*rc.Expr{{Op: "=", Property: "category", Value: "c1"}, {Op: ">=", Property: "price", Value: num("20")}}},
+		FreshnessOf:  "a1"}
+	return f, mem, q
+}
+
+func memSearch(t *testing.T, f *fixture, s *rc.Store, q rc.Query) rc.Result {
+	t.Helper()
+	rc.OneStatement(&q)
+	res, err := s.Search(f.ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A copy answers only while the app's content version is the one it was
+// loaded at: after any change the search runs in PostgreSQL (and sees the
+// change), until the module is loaded again.
+func TestInMemoryCopyFollowsTheVersion(t *testing.T) {
+	t.Parallel()
+	f, mem, q := memFixture(t, 9, 1000)
+	want := func(res rc.Result, inMemory bool, total int, page ...string) {
+		t.Helper()
+		if res.InMemory != inMemory || res.Total != total || !slices.Equal(ids(res.Items), page) {
+			t.Fatalf("in memory %v, page %v of %d; want %v, %v of %d", res.InMemory, ids(res.Items), res.Total, inMemory, page, total)
+		}
+	}
+	first := memSearch(t, f, mem, q) // asks for the load, in the background
+	want(first, false, 2, "i07", "i04")
+	if err := mem.LoadInMemory(f.ctx, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	loaded := memSearch(t, f, mem, q)
+	want(loaded, true, 2, "i07", "i04")
+	if loaded.Freshness != first.Freshness || loaded.Freshness.Version == 0 {
+		t.Fatalf("freshness %+v, want %+v (the app's, as PostgreSQL reads it)", loaded.Freshness, first.Freshness)
+	}
+
+	f.item(now, "i10", "a1", "m1", "item", map[string]any{"category": "c1", "price": num("95")}, t0)
+	want(memSearch(t, f, mem, q), false, 3, "i10", "i07")
+	if err := mem.LoadInMemory(f.ctx, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	want(memSearch(t, f, mem, q), true, 3, "i10", "i07")
+
+	// A change to another module of the app changes the version too.
+	f.item(now, "x1", "a1", "m2", "other", map[string]any{"category": "c1"}, t0)
+	want(memSearch(t, f, mem, q), false, 3, "i10", "i07")
+
+	// The module read at another revision than the copy's: PostgreSQL.
+	if err := mem.LoadInMemory(f.ctx, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	old := q
+	old.Revision++
+	old.Known = true
+	if res, err := mem.Search(f.ctx, old); err == nil && res.InMemory {
+		t.Fatal("a search of the module at another revision was answered in memory")
+	}
+	// A page past the matches, and no match: PostgreSQL.
+	past := q
+	past.Offset = 10
+	want(memSearch(t, f, mem, past), false, 3)
+	none := q
+	none.SearchValues = &rc.Expr{Op: "=", Property: "category", Value: "c9"}
+	want(memSearch(t, f, mem, none), false, 0)
+	// Another app's token does not see the module.
+	other := q
+	other.Apps, other.FreshnessOf = []string{"a2"}, "a2"
+	want(memSearch(t, f, mem, other), false, 0)
+}
+
+// The index holds at most its number of items: a module with more is
+// left to PostgreSQL, and loading one evicts the least recently used.
+func TestInMemoryBound(t *testing.T) {
+	t.Parallel()
+	f, mem, q := memFixture(t, 9, 9)
+	for i := 1; i <= 5; i++ {
+		f.item(t0, fmt.Sprintf("j%d", i), "a1", "m2", "item", map[string]any{"category": "c1", "price": num("30")}, t0)
+	}
+	m2, err := f.store.Module(f.ctx, "m2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q2 := q
+	q2.ModuleIDs, q2.Slots, q2.Revision = []string{"m2"}, m2.Slots, m2.Revision
+	for _, m := range []string{"m1", "m2"} {
+		if err := mem.LoadInMemory(f.ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !memSearch(t, f, mem, q2).InMemory || memSearch(t, f, mem, q).InMemory {
+		t.Fatal("m1 (9 items) should have been evicted by m2 (5) in an index of 9")
+	}
+	f.item(now, "i10", "a1", "m1", "item", map[string]any{"category": "c1", "price": num("95")}, t0) // 10 items now
+	m1, err := f.store.Module(f.ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Revision = m1.Revision
+	if err := mem.LoadInMemory(f.ctx, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	if res := memSearch(t, f, mem, q); res.InMemory || res.Total != 3 {
+		t.Fatalf("a module of 10 items in an index of 9: in memory %v, total %d", res.InMemory, res.Total)
+	}
+}
+
+// Texts beyond ASCII are lower-cased by PostgreSQL's rules, not the
+// index's: a like on one is left to PostgreSQL, and finds what it finds.
+func TestInMemoryLikeBeyondASCII(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.module(t0, "m1", "a1", field("title", "01"), field("price", "02"))
+	for i, title := range []string{"KELVIN", "\u212Aelvin", "kelvin", "Ärger"} { // K, the Kelvin sign, lower-cases to k
+		f.item(t0, fmt.Sprintf("i%d", i), "a1", "m1", "item", map[string]any{"title": title, "price": num(fmt.Sprint(i))}, t0)
+	}
+	mem := rc.NewStore(f.pool, pgtest.Generic(t, f.pool))
+	mem.KeepInMemory(100)
+	if err := mem.LoadInMemory(f.ctx, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.store.Module(f.ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, like := range []string{"elvin", "rger", "KEL"} {
+		q := rc.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
+			Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 10, Sort: []rc.SortKey{{Field: "price"}},
+			SearchValues: &rc.Expr{Op: "like", Property: "title", Value: like}}
+		got, want := memSearch(t, f, mem, q), memSearch(t, f, f.store, q)
+		if got.InMemory || !slices.Equal(ids(got.Items), ids(want.Items)) {
+			t.Errorf("like %q: in memory %v, %v; PostgreSQL finds %v", like, got.InMemory, ids(got.Items), ids(want.Items))
+		}
+	}
+}
