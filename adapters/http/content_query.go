@@ -430,6 +430,12 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	index := "postgresql"
+	if res.InMemory {
+		index = "memory"
+	}
+	s.Metrics.Searched(index)
+	w.Header().Set("X-Search-Index", index)
 	items, err := s.present(ctx, q, mods, res.Items, include, b.Fields)
 	if err != nil {
 		s.fail(w, r, err)

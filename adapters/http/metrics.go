@@ -19,6 +19,7 @@ type Metrics struct {
 	commands *prometheus.CounterVec
 	appends  prometheus.Counter
 	syncHeld prometheus.Histogram
+	searches *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's collectors (and the Go runtime's) in a
@@ -46,7 +47,12 @@ func NewMetrics() *Metrics {
 			Buckets: []float64{.01, .1, 1, 5, 30, 300, 3600},
 		}),
 	}
-	m.reg.MustRegister(m.latency, m.commands, m.appends, m.syncHeld,
+	m.searches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cms_content_searches_total",
+		Help: "Content searches run (not answered from the answer cache), by where their page and total came from: " +
+			"memory (the in-memory copy of the module, CMS_SEARCH_INDEX_ITEMS) or postgresql.",
+	}, []string{"index"})
+	m.reg.MustRegister(m.latency, m.commands, m.appends, m.syncHeld, m.searches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -59,6 +65,9 @@ func (m *Metrics) Appended(n int) { m.appends.Add(float64(n)) }
 
 // SyncHeldBack records how far the horizon set a sync's answer back.
 func (m *Metrics) SyncHeldBack(d time.Duration) { m.syncHeld.Observe(d.Seconds()) }
+
+// Searched counts a content search run by index (memory or postgresql).
+func (m *Metrics) Searched(index string) { m.searches.WithLabelValues(index).Inc() }
 
 // Command records the outcome of one command.
 func (m *Metrics) Command(name string, err error) {

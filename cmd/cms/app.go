@@ -169,6 +169,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 		return nil, err
 	}
 	a.contents = rmcontent.NewStore(pool, a.generic)
+	a.contents.KeepInMemory(a.cfg.SearchIndex)
 	a.content = cmdcontent.NewService(a.store, a.store, a.authz, a.users, a.contents, ids.Generator{}, waiter)
 	a.appUsersRead = rmappusers.New(pool)
 	a.appUsers = cmdappuser.NewService(a.store, ids.Generator{}, a.appUsersRead, hasher, postgres.NewLoginThrottle(pool), a.sessions, waiter)

@@ -18,3 +18,19 @@ func TestSearchCacheEntriesFromEnv(t *testing.T) {
 		t.Errorf("CMS_SEARCH_CACHE_ENTRIES=-3 was accepted")
 	}
 }
+
+// CMS_SEARCH_INDEX_ITEMS: 0 keeps no module in memory, a negative number
+// is refused.
+func TestSearchIndexItemsFromEnv(t *testing.T) {
+	for env, want := range map[string]int{"": 500_000, "0": 0, "2000": 2000} {
+		t.Setenv("CMS_SEARCH_INDEX_ITEMS", env)
+		c, err := loadConfig()
+		if err != nil || c.SearchIndex != want {
+			t.Errorf("CMS_SEARCH_INDEX_ITEMS=%q: %d, %v; want %d", env, c.SearchIndex, err, want)
+		}
+	}
+	t.Setenv("CMS_SEARCH_INDEX_ITEMS", "-1")
+	if _, err := loadConfig(); err == nil {
+		t.Errorf("CMS_SEARCH_INDEX_ITEMS=-1 was accepted")
+	}
+}

@@ -92,7 +92,8 @@ func startServer(t testing.TB, opts ...serverOption) *testServer {
 			// xmin, which any long transaction of a parallel test (in any
 			// database) holds back.
 			ReadYourWrites:  20 * time.Second,
-			SearchCache:     1024, // as served: every e2e search by an app token goes through the cache
+			SearchCache:     1024,    // as served: every e2e search by an app token goes through the cache
+			SearchIndex:     500_000, // as served: searches of one module's typed columns by an app token may be answered in memory
 			ShutdownTimeout: 5 * time.Second,
 			LogLevel:        "error",
 		},
