@@ -48,6 +48,7 @@ type ContentQueries interface {
 	Items(ctx context.Context, ids []string) ([]rmcontent.Item, error)
 	ItemPlaces(ctx context.Context, ids []string) ([]rmcontent.ItemPlace, error)
 	Search(ctx context.Context, q rmcontent.Query) (rmcontent.Result, error)
+	SearchInMemory(ctx context.Context, q rmcontent.Query) (rmcontent.Result, bool, error)
 	Version(ctx context.Context, app string) (int64, error)
 	Sync(ctx context.Context, q rmcontent.SyncQuery) (rmcontent.SyncResult, error)
 }

@@ -408,27 +408,54 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.RawValues = len(include) == 0 && len(b.Fields) == 0 // present passes them on as they are
-	// In line once compiled, after the cache: a hit never waits.
-	weight := int64(1)
-	if rmcontent.OneStatement(&q) {
-		weight = 2
-	}
-	release, err := s.inLine(ctx, weight)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	defer release()
-	res, err := s.ContentRead.Search(ctx, q)
-	if errors.Is(err, rmcontent.ErrModuleUnverified) {
-		q.Known = false
-		if mods, err = s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err == nil {
-			res, err = s.ContentRead.Search(ctx, q)
+	// Compiled once, for either search.
+	oneStatement := rmcontent.OneStatement(&q)
+	// The in-memory copy of the module first (not with included items,
+	// which present reads from PostgreSQL): it reads PostgreSQL once, by
+	// primary key, so it takes one place in line; when it cannot answer,
+	// the search gives its place back and waits for PostgreSQL's.
+	var res rmcontent.Result
+	inMemory := false
+	if len(include) == 0 && rmcontent.InMemoryShape(q) {
+		release, err := s.inLine(ctx, 1)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		res, inMemory, err = s.ContentRead.SearchInMemory(ctx, q)
+		if inMemory {
+			defer release()
+		} else {
+			release()
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
 		}
 	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	if !inMemory {
+		// In line once compiled, after the cache: a hit never waits.
+		weight := int64(1)
+		if oneStatement {
+			weight = 2
+		}
+		release, err := s.inLine(ctx, weight)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer release()
+		res, err = s.ContentRead.Search(ctx, q)
+		if errors.Is(err, rmcontent.ErrModuleUnverified) {
+			q.Known = false
+			if mods, err = s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err == nil {
+				res, err = s.ContentRead.Search(ctx, q)
+			}
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	index := "postgresql"
 	if res.InMemory {

@@ -3,7 +3,21 @@ package content
 import "context"
 
 // LoadInMemory loads module into the store's in-memory index now (see
-// KeepInMemory), as a search of it would in the background.
-func (s *Store) LoadInMemory(ctx context.Context, module string) error {
-	return s.mem.load(ctx, module)
+// KeepInMemory), as a search of it would in the background; with likes,
+// it also builds the trigram lists of every text column (see
+// memModule.trigrams), as the first like on a column would.
+func (s *Store) LoadInMemory(ctx context.Context, module string, likes bool) error {
+	if err := s.mem.load(ctx, module); err != nil {
+		return err
+	}
+	s.mem.mu.Lock()
+	m := s.mem.mods[module].mod
+	s.mem.mu.Unlock()
+	if likes && m != nil {
+		for i := range m.trigramsAsked {
+			m.trigramsAsked[i].Store(true)
+			m.buildTrigrams(i)
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -39,7 +40,8 @@ import (
 // Anything else, and any page that comes out empty, goes to PostgreSQL.
 type memIndex struct {
 	pool     *pgxpool.Pool
-	maxItems int // rows held in all, across modules
+	maxItems int           // rows held in all, across modules
+	loads    chan struct{} // one load at a time: a load holds a connection for a while
 
 	mu   sync.Mutex
 	mods map[string]*memEntry
@@ -77,7 +79,7 @@ const (
 )
 
 func newMemIndex(pool *pgxpool.Pool, maxItems int) *memIndex {
-	return &memIndex{pool: pool, maxItems: maxItems, mods: map[string]*memEntry{}}
+	return &memIndex{pool: pool, maxItems: maxItems, loads: make(chan struct{}, 1), mods: map[string]*memEntry{}}
 }
 
 // get returns module's copy, if one is loaded and not known to be stale;
@@ -133,8 +135,33 @@ func (x *memIndex) want(module string, e *memEntry) {
 // load reads module's rows and keeps them, evicting the least recently
 // used modules when the index would hold more than maxItems rows.
 func (x *memIndex) load(ctx context.Context, module string) error {
+	select {
+	case x.loads <- struct{}{}:
+		defer func() { <-x.loads }()
+	case <-ctx.Done():
+		x.mu.Lock()
+		x.entry(module).loading = false
+		x.mu.Unlock()
+		return ctx.Err()
+	}
 	start := time.Now()
+	var likes []int // columns whose likes the last copy indexed
+	x.mu.Lock()
+	if e := x.entry(module); e.mod != nil {
+		for i := range e.mod.trigramsAsked {
+			if e.mod.trigramsAsked[i].Load() {
+				likes = append(likes, i)
+			}
+		}
+	}
+	x.mu.Unlock()
 	m, err := loadMemModule(ctx, x.pool, module, x.maxItems)
+	if m != nil {
+		for _, i := range likes {
+			m.trigramsAsked[i].Store(true)
+			m.buildTrigrams(i)
+		}
+	}
 	took := time.Since(start)
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -208,6 +235,14 @@ type memModule struct {
 
 	eqOnce [len(textColumns)]sync.Once
 	eq     [len(textColumns)]map[string][]int32 // t<i+1>'s whole text → rows holding it, built when first asked
+
+	// trigrams[i], once built, maps each trigram of t<i+1>'s lower-cased
+	// ASCII texts to the rows holding it, in row order: a like reads the
+	// texts of the rows holding the needle's rarest trigram only. It is
+	// built in the background when a like on the column first comes
+	// (trigramsAsked), and by the next load of the module right away.
+	trigrams      [len(textColumns)]atomic.Pointer[map[uint32][]int32]
+	trigramsAsked [len(textColumns)]atomic.Bool
 }
 
 // memNever is the pub_from of an item that is not published: later than
@@ -673,6 +708,78 @@ func (m *memModule) filterNumbers(l *memCond, rows []int32) []int32 {
 	return keep
 }
 
+// likeTrigrams returns the trigram lists of l's column when l is a like
+// and they are built; else nil, asking for them in the background.
+func (m *memModule) likeTrigrams(l *memCond) *map[uint32][]int32 {
+	if l.kind != 'l' {
+		return nil
+	}
+	trg := m.trigrams[l.col].Load()
+	if trg == nil && m.trigramsAsked[l.col].CompareAndSwap(false, true) {
+		go m.buildTrigrams(l.col)
+	}
+	return trg
+}
+
+// buildTrigrams makes the trigram lists of column col (see trigrams).
+func (m *memModule) buildTrigrams(col int) {
+	trg := map[uint32][]int32{}
+	var low []byte
+	for i, v := range m.t[col] {
+		if (m.tNull[i]|m.tWide[i])&(1<<col) != 0 {
+			continue
+		}
+		low = append(low[:0], v...)
+		for k, c := range low {
+			if 'A' <= c && c <= 'Z' {
+				low[k] = c + 'a' - 'A'
+			}
+		}
+		for k := 0; k+3 <= len(low); k++ {
+			t := trigram(low[k:])
+			if l := trg[t]; len(l) == 0 || l[len(l)-1] != int32(i) {
+				trg[t] = append(l, int32(i))
+			}
+		}
+	}
+	m.trigrams[col].Store(&trg)
+}
+
+func trigram(b []byte) uint32 { return uint32(b[0])<<16 | uint32(b[1])<<8 | uint32(b[2]) }
+
+// filterLike keeps the rows whose text contains l's (lower-cased ASCII)
+// text, reading only the texts of rows that hold its rarest trigram;
+// rows whose text is beyond ASCII go to unsure (see judge).
+func (m *memModule) filterLike(l *memCond, rows []int32, trg map[uint32][]int32, unsure *[]int32) []int32 {
+	var list []int32
+	needle := []byte(l.text)
+	for k := 0; k+3 <= len(needle); k++ {
+		if p := trg[trigram(needle[k:])]; k == 0 || len(p) < len(list) {
+			list = p
+		}
+	}
+	bit := uint8(1) << l.col
+	texts, nulls, wide := m.t[l.col], m.tNull, m.tWide
+	keep := rows[:0]
+	j := 0
+	for _, i := range rows {
+		switch {
+		case nulls[i]&bit != 0:
+			continue
+		case wide[i]&bit != 0:
+			*unsure = append(*unsure, i)
+			continue
+		}
+		for j < len(list) && list[j] < i {
+			j++
+		}
+		if j < len(list) && list[j] == i && containsFold(texts[i], l.text) {
+			keep = append(keep, i)
+		}
+	}
+	return keep
+}
+
 // filter keeps the rows that meet every leaf, a leaf at a time over all
 // of them (the cheap first, see node), in place; false when a row meets
 // every leaf it could be judged by and one it could not.
@@ -682,6 +789,8 @@ func (m *memModule) filter(leaves []memCond, rows []int32) ([]int32, bool) {
 		l := &leaves[k]
 		if l.kind == 'n' {
 			rows = m.filterNumbers(l, rows)
+		} else if trg := m.likeTrigrams(l); trg != nil {
+			rows = m.filterLike(l, rows, *trg, &unsure)
 		} else {
 			keep := rows[:0]
 			for _, i := range rows {
@@ -773,11 +882,26 @@ func (m *memModule) page(matches []int32, sorts []memSort, offset, limit int) []
 var memFetch = `SELECT ` + itemColumns + `, ` + freshnessColumns("$2", "$3", "$4") + `
 	FROM content_items i WHERE i.id = ANY($1::text[])`
 
-// memSearch answers q from the in-memory copy of its module, when it can
-// (see memIndex); done is false when PostgreSQL must answer.
+// SearchInMemory answers q as Search would, from the in-memory copy of its
+// module (see memIndex and KeepInMemory), when it can; done is false when
+// Search must answer. It reads PostgreSQL once, by primary key: the
+// caller need not count it among its hot reads.
+func (s *Store) SearchInMemory(ctx context.Context, q Query) (res Result, done bool, err error) {
+	q.RawValues = q.RawValues && q.Locale == ""
+	return s.memSearch(ctx, &q)
+}
+
+// InMemoryShape reports whether q has the shape SearchInMemory may
+// answer: an app's paged search with a total, of one module whose slot
+// map and revision the caller read, filtered by searchValues, sorted by
+// values, without a locale. Whether it does depends on the rest.
+func InMemoryShape(q Query) bool {
+	return q.PublishedOnly && q.Count && q.Locale == "" && q.Limit > 0 && len(q.Sort) > 0 &&
+		q.SearchValues != nil && len(q.ModuleIDs) == 1 && q.Slots != nil && q.Revision != 0
+}
+
 func (s *Store) memSearch(ctx context.Context, q *Query) (res Result, done bool, err error) {
-	if s.mem == nil || !q.PublishedOnly || !q.Count || q.Locale != "" || q.Limit <= 0 || len(q.Sort) == 0 ||
-		q.SearchValues == nil || len(q.ModuleIDs) != 1 || q.Slots == nil || q.Revision == 0 {
+	if s.mem == nil || !InMemoryShape(*q) {
 		return Result{}, false, nil
 	}
 	module := q.ModuleIDs[0]

@@ -154,9 +154,6 @@ const (
 // column names come from slotColumns).
 func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	q.RawValues = q.RawValues && q.Locale == ""
-	if res, done, err := s.memSearch(ctx, &q); err != nil || done {
-		return res, err
-	}
 	if sql, args, ok := oneTripStatement(&q); ok {
 		res, done, err := s.pageInOneTrip(ctx, &q, sql, args)
 		if err != nil || done {
