@@ -31,7 +31,7 @@ type Config struct {
 	ShutdownTimeout time.Duration  // CMS_SHUTDOWN_TIMEOUT, default 15s
 	SearchCache     int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 there turns the search answer cache off, which is -1 here
 	ReadConcurrency int            // CMS_READ_CONCURRENCY, default 2 × GOMAXPROCS; 0: no bound
-	SearchIndex     int            // CMS_SEARCH_INDEX_ITEMS, default 500000: items of searched modules kept in memory; 0: none
+	SearchIndex     int            // CMS_SEARCH_INDEX_ITEMS, default 250000: items of searched modules kept in memory; 0: none
 	Push            PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
 	Loyalty         LoyaltyConfig  // CMS_LOYALTY_*
 }
@@ -165,7 +165,7 @@ func loadConfig() (Config, error) {
 	if c.SearchCache, err = entriesOrOff("CMS_SEARCH_CACHE_ENTRIES", 1024); err != nil {
 		return c, err
 	}
-	if c.SearchIndex, err = integer("CMS_SEARCH_INDEX_ITEMS", 500_000); err != nil {
+	if c.SearchIndex, err = integer("CMS_SEARCH_INDEX_ITEMS", 250_000); err != nil {
 		return c, err
 	}
 	if c.SearchIndex < 0 {

@@ -22,7 +22,7 @@ func TestSearchCacheEntriesFromEnv(t *testing.T) {
 // CMS_SEARCH_INDEX_ITEMS: 0 keeps no module in memory, a negative number
 // is refused.
 func TestSearchIndexItemsFromEnv(t *testing.T) {
-	for env, want := range map[string]int{"": 500_000, "0": 0, "2000": 2000} {
+	for env, want := range map[string]int{"": 250_000, "0": 0, "2000": 2000} {
 		t.Setenv("CMS_SEARCH_INDEX_ITEMS", env)
 		c, err := loadConfig()
 		if err != nil || c.SearchIndex != want {

@@ -93,7 +93,7 @@ func startServer(t testing.TB, opts ...serverOption) *testServer {
 			// database) holds back.
 			ReadYourWrites:  20 * time.Second,
 			SearchCache:     1024,    // as served: every e2e search by an app token goes through the cache
-			SearchIndex:     500_000, // as served: searches of one module's typed columns by an app token may be answered in memory
+			SearchIndex:     250_000, // as served: searches of one module's typed columns by an app token may be answered in memory
 			ShutdownTimeout: 5 * time.Second,
 			LogLevel:        "error",
 		},
