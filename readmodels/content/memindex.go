@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,7 +38,7 @@ import (
 // numeric does, a like on texts of ASCII characters (whose lower-casing
 // the server and PostgreSQL agree on), and/or trees of those; sorts by
 // number columns, ties broken by the ids' rank in PostgreSQL's order.
-// Anything else, and any page that comes out empty, goes to PostgreSQL.
+// Anything else goes to PostgreSQL.
 type memIndex struct {
 	pool     *pgxpool.Pool
 	maxItems int           // rows held in all, across modules
@@ -71,8 +72,6 @@ const (
 	// module whose content keeps changing costs at most a fifth of a
 	// connection's time in loads.
 	memReloadGap = time.Second
-	// memIntern bounds the distinct short texts a load shares per column.
-	memIntern = 4096
 	// memTooBigWait: a module with more rows than the index may hold is
 	// counted again only after this long.
 	memTooBigWait = time.Minute
@@ -176,20 +175,20 @@ func (x *memIndex) load(ctx context.Context, module string) error {
 		return err
 	}
 	x.drop(e)
-	for x.held+len(m.ids) > x.maxItems && x.evictOne(e) {
+	for x.held+m.ids.len() > x.maxItems && x.evictOne(e) {
 	}
-	if x.held+len(m.ids) > x.maxItems {
+	if x.held+m.ids.len() > x.maxItems {
 		return nil
 	}
 	e.mod, e.stale = m, false
-	x.held += len(m.ids)
+	x.held += m.ids.len()
 	return nil
 }
 
 // drop forgets e's copy. x.mu must be held.
 func (x *memIndex) drop(e *memEntry) {
 	if e.mod != nil {
-		x.held -= len(e.mod.ids)
+		x.held -= e.mod.ids.len()
 		e.mod = nil
 	}
 }
@@ -220,13 +219,13 @@ type memModule struct {
 	id, app  string
 	revision int64
 	version  int64
-	ids      []string
+	ids      texts
 	pubFrom  []int64 // memNever when pub_from is NULL (not published)
 	pubUntil []int64
 	// t[i] is t<i+1>'s whole texts (x<i+1> when t<i+1> holds only the
 	// start of it); tNull and tWide have bit i set for a NULL text and
 	// for one with a character beyond ASCII.
-	t            [len(textColumns)][]string
+	t            [len(textColumns)]texts
 	tNull, tWide []uint8
 	n            [len(numberColumns)][]float64
 	nNull        []uint8 // bit i: n<i+1> is NULL
@@ -243,6 +242,31 @@ type memModule struct {
 	// (trigramsAsked), and by the next load of the module right away.
 	trigrams      [len(textColumns)]atomic.Pointer[map[uint32][]int32]
 	trigramsAsked [len(textColumns)]atomic.Bool
+}
+
+// texts is a column of texts in one block of bytes, text i being
+// data[end[i-1]:end[i]]: a copy of 100,000 items holds no pointer per
+// text for the garbage collector to follow at every cycle.
+type texts struct {
+	data []byte
+	end  []uint32
+}
+
+func (c *texts) add(s string) {
+	c.data = append(c.data, s...)
+	c.end = append(c.end, uint32(len(c.data)))
+}
+
+func (c *texts) len() int { return len(c.end) }
+
+// at returns text i, sharing the column's bytes (which never change).
+func (c *texts) at(i int32) string {
+	from := uint32(0)
+	if i > 0 {
+		from = c.end[i-1]
+	}
+	b := c.data[from:c.end[i]]
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // memNever is the pub_from of an item that is not published: later than
@@ -296,23 +320,19 @@ func loadMemModule(ctx context.Context, pool *pgxpool.Pool, module string, limit
 	var (
 		id       string
 		pubUntil int64
-		// Labels (categories, states, brands) repeat: rows share one
-		// string per text of at most EqTokenMax bytes, up to memIntern
-		// texts per column.
-		intern [len(textColumns)]map[string]string
 	)
-	for i := range intern {
-		intern[i] = map[string]string{}
-	}
 	dest[0], dest[2] = &id, &pubUntil
 	for rows.Next() {
-		if len(m.ids) == limit {
+		if m.ids.len() == limit {
 			return nil, nil
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		m.ids = append(m.ids, id)
+		if uint64(len(m.ids.data))+uint64(len(id)) > math.MaxUint32 {
+			return nil, nil
+		}
+		m.ids.add(id)
 		m.pubFrom = append(m.pubFrom, memNever)
 		if pubFrom != nil {
 			m.pubFrom[len(m.pubFrom)-1] = *pubFrom
@@ -329,15 +349,11 @@ func loadMemModule(ctx context.Context, pool *pgxpool.Pool, module string, limit
 				if !isASCII(v) {
 					wide |= 1 << i
 				}
-				if len(v) <= eqTokenMax {
-					if held, ok := intern[i][v]; ok {
-						v = held
-					} else if len(intern[i]) < memIntern {
-						intern[i][v] = v
-					}
-				}
 			}
-			m.t[i] = append(m.t[i], v)
+			if uint64(len(m.t[i].data))+uint64(len(v)) > math.MaxUint32 {
+				return nil, nil
+			}
+			m.t[i].add(v)
 		}
 		m.tNull, m.tWide = append(m.tNull, null), append(m.tWide, wide)
 		null = 0
@@ -553,7 +569,7 @@ func (c *memCond) judge(m *memModule, i int32) judgement {
 		}
 		return out
 	case 'e':
-		return judged(m.tNull[i]&(1<<c.col) == 0 && m.t[c.col][i] == c.text)
+		return judged(m.tNull[i]&(1<<c.col) == 0 && m.t[c.col].at(i) == c.text)
 	case 'l':
 		switch {
 		case m.tNull[i]&(1<<c.col) != 0:
@@ -561,7 +577,7 @@ func (c *memCond) judge(m *memModule, i int32) judgement {
 		case m.tWide[i]&(1<<c.col) != 0:
 			return unknown
 		}
-		return judged(containsFold(m.t[c.col][i], c.text))
+		return judged(containsFold(m.t[c.col].at(i), c.text))
 	default: // 'n'
 		if m.nNull[i]&(1<<c.col) != 0 {
 			return judgedFalse
@@ -592,9 +608,10 @@ func judged(b bool) judgement {
 func (m *memModule) eqRows(col int, s string) []int32 {
 	m.eqOnce[col].Do(func() {
 		idx := map[string][]int32{}
-		for i, v := range m.t[col] {
+		for i := range int32(m.t[col].len()) {
 			if m.tNull[i]&(1<<col) == 0 {
-				idx[v] = append(idx[v], int32(i))
+				v := m.t[col].at(i)
+				idx[v] = append(idx[v], i)
 			}
 		}
 		m.eq[col] = idx
@@ -629,7 +646,7 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 	}
 	if start {
 		c = &rest
-	} else if len(m.ids) > memScanMax {
+	} else if m.ids.len() > memScanMax {
 		return nil, false
 	}
 	var rows []int32 // published at now
@@ -725,11 +742,11 @@ func (m *memModule) likeTrigrams(l *memCond) *map[uint32][]int32 {
 func (m *memModule) buildTrigrams(col int) {
 	trg := map[uint32][]int32{}
 	var low []byte
-	for i, v := range m.t[col] {
+	for i := range int32(m.t[col].len()) {
 		if (m.tNull[i]|m.tWide[i])&(1<<col) != 0 {
 			continue
 		}
-		low = append(low[:0], v...)
+		low = append(low[:0], m.t[col].at(i)...)
 		for k, c := range low {
 			if 'A' <= c && c <= 'Z' {
 				low[k] = c + 'a' - 'A'
@@ -759,7 +776,7 @@ func (m *memModule) filterLike(l *memCond, rows []int32, trg map[uint32][]int32,
 		}
 	}
 	bit := uint8(1) << l.col
-	texts, nulls, wide := m.t[l.col], m.tNull, m.tWide
+	col, nulls, wide := &m.t[l.col], m.tNull, m.tWide
 	keep := rows[:0]
 	j := 0
 	for _, i := range rows {
@@ -773,7 +790,7 @@ func (m *memModule) filterLike(l *memCond, rows []int32, trg map[uint32][]int32,
 		for j < len(list) && list[j] < i {
 			j++
 		}
-		if j < len(list) && list[j] == i && containsFold(texts[i], l.text) {
+		if j < len(list) && list[j] == i && containsFold(col.at(i), l.text) {
 			keep = append(keep, i)
 		}
 	}
@@ -932,14 +949,28 @@ func (s *Store) memSearch(ctx context.Context, q *Query) (res Result, done bool,
 		return Result{}, false, nil
 	}
 	matches, ok := m.match(&cond, q.Now)
-	if !ok || q.Offset >= len(matches) {
+	if !ok {
 		return Result{}, false, nil
+	}
+	if q.Offset >= len(matches) {
+		// No page: what Search answers too (no items, the total), once
+		// the version says the copy is the tables' content.
+		var fresh Freshness
+		if err := s.generic.QueryRow(ctx, `SELECT `+freshnessColumns("$1", "$2", "$3"), m.app, q.Now, int64(math.MaxInt64)).
+			Scan(&fresh.Version, &fresh.Until); err != nil {
+			return Result{}, false, err
+		}
+		if fresh.Version != m.version {
+			s.mem.outdated(m)
+			return Result{}, false, nil
+		}
+		return m.answer(q, []Item{}, len(matches), fresh), true, nil
 	}
 	page := m.page(matches, sorts, q.Offset, q.Limit)
 	ids := make([]string, len(page))
 	at := make(map[string]int, len(page))
 	for i, r := range page {
-		ids[i] = m.ids[r]
+		ids[i] = m.ids.at(r)
 		at[ids[i]] = i
 	}
 	rows, err := s.generic.Query(ctx, memFetch, ids, m.app, q.Now, int64(math.MaxInt64))
@@ -970,9 +1001,15 @@ func (s *Store) memSearch(ctx context.Context, q *Query) (res Result, done bool,
 		s.mem.outdated(m)
 		return Result{}, false, nil
 	}
-	res = Result{Items: items, Total: len(matches), InMemory: true}
+	return m.answer(q, items, len(matches), fresh), true, nil
+}
+
+// answer is q's Result from the copy: its page's items, its total and,
+// when asked, the Freshness read with them.
+func (m *memModule) answer(q *Query, items []Item, total int, fresh Freshness) Result {
+	res := Result{Items: items, Total: total, InMemory: true}
 	if q.FreshnessOf != "" {
 		res.Freshness = fresh
 	}
-	return res, true, nil
+	return res
 }

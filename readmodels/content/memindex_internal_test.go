@@ -31,3 +31,19 @@ func TestContainsFold(t *testing.T) {
 		}
 	}
 }
+
+func TestTexts(t *testing.T) {
+	var c texts
+	in := []string{"", "amber", "", "Straße", "x", ""}
+	for _, s := range in {
+		c.add(s)
+	}
+	if c.len() != len(in) {
+		t.Fatalf("%d texts, want %d", c.len(), len(in))
+	}
+	for i, want := range in {
+		if got := c.at(int32(i)); got != want {
+			t.Errorf("text %d: %q, want %q", i, got, want)
+		}
+	}
+}
