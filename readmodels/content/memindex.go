@@ -220,15 +220,14 @@ type memModule struct {
 	revision int64
 	version  int64
 	ids      texts
-	pubFrom  []int64 // memNever when pub_from is NULL (not published)
-	pubUntil []int64
+	pub      []memPub // side by side: a search reads both of a row
 	// t[i] is t<i+1>'s whole texts (x<i+1> when t<i+1> holds only the
 	// start of it); tNull and tWide have bit i set for a NULL text and
 	// for one with a character beyond ASCII.
 	t            [len(textColumns)]texts
 	tNull, tWide []uint8
-	n            [len(numberColumns)][]float64
-	nNull        []uint8 // bit i: n<i+1> is NULL
+	n            [len(numberColumns)][]float64 // NaN where NULL
+	nNull        []uint8                       // bit i: n<i+1> is NULL
 	// exact[i]: every value of n<i+1> has at most 15 significant digits.
 	exact [len(numberColumns)]bool
 
@@ -268,6 +267,10 @@ func (c *texts) at(i int32) string {
 	b := c.data[from:c.end[i]]
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
+
+// memPub is an item's published interval: from pub_from (memNever when it
+// is NULL: not published) until pub_until.
+type memPub struct{ from, until int64 }
 
 // memNever is the pub_from of an item that is not published: later than
 // any instant a search is made at.
@@ -333,11 +336,11 @@ func loadMemModule(ctx context.Context, pool *pgxpool.Pool, module string, limit
 			return nil, nil
 		}
 		m.ids.add(id)
-		m.pubFrom = append(m.pubFrom, memNever)
+		p := memPub{from: memNever, until: pubUntil}
 		if pubFrom != nil {
-			m.pubFrom[len(m.pubFrom)-1] = *pubFrom
+			p.from = *pubFrom
 		}
-		m.pubUntil = append(m.pubUntil, pubUntil)
+		m.pub = append(m.pub, p)
 		var null, wide uint8
 		for i, s := range t {
 			v := ""
@@ -358,7 +361,7 @@ func loadMemModule(ctx context.Context, pool *pgxpool.Pool, module string, limit
 		m.tNull, m.tWide = append(m.tNull, null), append(m.tWide, wide)
 		null = 0
 		for i, s := range n {
-			f := 0.0
+			f := math.NaN() // no value: every comparison false, as with NULL
 			if s == nil {
 				null |= 1 << i
 			} else {
@@ -649,17 +652,19 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 	} else if m.ids.len() > memScanMax {
 		return nil, false
 	}
+	pub := m.pub
 	var rows []int32 // published at now
-	pubFrom, pubUntil := m.pubFrom, m.pubUntil
 	if start {
+		rows = make([]int32, 0, len(from))
 		for _, i := range from {
-			if pubFrom[i] <= now && pubUntil[i] > now {
+			if p := pub[i]; p.from <= now && p.until > now {
 				rows = append(rows, i)
 			}
 		}
 	} else {
-		for i := range pubFrom {
-			if pubFrom[i] <= now && pubUntil[i] > now {
+		rows = make([]int32, 0, len(pub))
+		for i, p := range pub {
+			if p.from <= now && p.until > now {
 				rows = append(rows, int32(i))
 			}
 		}
@@ -686,38 +691,39 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 // filterNumbers keeps the rows whose number in l's column meets l, in
 // place: judge's 'n' case, in one loop per operator (the loops spend
 // their time waiting for the column's values, which a loop without a call
-// per row fetches several at a time).
+// per row fetches several at a time). A row without a value holds NaN,
+// which no comparison meets.
 func (m *memModule) filterNumbers(l *memCond, rows []int32) []int32 {
-	vals, nulls, bit, v := m.n[l.col], m.nNull, uint8(1)<<l.col, l.value
+	vals, v := m.n[l.col], l.value
 	keep := rows[:0]
 	switch l.op {
 	case '=':
 		for _, i := range rows {
-			if vals[i] == v && nulls[i]&bit == 0 {
+			if vals[i] == v {
 				keep = append(keep, i)
 			}
 		}
 	case '>':
 		for _, i := range rows {
-			if vals[i] > v && nulls[i]&bit == 0 {
+			if vals[i] > v {
 				keep = append(keep, i)
 			}
 		}
 	case 'G':
 		for _, i := range rows {
-			if vals[i] >= v && nulls[i]&bit == 0 {
+			if vals[i] >= v {
 				keep = append(keep, i)
 			}
 		}
 	case '<':
 		for _, i := range rows {
-			if vals[i] < v && nulls[i]&bit == 0 {
+			if vals[i] < v {
 				keep = append(keep, i)
 			}
 		}
 	default: // 'L'
 		for _, i := range rows {
-			if vals[i] <= v && nulls[i]&bit == 0 {
+			if vals[i] <= v {
 				keep = append(keep, i)
 			}
 		}
