@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -10,14 +11,19 @@ import (
 
 // An app's searches of one module's typed columns are answered from the
 // in-memory copy of the module once it is loaded (X-Search-Index:
-// memory), with the answer PostgreSQL gives; a write makes the next
-// search run in PostgreSQL and see it (read your writes), until the
-// module is loaded again. No-cache searches too: the copy is not an
-// answer cache, it is checked against the app's content version by the
-// statement that reads the page's items.
+// memory), with the answer PostgreSQL gives; a write, through this
+// process or another, makes the next search run in PostgreSQL and see it
+// (read your writes), until the module is loaded again. No-cache searches
+// too: the copy is not an answer cache, it is checked against the app's
+// content version by the statement that reads the page's items.
 func TestContentSearchInMemory(t *testing.T) {
 	t.Parallel()
 	ts := startContentServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := startOn(t, ts.app.cfg, ln) // writes, as another process would
 	app := ts.createApp("Shop")
 	appTok := ts.appToken(app)
 	mod := ts.createModule(ts.admin, moduleBody(app.ID, "Products", fld("title", ftText), fld("category", ftText), fld("price", ftNumber)))
@@ -72,6 +78,11 @@ func TestContentSearchInMemory(t *testing.T) {
 		t.Fatalf("right after a write: %q from %s, want the new item, from postgresql", titles, index)
 	}
 	inMemory(t, "AMBER vase", "Amber lamp", "amber mug")
+	other.createItem(other.admin, itemBody(mod.ID, "pf", map[string]any{"title": "amber bowl", "category": "home", "price": 35}, "publishedAt", past))
+	if titles, index := search(t); index != "postgresql" || !slices.Equal(titles, []string{"AMBER vase", "amber bowl", "Amber lamp", "amber mug"}) {
+		t.Fatalf("right after a write through another process: %q from %s, want the new item, from postgresql", titles, index)
+	}
+	inMemory(t, "AMBER vase", "amber bowl", "Amber lamp", "amber mug")
 
 	m := string(ts.get("/metrics", "").Body)
 	for _, index := range []string{"memory", "postgresql"} {
