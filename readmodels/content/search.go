@@ -249,17 +249,23 @@ func OneStatement(q *Query) bool {
 	return ok
 }
 
-// tripPlan is what oneTripStatement compiled, and for which module state:
-// the rest of a Query does not change between OneStatement and Search,
-// but a caller whose Known module turned out stale (ErrModuleUnverified)
-// reads the module afresh into the same Query before it searches again.
+// tripPlan is what oneTripStatement compiled, and for which module state
+// and page: a caller whose Known module turned out stale
+// (ErrModuleUnverified) reads the module afresh into the same Query
+// before it searches again. The filters are not expected to change
+// between OneStatement and Search.
 type tripPlan struct {
-	known    bool
-	module   string
-	revision int64
-	sql      string
-	args     []any
-	ok       bool
+	key  tripKey
+	sql  string
+	args []any
+	ok   bool
+}
+
+type tripKey struct {
+	known                bool
+	module, freshnessOf  string
+	revision, now        int64
+	offset, limit, sorts int
 }
 
 // oneTripStatement compiles q for pageInOneTrip, when it can: a search of
@@ -267,14 +273,15 @@ type tripPlan struct {
 // It compiles once per module state (see tripPlan); the HTTP layer asks
 // OneStatement before it searches.
 func oneTripStatement(q *Query) (string, []any, bool) {
-	module := ""
+	key := tripKey{known: q.Known, freshnessOf: q.FreshnessOf, revision: q.Revision, now: q.Now,
+		offset: q.Offset, limit: q.Limit, sorts: len(q.Sort)}
 	if len(q.ModuleIDs) == 1 {
-		module = q.ModuleIDs[0]
+		key.module = q.ModuleIDs[0]
 	}
-	if t := q.trip; t != nil && t.known == q.Known && t.module == module && t.revision == q.Revision {
+	if t := q.trip; t != nil && t.key == key {
 		return t.sql, t.args, t.ok
 	}
-	t := &tripPlan{known: q.Known, module: module, revision: q.Revision}
+	t := &tripPlan{key: key}
 	if q.Count && q.Slots != nil && q.Revision != 0 && len(q.ModuleIDs) == 1 {
 		t.sql, t.args, t.ok = pageWithTotal(q, q.Slots, oneTrip)
 	}

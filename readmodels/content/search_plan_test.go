@@ -416,6 +416,8 @@ func TestOneStatementCompilesOnce(t *testing.T) {
 	}
 	for name, change := range map[string]func(*Query){
 		"no longer known":                   func(q *Query) { q.Known = false },
+		"another page":                      func(q *Query) { q.Offset = 20 },
+		"another instant":                   func(q *Query) { q.Now++ },
 		"another revision":                  func(q *Query) { q.Revision = 4 },
 		"another module, the same revision": func(q *Query) { q.ModuleIDs = []string{"m2"} },
 	} {
