@@ -669,23 +669,10 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 			}
 		}
 	}
-	leaves := []memCond{*c}
 	if c.kind == '&' {
-		leaves = c.kids
+		return m.filter(c.kids, rows)
 	}
-	if !slices.ContainsFunc(leaves, func(l memCond) bool { return l.kind == '&' || l.kind == '|' }) {
-		return m.filter(leaves, rows)
-	}
-	out := rows[:0]
-	for _, i := range rows {
-		switch c.judge(m, i) {
-		case judgedTrue:
-			out = append(out, i)
-		case unknown:
-			return nil, false
-		}
-	}
-	return out, true
+	return m.filter([]memCond{*c}, rows)
 }
 
 // filterNumbers keeps the rows whose number in l's column meets l, in
@@ -803,8 +790,9 @@ func (m *memModule) filterLike(l *memCond, rows []int32, trg map[uint32][]int32,
 	return keep
 }
 
-// filter keeps the rows that meet every leaf, a leaf at a time over all
-// of them (the cheap first, see node), in place; false when a row meets
+// filter keeps the rows that meet every one of leaves (the operands of an
+// and, cheap first, see node; an or or an and among them is judged whole),
+// a leaf at a time over all of them, in place; false when a row meets
 // every leaf it could be judged by and one it could not.
 func (m *memModule) filter(leaves []memCond, rows []int32) ([]int32, bool) {
 	var unsure []int32 // rows a like could not judge: out unless a leaf is false for them
