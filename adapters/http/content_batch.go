@@ -276,7 +276,7 @@ func itemFromCommand(it rmcontent.Item, ok bool, i content.Item) rmcontent.Item 
 	if !ok {
 		it = rmcontent.Item{ID: i.ID, App: i.App, Module: i.Module, CreatedAt: now}
 	}
-	it.Name, it.Values, it.ExternalID, it.Revision = i.Content.Name, i.Content.Values, i.Content.ExternalID, i.Revision
+	it.Name, it.Values, it.RawValues, it.ExternalID, it.Revision = i.Content.Name, i.Content.Values, nil, i.Content.ExternalID, i.Revision
 	it.Tags = make([]rmcontent.Tag, len(i.Content.Tags))
 	for n, t := range i.Content.Tags {
 		it.Tags[n] = rmcontent.Tag(t)

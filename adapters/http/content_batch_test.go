@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -38,11 +39,12 @@ func (l *laggingRead) Item(context.Context, string) (rmcontent.Item, error) {
 // twice, all together, and answers the rest from what the commands wrote.
 func TestBatchReadBackWhileLagging(t *testing.T) {
 	row := func(id string, rev int64, name string) rmcontent.Item {
-		return rmcontent.Item{ID: id, App: "app", Module: "m", Name: name, Revision: rev, CreatedAt: 42, Values: map[string]any{}}
+		// Items answers the values as stored.
+		return rmcontent.Item{ID: id, App: "app", Module: "m", Name: name, Revision: rev, CreatedAt: 42, RawValues: []byte(`{"v": "` + name + `"}`)}
 	}
 	written := func(id string, rev int64, name string) cmdcontent.BatchResult {
 		return cmdcontent.BatchResult{Op: cmdcontent.BatchOp{Kind: cmdcontent.OpCreate},
-			Item: content.Item{ID: id, App: "app", Module: "m", Revision: rev, Content: content.Content{Name: name}}}
+			Item: content.Item{ID: id, App: "app", Module: "m", Revision: rev, Content: content.Content{Name: name, Values: map[string]any{"v": name}}}}
 	}
 	read := &laggingRead{snapshots: []map[string]rmcontent.Item{
 		{"a": row("a", 0, "A"), "c": row("c", 0, "C0")},
@@ -71,6 +73,16 @@ func TestBatchReadBackWhileLagging(t *testing.T) {
 		if v.ID != tc.res.Item.ID || v.Name != tc.name || v.Revision != tc.res.Item.Revision || (v.CreatedAt == 42) != tc.createdAt {
 			t.Errorf("item %s: view %+v, want name %s at revision %d (created at from the read model: %v)",
 				tc.res.Item.ID, v, tc.name, tc.res.Item.Revision, tc.createdAt)
+		}
+		// The values are those of the name's revision too: the read
+		// model's as stored, or the command's.
+		b, err := json.Marshal(v.Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vals map[string]string
+		if err := json.Unmarshal(b, &vals); err != nil || len(vals) != 1 || vals["v"] != tc.name {
+			t.Errorf("item %s: values %s, want {\"v\": %q}", tc.res.Item.ID, b, tc.name)
 		}
 	}
 }

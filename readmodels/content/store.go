@@ -227,7 +227,9 @@ func (s *Store) Item(ctx context.Context, id string) (Item, error) {
 	return it, err
 }
 
-// Items returns the items with the given ids that exist, in no order.
+// Items returns the items with the given ids that exist, in no order,
+// with their values as stored (RawValues): a batch's answer passes them on
+// as they are, without decoding and encoding them again.
 func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+itemColumns+` FROM content_items i WHERE i.id = ANY($1)`, ids)
 	if err != nil {
@@ -236,7 +238,7 @@ func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
 	defer rows.Close()
 	var out []Item
 	for rows.Next() {
-		it, err := scanItem(rows, false)
+		it, err := scanItem(rows, true)
 		if err != nil {
 			return nil, err
 		}
