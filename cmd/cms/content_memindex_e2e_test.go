@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -19,11 +18,7 @@ import (
 func TestContentSearchInMemory(t *testing.T) {
 	t.Parallel()
 	ts := startContentServer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := startOn(t, ts.app.cfg, ln) // writes, as another process would
+	other := ts.another(t) // writes, as another process would
 	app := ts.createApp("Shop")
 	appTok := ts.appToken(app)
 	mod := ts.createModule(ts.admin, moduleBody(app.ID, "Products", fld("title", ftText), fld("category", ftText), fld("price", ftNumber)))

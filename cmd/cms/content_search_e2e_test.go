@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"regexp"
 	"slices"
 	"strconv"
@@ -783,11 +782,7 @@ func TestContentSync(t *testing.T) {
 func TestContentSearchKnownModule(t *testing.T) {
 	t.Parallel()
 	ts := startContentServer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader := startOn(t, ts.app.cfg, ln) // searches; ts makes the changes
+	reader := ts.another(t) // searches; ts makes the changes
 	app := ts.createApp("Known")
 	mod := ts.createModule(ts.admin, moduleBody(app.ID, "Shop", fld("title", ftText)))
 	past := nowMS() - 60_000

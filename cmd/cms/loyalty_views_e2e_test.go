@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -14,11 +13,7 @@ import (
 func TestLoyaltyViewsInMemory(t *testing.T) {
 	t.Parallel()
 	ts := startLoyaltyServer(t, withConfig(func(c *Config) { c.Loyalty.ViewCacheTTL = time.Hour }))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := startOn(t, ts.app.cfg, ln)
+	other := ts.another(t)
 	app := ts.createApp("Views")
 	ann := ts.newMember(ts.appToken(app), "ann@example.com", "Ann", "Archer")
 	self := func(s *testServer) loyaltyUserView {

@@ -254,13 +254,9 @@ func TestGracefulShutdown(t *testing.T) {
 
 	// The write made during shutdown is in the log: a new server on the
 	// same database finds the user.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The new server's projections catch up on their own after it starts
 	// (a plain read does not wait for them), so give them a bound.
-	again := startOn(t, ts.app.cfg, ln)
+	again := ts.another(t)
 	var us []userView
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		again.mustJSON(again.get("/core-api/user/", again.admin), 200, &us)

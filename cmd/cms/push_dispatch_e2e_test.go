@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -245,11 +244,7 @@ func TestPushSentOnceAcrossRestart(t *testing.T) {
 	if n := fake.total(); n != 0 {
 		t.Fatalf("%d messages before the send time", n)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts2 := startOn(t, ts.app.cfg, ln)
+	ts2 := ts.another(t)
 	done := ts2.waitPush(t, p.ID, 20*time.Second, func(v pushView) bool { return v.Status == "dispatched" })
 	if done.Statistics.Sent != 20 || fake.total() != 20 {
 		t.Fatalf("after the restart: %+v, FCM got %d", done.Statistics, fake.total())

@@ -578,3 +578,14 @@ func atOnce(t *testing.T, n int, f func(i int) error) {
 		t.Error(err)
 	}
 }
+
+// another starts a second process of the program on ts's database, as a
+// second `cms serve` behind the same load balancer would run.
+func (ts *testServer) another(t testing.TB) *testServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startOn(t, ts.app.cfg, ln)
+}
