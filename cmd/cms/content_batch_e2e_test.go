@@ -228,6 +228,9 @@ func TestContentBatch(t *testing.T) {
 		t.Errorf("create #1: extra %v, want field title, validator.8", ex)
 	}
 	c3 := ans.expectOp(t, "create", 2, 0).instanceOf(t)
+	if c3.Values["title"] != "c3" || fmt.Sprint(c3.Values["n"]) != "3" || len(c3.Values) != 2 {
+		t.Errorf("created c3: values %v, want title c3 and n 3", c3.Values)
+	}
 
 	if u := ans.expectOp(t, "update", 0, 0).instanceOf(t); u.ID != e[1].ID || u.Name != "e1 upd" || u.Revision <= e[1].Revision {
 		t.Errorf("update #0: %+v", u)
