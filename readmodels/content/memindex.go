@@ -520,7 +520,7 @@ func (m *memModule) leaf(q *Query, e *Expr) (memCond, bool) {
 		if !exact || !m.exact[col] {
 			return memCond{}, false
 		}
-		return memCond{kind: 'n', col: col, op: map[string]byte{"=": '=', ">": '>', ">=": 'G', "<": '<', "<=": 'L'}[op], value: v}, true
+		return memCond{kind: 'n', col: col, op: memNumberOps[op], value: v}, true
 	}
 	switch op {
 	case "=":
@@ -541,6 +541,9 @@ func (m *memModule) leaf(q *Query, e *Expr) (memCond, bool) {
 	}
 	return memCond{}, false // text ranges follow the collation; !=, in and !in are not judged here
 }
+
+// memNumberOps names memCond's number comparisons by their operators.
+var memNumberOps = map[string]byte{"=": '=', ">": '>', ">=": 'G', "<": '<', "<=": 'L'}
 
 // judgement is a condition's value for a row: false, true, or unknown
 // (a like on a text beyond ASCII, which PostgreSQL lower-cases by its own
@@ -893,15 +896,6 @@ func (m *memModule) page(matches []int32, sorts []memSort, offset, limit int) []
 var memFetch = `SELECT ` + itemColumns + `, ` + freshnessColumns("$2", "$3", "$4") + `
 	FROM content_items i WHERE i.id = ANY($1::text[])`
 
-// SearchInMemory answers q as Search would, from the in-memory copy of its
-// module (see memIndex and KeepInMemory), when it can; done is false when
-// Search must answer. It reads PostgreSQL once, by primary key: the
-// caller need not count it among its hot reads.
-func (s *Store) SearchInMemory(ctx context.Context, q Query) (res Result, done bool, err error) {
-	q.RawValues = q.RawValues && q.Locale == ""
-	return s.memSearch(ctx, &q)
-}
-
 // InMemoryShape reports whether q has the shape SearchInMemory may
 // answer: an app's paged search with a total, of one module whose slot
 // map and revision the caller read, filtered by searchValues, sorted by
@@ -911,10 +905,15 @@ func InMemoryShape(q Query) bool {
 		q.SearchValues != nil && len(q.ModuleIDs) == 1 && q.Slots != nil && q.Revision != 0
 }
 
-func (s *Store) memSearch(ctx context.Context, q *Query) (res Result, done bool, err error) {
-	if s.mem == nil || !InMemoryShape(*q) {
+// SearchInMemory answers a query as Search would, from the in-memory copy of its
+// module (see memIndex and KeepInMemory), when it can; done is false when
+// Search must answer. It reads PostgreSQL once, by primary key: the
+// caller need not count it among its hot reads.
+func (s *Store) SearchInMemory(ctx context.Context, in Query) (res Result, done bool, err error) {
+	if s.mem == nil || !InMemoryShape(in) {
 		return Result{}, false, nil
 	}
+	q := &in // compiled in place, as Search does (see oneTripStatement)
 	module := q.ModuleIDs[0]
 	m := s.mem.get(module)
 	if m == nil {
