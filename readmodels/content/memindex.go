@@ -61,9 +61,9 @@ type memEntry struct {
 }
 
 const (
-	// memScanMax: a search with no equality at its top to start from
-	// reads every row of the module; above this many rows it goes to
-	// PostgreSQL instead.
+	// memScanMax: a search with no list at its top to start from (see
+	// memModule.match) reads every row of the module; above this many
+	// rows it goes to PostgreSQL instead.
 	memScanMax = 20_000
 	// memLoadTimeout bounds one load of a module.
 	memLoadTimeout = time.Minute
@@ -234,13 +234,35 @@ type memModule struct {
 	eqOnce [len(textColumns)]sync.Once
 	eq     [len(textColumns)]map[string][]int32 // t<i+1>'s whole text → rows holding it, built when first asked
 
-	// trigrams[i], once built, maps each trigram of t<i+1>'s lower-cased
-	// ASCII texts to the rows holding it, in row order: a like reads the
-	// texts of the rows holding the needle's rarest trigram only. It is
-	// built in the background when a like on the column first comes
-	// (trigramsAsked), and by the next load of the module right away.
-	trigrams      [len(textColumns)]atomic.Pointer[map[uint32][]int32]
+	// trigrams[i], once built, holds t<i+1>'s trigram lists (see
+	// memTrigrams). They are built in the background when a like on the
+	// column first comes (trigramsAsked), and by the next load of the
+	// module right away.
+	trigrams      [len(textColumns)]atomic.Pointer[memTrigrams]
 	trigramsAsked [len(textColumns)]atomic.Bool
+}
+
+// memTrigrams are a text column's trigram lists: each trigram of its
+// lower-cased ASCII texts, with the rows holding it in row order. A like
+// reads the texts of the rows holding the needle's rarest trigram only.
+type memTrigrams struct {
+	lists map[uint32][]int32
+	// wide: some of the column's texts are beyond ASCII. They are in no
+	// list, and a like can judge none of them (see judge).
+	wide bool
+}
+
+// rarest returns the rows holding the rarest trigram of needle (lower-cased
+// ASCII, at least three characters): every row of an ASCII text that
+// contains needle is among them.
+func (t *memTrigrams) rarest(needle string) []int32 {
+	var list []int32
+	for k := 0; k+3 <= len(needle); k++ {
+		if p := t.lists[trigram(needle[k:])]; k == 0 || len(p) < len(list) {
+			list = p
+		}
+	}
+	return list
 }
 
 // texts is a column of texts in one block of bytes, text i being
@@ -626,44 +648,32 @@ func (m *memModule) eqRows(col int, s string) []int32 {
 }
 
 // match returns the rows published at now that meet c, in row order;
-// false when a row cannot be judged, or when c gives no equality to
-// start from and the module has more than memScanMax rows. It starts
-// from the rows of the rarest text equality at c's top, if any, and
-// judges them by the rest of c.
+// false when a row cannot be judged, or when c gives no list to start
+// from and the module has more than memScanMax rows. The lists are those
+// of the conditions at c's top: the rows of each text equality, which
+// judge it, and for each like whose column holds only ASCII texts the
+// rows holding its rarest trigram (see startLists). It starts from the
+// rows in every list, and judges them by the rest of c.
 func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
-	var from []int32
-	start := false
-	rest := memCond{kind: '&'} // true when c is the equality itself
-	switch c.kind {
-	case 'e':
-		from, start = m.eqRows(c.col, c.text), true
-	case '&':
-		at := -1
-		for k, e := range c.kids {
-			if e.kind == 'e' {
-				if rows := m.eqRows(e.col, e.text); !start || len(rows) < len(from) {
-					from, start, at = rows, true, k
-				}
-			}
-		}
-		if start {
-			rest.kids = slices.Delete(slices.Clone(c.kids), at, at+1)
-		}
+	top := []memCond{*c}
+	if c.kind == '&' {
+		top = c.kids
 	}
-	if start {
-		c = &rest
-	} else if m.ids.len() > memScanMax {
+	lists, rest := m.startLists(top)
+	if lists == nil && m.ids.len() > memScanMax {
 		return nil, false
 	}
 	pub := m.pub
-	var rows []int32 // published at now
-	if start {
-		rows = make([]int32, 0, len(from))
-		for _, i := range from {
+	var rows []int32 // published at now, in every list
+	if lists != nil {
+		rows = intersect(lists)
+		keep := rows[:0]
+		for _, i := range rows {
 			if p := pub[i]; p.from <= now && p.until > now {
-				rows = append(rows, i)
+				keep = append(keep, i)
 			}
 		}
+		rows = keep
 	} else {
 		rows = make([]int32, 0, len(pub))
 		for i, p := range pub {
@@ -672,10 +682,73 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 			}
 		}
 	}
-	if c.kind == '&' {
-		return m.filter(c.kids, rows)
+	return m.filter(rest, rows)
+}
+
+// startLists returns the row lists that the conditions of an and (top)
+// give (nil if none) and the conditions left to judge on the rows in all
+// of them, in top's order: a text equality's rows are exactly those it
+// holds for; a like's rarest trigram's rows are a superset of those it
+// holds for when its column has no text beyond ASCII, and the like is
+// left to check them.
+func (m *memModule) startLists(top []memCond) (lists [][]int32, rest []memCond) {
+	for _, k := range top {
+		switch k.kind {
+		case 'e':
+			lists = append(lists, m.eqRows(k.col, k.text))
+			continue
+		case 'l':
+			if trg := m.likeTrigrams(&k); trg != nil && !trg.wide {
+				lists = append(lists, trg.rarest(k.text))
+			}
+		}
+		rest = append(rest, k)
 	}
-	return m.filter([]memCond{*c}, rows)
+	return lists, rest
+}
+
+// intersect returns the rows in every one of lists (each in row order),
+// in row order, in a new slice: it walks the shortest and looks each of
+// its rows up in the others, each from where its last look-up ended
+// (see seek).
+func intersect(lists [][]int32) []int32 {
+	lists = slices.Clone(lists)
+	slices.SortFunc(lists, func(a, b []int32) int { return len(a) - len(b) })
+	out := make([]int32, 0, len(lists[0]))
+next:
+	for _, i := range lists[0] {
+		for k := 1; k < len(lists); k++ {
+			lists[k] = seek(lists[k], i)
+			if len(lists[k]) == 0 {
+				break next
+			}
+			if lists[k][0] != i {
+				continue next
+			}
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// seek returns the end of list (in row order) from its first row not
+// before i. It looks at the next few rows first, then gallops (it looks
+// 16, 32, 64, ... rows ahead and searches the last step): a walk through
+// lists of like lengths costs a comparison or two per row, and one
+// through a much longer list a few per step of the shorter.
+func seek(list []int32, i int32) []int32 {
+	for k := range min(8, len(list)) {
+		if list[k] >= i {
+			return list[k:]
+		}
+	}
+	step := 16
+	for step < len(list) && list[step] < i {
+		list = list[step:]
+		step *= 2
+	}
+	at, _ := slices.BinarySearch(list[:min(step, len(list))], i)
+	return list[at:]
 }
 
 // filterNumbers keeps the rows whose number in l's column meets l, in
@@ -723,7 +796,7 @@ func (m *memModule) filterNumbers(l *memCond, rows []int32) []int32 {
 
 // likeTrigrams returns the trigram lists of l's column when l is a like
 // and they are built; else nil, asking for them in the background.
-func (m *memModule) likeTrigrams(l *memCond) *map[uint32][]int32 {
+func (m *memModule) likeTrigrams(l *memCond) *memTrigrams {
 	if l.kind != 'l' {
 		return nil
 	}
@@ -736,10 +809,14 @@ func (m *memModule) likeTrigrams(l *memCond) *map[uint32][]int32 {
 
 // buildTrigrams makes the trigram lists of column col (see trigrams).
 func (m *memModule) buildTrigrams(col int) {
-	trg := map[uint32][]int32{}
+	trg := memTrigrams{lists: map[uint32][]int32{}}
 	var low []byte
 	for i := range int32(m.t[col].len()) {
-		if (m.tNull[i]|m.tWide[i])&(1<<col) != 0 {
+		if m.tNull[i]&(1<<col) != 0 {
+			continue
+		}
+		if m.tWide[i]&(1<<col) != 0 {
+			trg.wide = true
 			continue
 		}
 		low = append(low[:0], m.t[col].at(i)...)
@@ -750,27 +827,21 @@ func (m *memModule) buildTrigrams(col int) {
 		}
 		for k := 0; k+3 <= len(low); k++ {
 			t := trigram(low[k:])
-			if l := trg[t]; len(l) == 0 || l[len(l)-1] != int32(i) {
-				trg[t] = append(l, int32(i))
+			if l := trg.lists[t]; len(l) == 0 || l[len(l)-1] != int32(i) {
+				trg.lists[t] = append(l, int32(i))
 			}
 		}
 	}
 	m.trigrams[col].Store(&trg)
 }
 
-func trigram(b []byte) uint32 { return uint32(b[0])<<16 | uint32(b[1])<<8 | uint32(b[2]) }
+func trigram[T string | []byte](b T) uint32 { return uint32(b[0])<<16 | uint32(b[1])<<8 | uint32(b[2]) }
 
 // filterLike keeps the rows whose text contains l's (lower-cased ASCII)
 // text, reading only the texts of rows that hold its rarest trigram;
 // rows whose text is beyond ASCII go to unsure (see judge).
-func (m *memModule) filterLike(l *memCond, rows []int32, trg map[uint32][]int32, unsure *[]int32) []int32 {
-	var list []int32
-	needle := []byte(l.text)
-	for k := 0; k+3 <= len(needle); k++ {
-		if p := trg[trigram(needle[k:])]; k == 0 || len(p) < len(list) {
-			list = p
-		}
-	}
+func (m *memModule) filterLike(l *memCond, rows []int32, trg *memTrigrams, unsure *[]int32) []int32 {
+	list := trg.rarest(l.text)
 	bit := uint8(1) << l.col
 	col, nulls, wide := &m.t[l.col], m.tNull, m.tWide
 	keep := rows[:0]
@@ -804,7 +875,7 @@ func (m *memModule) filter(leaves []memCond, rows []int32) ([]int32, bool) {
 		if l.kind == 'n' {
 			rows = m.filterNumbers(l, rows)
 		} else if trg := m.likeTrigrams(l); trg != nil {
-			rows = m.filterLike(l, rows, *trg, &unsure)
+			rows = m.filterLike(l, rows, trg, &unsure)
 		} else {
 			keep := rows[:0]
 			for _, i := range rows {

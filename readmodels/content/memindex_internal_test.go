@@ -1,6 +1,10 @@
 package content
 
-import "testing"
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
 
 func TestExactFloat(t *testing.T) {
 	for d, exact := range map[string]bool{
@@ -44,6 +48,54 @@ func TestTexts(t *testing.T) {
 	for i, want := range in {
 		if got := c.at(int32(i)); got != want {
 			t.Errorf("text %d: %q, want %q", i, got, want)
+		}
+	}
+}
+
+// intersect finds the rows in every list, whatever their lengths: lists
+// of like lengths, one far shorter than another, empty ones, one list.
+func TestIntersect(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	list := func(n, span int) []int32 {
+		seen := map[int32]bool{}
+		var out []int32
+		for range n {
+			if v := int32(r.IntN(span)); !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for trial := range 500 {
+		lists := make([][]int32, 1+trial%4)
+		for k := range lists {
+			lists[k] = list([]int{0, 1, 5, 50, 500, 3000}[r.IntN(6)], []int{10, 100, 5000}[trial%3])
+		}
+		var want []int32
+		for _, v := range lists[0] {
+			in := true
+			for _, l := range lists[1:] {
+				_, found := slices.BinarySearch(l, v)
+				in = in && found
+			}
+			if in {
+				want = append(want, v)
+			}
+		}
+		before := make([][]int32, len(lists))
+		for k, l := range lists {
+			before[k] = slices.Clone(l)
+		}
+		got := intersect(lists)
+		if !slices.Equal(got, want) {
+			t.Fatalf("intersect of lists of %d, ...: %v, want %v", len(lists[0]), got, want)
+		}
+		for k := range lists {
+			if !slices.Equal(lists[k], before[k]) {
+				t.Fatalf("intersect changed its list %d", k)
+			}
 		}
 	}
 }

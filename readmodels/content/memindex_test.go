@@ -178,3 +178,61 @@ func TestInMemoryLikeBeyondASCII(t *testing.T) {
 		}
 	}
 }
+
+// A like on a column of ASCII texts gives the rows holding its needle's
+// rarest trigram to start from, as an equality gives its rows: a search
+// starts from the rows in all such lists at its top (intersected), then
+// checks each like on them. The answers are PostgreSQL's.
+func TestInMemoryLikeStarts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.module(t0, "m1", "a1", field("title", "01"), field("category", "01"), field("price", "02"))
+	words := []string{"amber", "birch", "cedar", "lamb", "embers", "amberlight"}
+	for i := range 300 {
+		pub := t0
+		if i%7 == 0 {
+			pub = 0 // not published: no search finds it
+		}
+		title := words[i%len(words)] + " " + words[(i/len(words))%len(words)]
+		if i%9 == 0 {
+			title += " zest" // rarer than any category
+		}
+		f.item(t0+int64(i), fmt.Sprintf("i%03d", i), "a1", "m1", "item",
+			map[string]any{"title": title, "category": fmt.Sprintf("c%d", i%5), "price": num(fmt.Sprint(i % 50))}, pub)
+	}
+	mem := rc.NewStore(f.pool, pgtest.Generic(t, f.pool))
+	mem.KeepInMemory(1000)
+	if err := mem.LoadInMemory(f.ctx, "m1", true); err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.store.Module(f.ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	like := func(s string) *rc.Expr { return &rc.Expr{Op: "like", Property: "title", Value: s} }
+	eq := func(p, v string) *rc.Expr { return &rc.Expr{Op: "=", Property: p, Value: v} }
+	and := func(o ...*rc.Expr) *rc.Expr { return &rc.Expr{Cond: "and", Operands: o} }
+	or := func(o ...*rc.Expr) *rc.Expr { return &rc.Expr{Cond: "or", Operands: o} }
+	for name, sv := range map[string]*rc.Expr{
+		"like":                  like("amber"),
+		"like, equality":        and(like("ZEST"), eq("category", "c1")),
+		"two likes":             and(like("amb"), like("birch")),
+		"like and a number":     and(&rc.Expr{Op: ">=", Property: "price", Value: num("30")}, like("cedar")),
+		"two equalities":        and(eq("category", "c1"), eq("title", "amber birch")),
+		"a trigram none holds":  and(like("ambq"), eq("category", "c1")),
+		"like, equality and or": and(eq("category", "c3"), or(like("lamb"), like("ember")), like("amber")),
+		"a like within an or":   and(eq("category", "c0"), or(like("lamb"), eq("title", "birch cedar"))),
+	} {
+		q := rc.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
+			Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 200, Sort: []rc.SortKey{{Field: "price", Desc: true}},
+			SearchValues: sv}
+		got, want := memSearch(t, f, mem, q), memSearch(t, f, f.store, q)
+		if !got.InMemory || got.Total != want.Total || !slices.Equal(ids(got.Items), ids(want.Items)) {
+			t.Errorf("%s: in memory %v, %v of %d; PostgreSQL finds %v of %d", name, got.InMemory, ids(got.Items), got.Total,
+				ids(want.Items), want.Total)
+		}
+		if name != "a trigram none holds" && want.Total == 0 {
+			t.Errorf("%s: PostgreSQL finds nothing; the case tests nothing", name)
+		}
+	}
+}
