@@ -1,7 +1,10 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -12,11 +15,19 @@ import (
 
 // Listener holds one connection in LISTEN on a channel and wakes every
 // waiter when a notification arrives. If the connection drops it reconnects,
-// and waiters fall back to their own timeouts meanwhile.
+// and waiters fall back to their own timeouts meanwhile. A connection that
+// died without a word (a network path that drops packets, a firewall that
+// forgot it) tells nothing to a reader that only waits, so after PingEvery
+// without a notification the listener pings the server, and reconnects if
+// no answer comes within PingTimeout.
 type Listener struct {
 	pool    *pgxpool.Pool
 	channel string
 	log     *slog.Logger
+
+	// PingEvery and PingTimeout (DefaultPingEvery and DefaultPingTimeout
+	// if 0): set them before Run.
+	PingEvery, PingTimeout time.Duration
 
 	wake      Broadcast
 	listening atomic.Bool
@@ -96,6 +107,14 @@ func (b *Broadcast) Fire() {
 	b.ch = make(chan struct{})
 }
 
+// The listener's defaults: a dead connection is noticed within about 35 s.
+// Until then writes that wait for projections wait for the runners' idle
+// polls (see cmswm.DefaultIdleWait) instead of a notification.
+const (
+	DefaultPingEvery   = 30 * time.Second
+	DefaultPingTimeout = 5 * time.Second
+)
+
 // NewListener returns a listener on channel; call Run to start it.
 func NewListener(pool *pgxpool.Pool, channel string, log *slog.Logger) *Listener {
 	if log == nil {
@@ -156,11 +175,28 @@ func (l *Listener) listen(ctx context.Context) error {
 	// waiter that looked before then, and waits for the next notification,
 	// must look again now.
 	l.fire("", true)
+	every, timeout := cmp.Or(l.PingEvery, DefaultPingEvery), cmp.Or(l.PingTimeout, DefaultPingTimeout)
 	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
-		if err != nil {
+		wait, cancel := context.WithTimeout(ctx, every)
+		n, err := conn.Conn().WaitForNotification(wait)
+		quiet := ctx.Err() == nil && errors.Is(wait.Err(), context.DeadlineExceeded)
+		cancel()
+		switch {
+		case err == nil:
+			l.fire(n.Payload, false)
+		case quiet:
+			// Quiet for a while: is the server still there?
+			ping, cancel := context.WithTimeout(ctx, timeout)
+			err := conn.Ping(ping)
+			cancel()
+			if err != nil {
+				// Drop the socket now: pgx would wait up to 15 s for
+				// the server to close it, and so would the pool's Close.
+				_ = conn.Conn().PgConn().Conn().Close()
+				return fmt.Errorf("no answer to a ping after %v without a notification: %w", every, err)
+			}
+		default:
 			return err
 		}
-		l.fire(n.Payload, false)
 	}
 }
