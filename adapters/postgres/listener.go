@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -179,7 +180,7 @@ func (l *Listener) listen(ctx context.Context) error {
 	for {
 		wait, cancel := context.WithTimeout(ctx, every)
 		n, err := conn.Conn().WaitForNotification(wait)
-		quiet := ctx.Err() == nil && errors.Is(wait.Err(), context.DeadlineExceeded)
+		quiet := ctx.Err() == nil && errors.Is(wait.Err(), context.DeadlineExceeded) && pgconn.Timeout(err)
 		cancel()
 		switch {
 		case err == nil:

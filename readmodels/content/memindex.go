@@ -452,12 +452,15 @@ func containsFold(s, needle string) bool {
 
 // memCond is a search's condition as the index judges it.
 type memCond struct {
-	kind  byte // '&' and, '|' or, 'e' text equality, 'l' like, 'n' number comparison
-	kids  []memCond
-	col   int     // index into memModule.t or memModule.n
-	text  string  // 'e': the text; 'l': the lower-cased ASCII text to contain
-	op    byte    // 'n': '=', '>', 'G' (>=), '<' or 'L' (<=)
-	value float64 // 'n'
+	kind byte // '&' and, '|' or, 'e' text equality, 'l' like, 'n' number comparison
+	kids []memCond
+	col  int    // index into memModule.t or memModule.n
+	text string // 'e': the text; 'l': the lower-cased ASCII text to contain
+	// 'l': the rows it is judged on hold its rarest trigram already (see
+	// startLists); each one's text is checked.
+	listed bool
+	op     byte    // 'n': '=', '>', 'G' (>=), '<' or 'L' (<=)
+	value  float64 // 'n'
 }
 
 // memSort is a sort key on a number column.
@@ -690,7 +693,8 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 // of them, in top's order: a text equality's rows are exactly those it
 // holds for; a like's rarest trigram's rows are a superset of those it
 // holds for when its column has no text beyond ASCII, and the like is
-// left to check them.
+// left to check them (listed). A like's list longer than memScanMax is
+// not taken: a search reads at most that many texts.
 func (m *memModule) startLists(top []memCond) (lists [][]int32, rest []memCond) {
 	for _, k := range top {
 		switch k.kind {
@@ -699,7 +703,9 @@ func (m *memModule) startLists(top []memCond) (lists [][]int32, rest []memCond) 
 			continue
 		case 'l':
 			if trg := m.likeTrigrams(&k); trg != nil && !trg.wide {
-				lists = append(lists, trg.rarest(k.text))
+				if l := trg.rarest(k.text); len(l) <= memScanMax {
+					lists, k.listed = append(lists, l), true
+				}
 			}
 		}
 		rest = append(rest, k)
@@ -874,7 +880,7 @@ func (m *memModule) filter(leaves []memCond, rows []int32) ([]int32, bool) {
 		l := &leaves[k]
 		if l.kind == 'n' {
 			rows = m.filterNumbers(l, rows)
-		} else if trg := m.likeTrigrams(l); trg != nil {
+		} else if trg := m.likeTrigrams(l); trg != nil && !l.listed {
 			rows = m.filterLike(l, rows, trg, &unsure)
 		} else {
 			keep := rows[:0]

@@ -14,31 +14,8 @@ import (
 //
 //	go test ./readmodels/content -run XXX -bench Match
 func BenchmarkMatch(b *testing.B) {
-	words := []string{"amber", "aspen", "basalt", "birch", "cedar", "cobalt", "coral", "delta", "dune", "ember",
-		"falcon", "fjord", "garnet", "glacier", "harbor", "heron", "indigo", "iris", "jasper", "juniper",
-		"kelp", "kestrel", "lagoon", "lotus", "meadow", "mistral", "nectar", "nimbus", "onyx", "orchid",
-		"pebble", "pine", "quartz", "quill", "raven", "reef", "saffron", "sierra", "thistle", "tundra",
-		"umber", "velvet", "vortex", "willow", "wren", "xenon", "yarrow", "yucca", "zephyr", "zinnia"}
-	const n, year = 100_000, int64(365 * 24 * 3600 * 1000)
-	r := rand.New(rand.NewPCG(1, 2))
-	m := &memModule{exact: [len(numberColumns)]bool{true, true, true, true}}
-	for i := range n {
-		m.ids.add(fmt.Sprintf("%024x", i))
-		p := memPub{from: memNever, until: 1<<63 - 1}
-		if r.IntN(10) > 0 {
-			p.from = 1
-		}
-		m.pub = append(m.pub, p)
-		m.t[0].add(words[r.IntN(len(words))] + " " + words[r.IntN(len(words))])
-		m.t[1].add(fmt.Sprintf("cat-%02d", r.IntN(20)))
-		for c := 2; c < len(textColumns); c++ {
-			m.t[c].add("")
-		}
-		m.tNull, m.tWide, m.nNull = append(m.tNull, 0xfc), append(m.tWide, 0), append(m.nNull, 0xc)
-		m.n[0] = append(m.n[0], float64(r.IntN(100_000)))
-		m.n[1] = append(m.n[1], float64(r.Int64N(7*year)))
-	}
-	m.buildTrigrams(0)
+	const year = int64(365 * 24 * 3600 * 1000)
+	m := productsCopy(100_000)
 	for name, cond := range map[string]memCond{
 		"(b)": {kind: '&', kids: []memCond{
 			{kind: 'n', col: 1, op: 'G', value: float64(2 * year)},
@@ -65,4 +42,37 @@ func BenchmarkMatch(b *testing.B) {
 			b.ReportMetric(float64(len(rows)), "matches")
 		})
 	}
+}
+
+// productsCopy is a copy of n items shaped as the content benchmark's:
+// t1 a title of two of 50 words, t2 one of 20 categories, n1 a price,
+// n2 a release date within seven years; a tenth of the items are not
+// published. Its title's trigram lists are built.
+func productsCopy(n int) *memModule {
+	words := []string{"amber", "aspen", "basalt", "birch", "cedar", "cobalt", "coral", "delta", "dune", "ember",
+		"falcon", "fjord", "garnet", "glacier", "harbor", "heron", "indigo", "iris", "jasper", "juniper",
+		"kelp", "kestrel", "lagoon", "lotus", "meadow", "mistral", "nectar", "nimbus", "onyx", "orchid",
+		"pebble", "pine", "quartz", "quill", "raven", "reef", "saffron", "sierra", "thistle", "tundra",
+		"umber", "velvet", "vortex", "willow", "wren", "xenon", "yarrow", "yucca", "zephyr", "zinnia"}
+	const year = int64(365 * 24 * 3600 * 1000)
+	r := rand.New(rand.NewPCG(1, 2))
+	m := &memModule{exact: [len(numberColumns)]bool{true, true, true, true}}
+	for i := range n {
+		m.ids.add(fmt.Sprintf("%024x", i))
+		p := memPub{from: memNever, until: 1<<63 - 1}
+		if r.IntN(10) > 0 {
+			p.from = 1
+		}
+		m.pub = append(m.pub, p)
+		m.t[0].add(words[r.IntN(len(words))] + " " + words[r.IntN(len(words))])
+		m.t[1].add(fmt.Sprintf("cat-%02d", r.IntN(20)))
+		for c := 2; c < len(textColumns); c++ {
+			m.t[c].add("")
+		}
+		m.tNull, m.tWide, m.nNull = append(m.tNull, 0xfc), append(m.tWide, 0), append(m.nNull, 0xc)
+		m.n[0] = append(m.n[0], float64(r.IntN(100_000)))
+		m.n[1] = append(m.n[1], float64(r.Int64N(7*year)))
+	}
+	m.buildTrigrams(0)
+	return m
 }

@@ -99,3 +99,49 @@ func TestIntersect(t *testing.T) {
 		}
 	}
 }
+
+// Past memScanMax rows a search needs a list to start from: a like's
+// (the rows holding its needle's rarest trigram, when they are at most
+// memScanMax) serves, and the answer is what judging every row gives. A
+// like whose list is longer is left to PostgreSQL.
+func TestMatchFromLikeLists(t *testing.T) {
+	const year, now = int64(365 * 24 * 3600 * 1000), 2
+	m := productsCopy(3 * memScanMax)
+	m.buildTrigrams(1)
+	like := func(col int, s string) memCond { return memCond{kind: 'l', col: col, text: s} }
+	and := func(kids ...memCond) memCond { return memCond{kind: '&', kids: kids} }
+	for name, c := range map[string]struct {
+		cond   memCond
+		judged bool
+	}{
+		"a like":                                {like(0, "amber"), true},
+		"a like and a year":                     {and(memCond{kind: 'n', col: 1, op: 'G', value: float64(2 * year)}, like(0, "cedar")), true},
+		"two likes":                             {and(like(0, "amber"), like(0, "birch")), true},
+		"a like within an or":                   {and(like(0, "reef"), memCond{kind: '|', kids: []memCond{like(0, "onyx"), like(0, "iris")}}), true},
+		"a needle no row holds":                 {like(0, "amberz"), true},
+		"rows with its trigram, not the needle": {like(0, "amber z"), true}, // "harbor zephyr"
+		"a trigram in every row":                {like(1, "cat-0"), false},
+		"an or of likes, no list":               {memCond{kind: '|', kids: []memCond{like(0, "onyx"), like(0, "iris")}}, false},
+	} {
+		got, ok := m.match(&c.cond, now)
+		if ok != c.judged {
+			t.Errorf("%s: judged %v, want %v", name, ok, c.judged)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want []int32
+		for i := range int32(len(m.pub)) {
+			if p := m.pub[i]; p.from <= now && p.until > now && c.cond.judge(m, i) == judgedTrue {
+				want = append(want, i)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %d rows, want %d", name, len(got), len(want))
+		}
+		if name != "a needle no row holds" && len(want) == 0 {
+			t.Errorf("%s: no row matches; the case tests nothing", name)
+		}
+	}
+}
