@@ -44,7 +44,8 @@ func TestListenerLeavesADeadConnection(t *testing.T) {
 
 	channel := fmt.Sprintf("listen_dead_%d", time.Now().UnixNano())
 	l := postgres.NewListener(pool, channel, nil)
-	l.PingEvery, l.PingTimeout = 200*time.Millisecond, 5*time.Second // generous: the machine may be busy
+	// A generous ping timeout: the machine may be busy.
+	l.PingEvery, l.PingTimeout = 200*time.Millisecond, 5*time.Second
 	var heard sync.Map // payloads heard
 	l.Handle(func(payload string, all bool) {
 		if !all {
