@@ -143,6 +143,23 @@ func TestInMemoryBound(t *testing.T) {
 	}
 }
 
+// likesInMemory returns a store that keeps modules in memory (at most max
+// items), with module m1 of f loaded and its texts' trigram lists built,
+// and m1 as the read model shows it.
+func likesInMemory(t *testing.T, f *fixture, max int) (*rc.Store, rc.Module) {
+	t.Helper()
+	mem := rc.NewStore(f.pool, pgtest.Generic(t, f.pool))
+	mem.KeepInMemory(max)
+	if err := mem.LoadInMemory(f.ctx, "m1", true); err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.store.Module(f.ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem, m
+}
+
 // Texts beyond ASCII are lower-cased by PostgreSQL's rules, not the
 // index's: a like on one is left to PostgreSQL, and finds what it finds.
 // A like on ASCII texts is answered in memory from the trigram lists,
@@ -156,15 +173,7 @@ func TestInMemoryLikeBeyondASCII(t *testing.T) {
 	for i, title := range []string{"KELVIN", "\u212Aelvin", "kelvin", "Ärger", "lamb embers", "Amber"} {
 		f.item(t0, fmt.Sprintf("i%d", i), "a1", "m1", "item", map[string]any{"title": title, "price": num(fmt.Sprint(i))}, t0)
 	}
-	mem := rc.NewStore(f.pool, pgtest.Generic(t, f.pool))
-	mem.KeepInMemory(100)
-	if err := mem.LoadInMemory(f.ctx, "m1", true); err != nil {
-		t.Fatal(err)
-	}
-	m, err := f.store.Module(f.ctx, "m1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem, m := likesInMemory(t, f, 100)
 	for _, like := range []string{"elvin", "rger", "KEL", "amber"} {
 		q := rc.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
 			Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 10, Sort: []rc.SortKey{{Field: "price"}},
@@ -200,15 +209,7 @@ func TestInMemoryLikeStarts(t *testing.T) {
 		f.item(t0+int64(i), fmt.Sprintf("i%03d", i), "a1", "m1", "item",
 			map[string]any{"title": title, "category": fmt.Sprintf("c%d", i%5), "price": num(fmt.Sprint(i % 50))}, pub)
 	}
-	mem := rc.NewStore(f.pool, pgtest.Generic(t, f.pool))
-	mem.KeepInMemory(1000)
-	if err := mem.LoadInMemory(f.ctx, "m1", true); err != nil {
-		t.Fatal(err)
-	}
-	m, err := f.store.Module(f.ctx, "m1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem, m := likesInMemory(t, f, 1000)
 	like := func(s string) *rc.Expr { return &rc.Expr{Op: "like", Property: "title", Value: s} }
 	eq := func(p, v string) *rc.Expr { return &rc.Expr{Op: "=", Property: p, Value: v} }
 	and := func(o ...*rc.Expr) *rc.Expr { return &rc.Expr{Cond: "and", Operands: o} }
