@@ -217,6 +217,7 @@ func (r readiness) Ready(ctx context.Context) error {
 }
 
 func serve(ctx context.Context, cfg Config) error {
+	tuneGC(newLogger(cfg.LogLevel))
 	a, err := open(ctx, cfg, true)
 	if err != nil {
 		return err
