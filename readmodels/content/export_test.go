@@ -21,3 +21,18 @@ func (s *Store) LoadInMemory(ctx context.Context, module string, likes bool) err
 	}
 	return nil
 }
+
+// KeptItems returns the ids of the items module's copy keeps (see
+// memModule.items), in no particular order.
+func (s *Store) KeptItems(module string) []string {
+	s.mem.mu.Lock()
+	m := s.mem.mods[module].mod
+	s.mem.mu.Unlock()
+	m.itemsMu.Lock()
+	defer m.itemsMu.Unlock()
+	var out []string
+	for _, it := range m.items {
+		out = append(out, it.ID)
+	}
+	return out
+}

@@ -25,7 +25,8 @@ import (
 // would answer from those columns (see fieldsFilter and pageWithTotal)
 // is filtered, counted, sorted and paged here; PostgreSQL then reads only
 // the page's items, by id, and in the same statement the app's content
-// version. The projection changes that version with every batch that
+// version (only the version when the copy keeps the page's items from an
+// earlier search, see Store.memItems). The projection changes that version with every batch that
 // touches the app's modules or items, so a copy loaded at the version the
 // statement reads is exactly what the tables hold in its snapshot: the
 // answer is the one the tables would give. When the version moved on, the
@@ -65,6 +66,11 @@ const (
 	// memModule.match) reads every row of the module; above this many
 	// rows it goes to PostgreSQL instead.
 	memScanMax = 20_000
+	// A module's copy keeps at most a tenth of its rows' items (see
+	// Store.memItems), and at most memItemsMax: about a kilobyte each for
+	// items of ten fields, so the items kept take at most a tenth of the
+	// rows the index holds, and at most about 10 MB per module.
+	memItemsMax = 10_000
 	// memLoadTimeout bounds one load of a module.
 	memLoadTimeout = time.Minute
 	// memReloadGap is the least time between two loads of a module; a
@@ -240,6 +246,12 @@ type memModule struct {
 	// module right away.
 	trigrams      [len(textColumns)]atomic.Pointer[memTrigrams]
 	trigramsAsked [len(textColumns)]atomic.Bool
+
+	// items keeps the items (as scanItem reads them, values as stored)
+	// of the rows whose items searches fetched (see Store.memItems and
+	// memItemsMax).
+	itemsMu sync.Mutex
+	items   map[int32]Item
 }
 
 // memTrigrams are a text column's trigram lists: each trigram of its
@@ -1059,56 +1071,96 @@ func (s *Store) SearchInMemory(ctx context.Context, in Query) (res Result, done 
 	if !ok {
 		return Result{}, false, nil
 	}
-	if q.Offset >= len(matches) {
-		// No page: what Search answers too (no items, the total), once
-		// the version says the copy is the tables' content.
-		var fresh Freshness
-		if err := s.generic.QueryRow(ctx, `SELECT `+freshnessColumns("$1", "$2", "$3"), m.app, q.Now, int64(math.MaxInt64)).
-			Scan(&fresh.Version, &fresh.Until); err != nil {
-			return Result{}, false, err
-		}
-		if fresh.Version != m.version {
-			s.mem.outdated(m)
-			return Result{}, false, nil
-		}
-		return m.answer(q, []Item{}, len(matches), fresh), true, nil
+	var page []int32 // none past the last match: what Search answers too (no items, the total)
+	if q.Offset < len(matches) {
+		page = m.page(matches, sorts, q.Offset, q.Limit)
 	}
-	page := m.page(matches, sorts, q.Offset, q.Limit)
-	ids := make([]string, len(page))
-	at := make(map[string]int, len(page))
-	for i, r := range page {
-		ids[i] = m.ids.at(r)
-		at[ids[i]] = i
-	}
-	rows, err := s.generic.Query(ctx, memFetch, ids, m.app, q.Now, int64(math.MaxInt64))
-	if err != nil {
+	items, fresh, ok, err := s.memItems(ctx, m, page, q.Now)
+	if err != nil || !ok {
 		return Result{}, false, err
 	}
-	defer rows.Close()
-	items := make([]Item, len(page))
-	found := 0
+	if !q.RawValues {
+		for i := range items {
+			if items[i].Values, err = decodeValues(items[i].RawValues); err != nil {
+				return Result{}, false, err
+			}
+			items[i].RawValues = nil
+		}
+	}
+	return m.answer(q, items, len(matches), fresh), true, nil
+}
+
+// memItems returns the items of rows (of m), with their values as stored,
+// and the Freshness read with them; false when the tables are no longer
+// at m's version. The items searches fetched before are kept in m (see
+// memModule.items): PostgreSQL then reads only the others, by id, and in
+// the same statement the app's content version. Read at m's version, an
+// item is still what the tables hold while the version is (the projection
+// changes it with every batch that touches the app's items), so a page
+// whose items are all kept costs one read of the version.
+func (s *Store) memItems(ctx context.Context, m *memModule, rows []int32, now int64) ([]Item, Freshness, bool, error) {
+	items := make([]Item, len(rows))
 	var fresh Freshness
-	for rows.Next() {
-		it, err := scanItem(rows, q.RawValues, &fresh.Version, &fresh.Until)
-		if err != nil {
-			return Result{}, false, err
+	var ids []string
+	at := map[string]int{}
+	m.itemsMu.Lock()
+	for k, r := range rows {
+		if it, ok := m.items[r]; ok {
+			items[k] = it
+			continue
+		}
+		id := m.ids.at(r)
+		ids, at[id] = append(ids, id), k
+	}
+	m.itemsMu.Unlock()
+	if len(ids) == 0 {
+		if err := s.generic.QueryRow(ctx, `SELECT `+freshnessColumns("$1", "$2", "$3"), m.app, now, int64(math.MaxInt64)).
+			Scan(&fresh.Version, &fresh.Until); err != nil {
+			return nil, fresh, false, err
 		}
 		if fresh.Version != m.version {
-			rows.Close()
 			s.mem.outdated(m)
-			return Result{}, false, nil
+			return nil, fresh, false, nil
+		}
+		return items, fresh, true, nil
+	}
+	res, err := s.generic.Query(ctx, memFetch, ids, m.app, now, int64(math.MaxInt64))
+	if err != nil {
+		return nil, fresh, false, err
+	}
+	defer res.Close()
+	found := 0
+	for res.Next() {
+		it, err := scanItem(res, true, &fresh.Version, &fresh.Until)
+		if err != nil {
+			return nil, fresh, false, err
+		}
+		if fresh.Version != m.version {
+			res.Close()
+			s.mem.outdated(m)
+			return nil, fresh, false, nil
 		}
 		items[at[it.ID]] = it
 		found++
 	}
-	if err := rows.Err(); err != nil {
-		return Result{}, false, err
+	if err := res.Err(); err != nil {
+		return nil, fresh, false, err
 	}
-	if found != len(page) { // cannot be at the copy's version; PostgreSQL answers
+	if found != len(ids) { // cannot be at the copy's version; PostgreSQL answers
 		s.mem.outdated(m)
-		return Result{}, false, nil
+		return nil, fresh, false, nil
 	}
-	return m.answer(q, items, len(matches), fresh), true, nil
+	m.itemsMu.Lock()
+	if m.items == nil {
+		m.items = map[int32]Item{}
+	}
+	for _, id := range ids {
+		if len(m.items) < min(memItemsMax, m.ids.len()/10) {
+			m.items[rows[at[id]]] = items[at[id]]
+		}
+	}
+	m.itemsMu.Unlock()
+	return items, fresh, true, nil
 }
 
 // answer is q's Result from the copy: its page's items, its total and,

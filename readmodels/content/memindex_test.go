@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/domain/content"
 	rc "github.com/halocms/halocms/readmodels/content"
 )
 
@@ -105,6 +106,57 @@ func TestInMemoryCopyFollowsTheVersion(t *testing.T) {
 	other := q
 	other.Apps, other.FreshnessOf = []string{"a2"}, "a2"
 	want(memSearch(t, f, mem, other), false, 0)
+}
+
+// The items a search fetched are kept with the copy: the next search of
+// them reads only the app's content version, and answers what PostgreSQL
+// holds, values and all, for as long as the version holds; an edit of
+// one of them is seen at once (PostgreSQL answers while the version moved
+// on), and in memory again after the next load.
+func TestInMemoryKeepsFetchedItems(t *testing.T) {
+	t.Parallel()
+	f, mem, q := memFixture(t, 20, 1000) // a copy of 20 rows keeps 2 items
+	if err := mem.LoadInMemory(f.ctx, "m1", false); err != nil {
+		t.Fatal(err)
+	}
+	price := func(res rc.Result) []any {
+		out := []any{}
+		for _, it := range res.Items {
+			out = append(out, it.Values["price"])
+		}
+		return out
+	}
+	check := func(res rc.Result, inMemory bool, page []string, prices ...any) {
+		t.Helper()
+		if res.InMemory != inMemory || !slices.Equal(ids(res.Items), page) || !slices.Equal(price(res), prices) {
+			t.Fatalf("in memory %v, page %v with prices %v; want %v, %v with %v", res.InMemory, ids(res.Items), price(res), inMemory, page, prices)
+		}
+	}
+	check(memSearch(t, f, mem, q), true, []string{"i19", "i16"}, num("190"), num("160")) // fetched
+	if kept := mem.KeptItems("m1"); len(kept) != 2 || !slices.Contains(kept, "i19") || !slices.Contains(kept, "i16") {
+		t.Fatalf("the copy keeps %v, want the page's i19 and i16", kept)
+	}
+	check(memSearch(t, f, mem, q), true, []string{"i19", "i16"}, num("190"), num("160")) // kept
+	other := q
+	other.SearchValues = &rc.Expr{Op: "=", Property: "category", Value: "c2"}
+	if res := memSearch(t, f, mem, other); !res.InMemory || len(res.Items) != 2 || len(mem.KeptItems("m1")) != 2 {
+		t.Fatalf("another page (in memory %v, %d items): the copy keeps %v, want no more than a tenth of its 20 rows",
+			res.InMemory, len(res.Items), mem.KeptItems("m1"))
+	}
+	raw := q
+	raw.RawValues = true
+	if res := memSearch(t, f, mem, raw); !res.InMemory || string(res.Items[0].RawValues) != `{"price": 190, "category": "c1"}` {
+		t.Fatalf("kept item's values as stored: %s (in memory %v)", res.Items[0].RawValues, res.InMemory)
+	}
+
+	f.apply(now, content.ItemEdited{ItemID: "i19", App: "a1", Module: "m1", Name: "item",
+		Values: map[string]any{"category": "c1", "price": num("191")}, By: "Ann"})
+	check(memSearch(t, f, mem, q), false, []string{"i19", "i16"}, num("191"), num("160"))
+	if err := mem.LoadInMemory(f.ctx, "m1", false); err != nil {
+		t.Fatal(err)
+	}
+	check(memSearch(t, f, mem, q), true, []string{"i19", "i16"}, num("191"), num("160"))
+	check(memSearch(t, f, mem, q), true, []string{"i19", "i16"}, num("191"), num("160"))
 }
 
 // The index holds at most its number of items: a module with more is
