@@ -41,13 +41,49 @@ func TestTuneGCDefaults(t *testing.T) {
 	if gogc != serveGOGC {
 		t.Errorf("GOGC %d, want %d", gogc, serveGOGC)
 	}
-	total, err := memlimit.ApplyFallback(memlimit.FromCgroup, memlimit.FromSystem)()
+	wantLimit(t, limit)
+}
+
+// wantLimit checks that limit is serveMemRatio of the process's memory.
+func wantLimit(t *testing.T, limit int64) {
+	t.Helper()
+	total, err := memoryOfProcess()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := int64(float64(total) * serveMemRatio); limit < want*99/100 || limit > want*101/100 {
-		t.Errorf("memory limit %d, want about %d (half of %d)", limit, want, total)
+		t.Errorf("memory limit %d, want about %d (%.0f%% of %d)", limit, want, serveMemRatio*100, total)
 	}
+	if sys, _ := memlimit.FromSystem(); total > sys {
+		t.Errorf("the process's memory %d is more than the machine's %d", total, sys)
+	}
+}
+
+// Empty variables are unset ones, as Go reads them.
+func TestTuneGCEmptyVariables(t *testing.T) {
+	keepGC(t)
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	unsetenv(t, "AUTOMEMLIMIT")
+	tuneGC(quiet)
+	gogc, limit := gcNow()
+	if gogc != serveGOGC {
+		t.Errorf("GOGC %d, want %d", gogc, serveGOGC)
+	}
+	wantLimit(t, limit)
+}
+
+// GOGC set alone: the operator's GOGC, the default limit.
+func TestTuneGCWithTheOperatorsGOGCOnly(t *testing.T) {
+	keepGC(t)
+	t.Setenv("GOGC", "150")
+	unsetenv(t, "GOMEMLIMIT", "AUTOMEMLIMIT")
+	tuneGC(quiet)
+	gogc, limit := gcNow()
+	if gogc != 100 { // what keepGC left: tuneGC does not change it
+		t.Errorf("GOGC %d, want the operator's left as it was", gogc)
+	}
+	wantLimit(t, limit)
 }
 
 func TestTuneGCLeavesTheOperatorsChoice(t *testing.T) {
