@@ -49,6 +49,8 @@ type memIndex struct {
 	mods map[string]*memEntry
 	held int    // rows in loaded modules
 	tick uint64 // last use, for eviction
+
+	kept atomic.Int64 // keptSize of the items the loaded copies keep
 }
 
 // memEntry is a module's place in the index: its copy, once loaded, and
@@ -66,11 +68,13 @@ const (
 	// memModule.match) reads every row of the module; above this many
 	// rows it goes to PostgreSQL instead.
 	memScanMax = 20_000
-	// A module's copy keeps at most a tenth of its rows' items (see
-	// Store.memItems), and at most memItemsMax: about a kilobyte each for
-	// items of ten fields, so the items kept take at most a tenth of the
-	// rows the index holds, and at most about 10 MB per module.
-	memItemsMax = 10_000
+	// A module's copy keeps the items of at most a tenth of its rows and
+	// memItemsMax of them (see Store.memItems); the index keeps at most
+	// memItemsBytes of items in all (by keptSize), none larger than
+	// memItemBytes.
+	memItemsMax   = 10_000
+	memItemsBytes = 64 << 20
+	memItemBytes  = 64 << 10
 	// memLoadTimeout bounds one load of a module.
 	memLoadTimeout = time.Minute
 	// memReloadGap is the least time between two loads of a module; a
@@ -193,8 +197,12 @@ func (x *memIndex) load(ctx context.Context, module string) error {
 
 // drop forgets e's copy. x.mu must be held.
 func (x *memIndex) drop(e *memEntry) {
-	if e.mod != nil {
-		x.held -= e.mod.ids.len()
+	if m := e.mod; m != nil {
+		x.held -= m.ids.len()
+		m.itemsMu.Lock()
+		m.dropped = true // a search still at it keeps no more items
+		x.kept.Add(-m.keptBytes)
+		m.itemsMu.Unlock()
 		e.mod = nil
 	}
 }
@@ -249,9 +257,12 @@ type memModule struct {
 
 	// items keeps the items (as scanItem reads them, values as stored)
 	// of the rows whose items searches fetched (see Store.memItems and
-	// memItemsMax).
-	itemsMu sync.Mutex
-	items   map[int32]Item
+	// memItemsMax), keptBytes their keptSize; none once the copy is
+	// dropped from the index.
+	itemsMu   sync.Mutex
+	items     map[int32]Item
+	keptBytes int64
+	dropped   bool
 }
 
 // memTrigrams are a text column's trigram lists: each trigram of its
@@ -730,11 +741,12 @@ func (m *memModule) startLists(top []memCond) (lists [][]int32, rest []memCond) 
 // and keeps, list by list from the next shortest, its rows that the list
 // holds: against a list up to gallopRatio times as long as what is kept
 // so far, by marking the list's rows in a bitmap of the n rows and
-// testing each kept row's bit; against a longer one, by looking each kept
-// row up in it from where the last look-up ended (see seek). Neither
-// loop branches on the data: a walk of two lists of like lengths that
-// compares their rows one by one mispredicts a branch at almost every
-// row, which made that walk most of what search (b) cost (BenchmarkMatch).
+// testing each kept row's bit; against a longer one, or one shorter than
+// the bitmap's n/64 words, by looking each kept row up in it from where
+// the last look-up ended (see seek). The bitmap's loops do not branch on
+// the data: a walk of two lists of like lengths that compares their rows
+// one by one mispredicts a branch at almost every row, which made that
+// walk most of what search (b) cost (BenchmarkMatch).
 func intersect(lists [][]int32, n int) []int32 {
 	lists = slices.Clone(lists)
 	slices.SortFunc(lists, func(a, b []int32) int { return len(a) - len(b) })
@@ -744,7 +756,9 @@ func intersect(lists [][]int32, n int) []int32 {
 		if len(out) == 0 {
 			break
 		}
-		if len(l) > gallopRatio*len(out) {
+		if len(l) > gallopRatio*len(out) || len(l) < n/64 {
+			// Much longer than what is kept, or too short to pay for a
+			// bitmap of n rows.
 			out = gallop(out, l)
 			continue
 		}
@@ -1033,8 +1047,9 @@ func InMemoryShape(q Query) bool {
 
 // SearchInMemory answers a query as Search would, from the in-memory copy of its
 // module (see memIndex and KeepInMemory), when it can; done is false when
-// Search must answer. It reads PostgreSQL once, by primary key: the
-// caller need not count it among its hot reads.
+// Search must answer. It reads PostgreSQL once, by primary key (or only
+// the app's content version, see memItems): the caller need not count it
+// among its hot reads. Its items may be shared (see Result.InMemory).
 func (s *Store) SearchInMemory(ctx context.Context, in Query) (res Result, done bool, err error) {
 	if s.mem == nil || !InMemoryShape(in) {
 		return Result{}, false, nil
@@ -1150,17 +1165,64 @@ func (s *Store) memItems(ctx context.Context, m *memModule, rows []int32, now in
 		s.mem.outdated(m)
 		return nil, fresh, false, nil
 	}
+	s.mem.keep(m, rows, items, at)
+	return items, fresh, true, nil
+}
+
+// keep adds the fetched items (items[at[id]], of rows[at[id]]) to those m
+// keeps, within the bounds (see memItemsMax): when m keeps its most, or
+// the index its most bytes, each item added first takes the place of an
+// arbitrary one that m kept before, so that what is kept follows what
+// searches fetch.
+func (x *memIndex) keep(m *memModule, rows []int32, items []Item, at map[string]int) {
 	m.itemsMu.Lock()
+	defer m.itemsMu.Unlock()
+	limit := min(memItemsMax, m.ids.len()/10)
+	if m.dropped || limit == 0 {
+		return
+	}
 	if m.items == nil {
 		m.items = map[int32]Item{}
 	}
-	for _, id := range ids {
-		if len(m.items) < min(memItemsMax, m.ids.len()/10) {
-			m.items[rows[at[id]]] = items[at[id]]
+	adding := make(map[int32]bool, len(at)) // not to make room for each other
+	for _, k := range at {
+		adding[rows[k]] = true
+	}
+	for _, k := range at {
+		size := keptSize(items[k])
+		if size > memItemBytes {
+			continue
+		}
+		if _, ok := m.items[rows[k]]; ok {
+			continue
+		}
+		if len(m.items) >= limit || x.kept.Load()+size > memItemsBytes {
+			for r, it := range m.items {
+				if adding[r] {
+					continue
+				}
+				delete(m.items, r)
+				m.keptBytes -= keptSize(it)
+				x.kept.Add(-keptSize(it))
+				break
+			}
+		}
+		if len(m.items) < limit && x.kept.Load()+size <= memItemsBytes {
+			m.items[rows[k]] = items[k]
+			m.keptBytes += size
+			x.kept.Add(size)
 		}
 	}
-	m.itemsMu.Unlock()
-	return items, fresh, true, nil
+}
+
+// keptSize is about what keeping it takes: its values and texts, and the
+// rest of an Item.
+func keptSize(it Item) int64 {
+	n := len(it.RawValues) + len(it.ID) + len(it.App) + len(it.Module) + len(it.Name) + len(it.ExternalID) + len(it.CreatedBy) + 256
+	for _, t := range it.Tags {
+		n += len(t.ID) + len(t.Name) + len(t.Value) + len(t.TagType) + 64
+	}
+	return int64(n)
 }
 
 // answer is q's Result from the copy: its page's items, its total and,

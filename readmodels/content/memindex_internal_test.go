@@ -145,3 +145,38 @@ func TestMatchFromLikeLists(t *testing.T) {
 		}
 	}
 }
+
+// keep holds to its bounds: no item larger than memItemBytes, no more
+// than memItemsBytes in the index (an item then takes the place of one
+// kept before, when there is one), none once the copy is dropped; and
+// the index counts what its copies keep.
+func TestKeepBounds(t *testing.T) {
+	x := &memIndex{mods: map[string]*memEntry{}}
+	m := productsCopy(1000) // keeps up to 100 items
+	x.mods["m1"] = &memEntry{mod: m}
+	item := func(id string, size int) Item { return Item{ID: id, RawValues: make([]byte, size)} }
+	add := func(row int32, it Item) { x.keep(m, []int32{row}, []Item{it}, map[string]int{it.ID: 0}) }
+
+	add(1, item("a", 1000))
+	add(2, item("big", memItemBytes+1))
+	if _, ok := m.items[1]; !ok || len(m.items) != 1 || x.kept.Load() != keptSize(m.items[1]) {
+		t.Fatalf("kept %d items, %d bytes counted; want item a only", len(m.items), x.kept.Load())
+	}
+	x.kept.Add(memItemsBytes - x.kept.Load() - 500) // other copies keep nearly all the index may
+	add(3, item("b", 1000))
+	if _, ok := m.items[3]; !ok || len(m.items) != 1 {
+		t.Fatalf("kept %v; want b in a's place", m.items)
+	}
+	if x.kept.Load() > memItemsBytes {
+		t.Fatalf("the index counts %d bytes kept, more than %d", x.kept.Load(), memItemsBytes)
+	}
+	before := x.kept.Load()
+	x.drop(x.mods["m1"])
+	if x.kept.Load() != before-keptSize(item("b", 1000)) {
+		t.Fatalf("dropping the copy left %d bytes counted, want %d", x.kept.Load(), before-keptSize(item("b", 1000)))
+	}
+	add(4, item("c", 10))
+	if len(m.items) != 1 {
+		t.Fatal("a dropped copy kept another item")
+	}
+}

@@ -118,7 +118,10 @@ type Result struct {
 	// Freshness is Query.FreshnessOf's, as of the search's snapshot.
 	Freshness Freshness
 	// InMemory: the page and the total came from the in-memory copy of
-	// the module (see memIndex); only the page's items from PostgreSQL.
+	// the module (see memIndex); the page's items from PostgreSQL or, when
+	// the copy keeps them, from the copy. Items kept by the copy are
+	// shared with later answers: callers must not modify the Items, their
+	// slices or what their pointers point at.
 	InMemory bool
 }
 
