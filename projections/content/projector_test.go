@@ -1366,30 +1366,3 @@ func TestItemsDeletedWithTheirModule(t *testing.T) {
 		})
 	}
 }
-
-// Identifiers (ids, apps, modules, field names) compare byte by byte
-// (COLLATE "C"): their btrees, which every item write descends a dozen
-// times, then compare with memcmp instead of the database's collation.
-func TestIdentifiersCompareBytewise(t *testing.T) {
-	t.Parallel()
-	ctx, pool := setup(t)
-	want := map[string][]string{
-		"content_modules":  {"id", "app"},
-		"content_items":    {"id", "app", "module"},
-		"content_versions": {"app"},
-		"content_keys":     {"item_id", "module", "field"},
-		"content_fields":   {"item_id", "module"},
-	}
-	for table, cols := range want {
-		for _, col := range cols {
-			var coll *string
-			if err := pool.QueryRow(ctx, `SELECT collation_name FROM information_schema.columns
-				WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2`, table, col).Scan(&coll); err != nil {
-				t.Fatalf("%s.%s: %v", table, col, err)
-			}
-			if coll == nil || *coll != "C" {
-				t.Errorf("%s.%s has collation %v, want C", table, col, coll)
-			}
-		}
-	}
-}

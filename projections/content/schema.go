@@ -92,18 +92,11 @@ func KeyCut(s string) string {
 	return s
 }
 
-// Create makes the tables. Identifiers (ids, apps, modules, field names)
-// are COLLATE "C": every item write descends a dozen btrees whose keys
-// start or end with them, and "C" compares with memcmp where the
-// database's collation (C.UTF-8, en_US...) goes through strcoll. Searches
-// compare identifiers only for equality and for a stable order, which
-// either collation gives, so tables made before (with the database's) need
-// no rebuild, and the Layout stays.
 func (Projector) Create(ctx context.Context, db projections.DB, schema string) error {
 	_, err := db.Exec(ctx, fmt.Sprintf(`
 CREATE TABLE %[1]s.content_modules (
-    id          text    COLLATE "C" PRIMARY KEY,
-    app         text    COLLATE "C" NOT NULL,
+    id          text    PRIMARY KEY,
+    app         text    NOT NULL,
     name        text    NOT NULL,
     single      boolean NOT NULL DEFAULT false,
     tags        jsonb   NOT NULL DEFAULT '[]',
@@ -129,9 +122,9 @@ CREATE TABLE %[1]s.content_module_types (
     updated_at bigint  NOT NULL
 );
 CREATE TABLE %[1]s.content_items (
-    id               text   COLLATE "C" PRIMARY KEY,
-    app              text   COLLATE "C" NOT NULL,
-    module           text   COLLATE "C" NOT NULL,
+    id               text   PRIMARY KEY,
+    app              text   NOT NULL,
+    module           text   NOT NULL,
     name             text   NOT NULL,
     vals             jsonb  NOT NULL DEFAULT '{}',
     tags             jsonb  NOT NULL DEFAULT '[]',
@@ -162,13 +155,13 @@ CREATE INDEX ON %[1]s.content_items USING gin (name gin_trgm_ops);
 -- modules or items: a cached search answer is fresh while the version is
 -- the one it was computed at.
 CREATE TABLE %[1]s.content_versions (
-    app     text   COLLATE "C" PRIMARY KEY,
+    app     text   PRIMARY KEY,
     version bigint NOT NULL
 );
 CREATE TABLE %[1]s.content_keys (
-    item_id   text    COLLATE "C" NOT NULL,
-    module    text    COLLATE "C" NOT NULL,
-    field     text    COLLATE "C" NOT NULL,
+    item_id   text    NOT NULL,
+    module    text    NOT NULL,
+    field     text    NOT NULL,
     loc       text    NOT NULL DEFAULT '',
     s         text,
     n         numeric,
@@ -204,7 +197,7 @@ CREATE STATISTICS %[1]s.content_keys_text (mcv) ON module, field, lower(s), s FR
 // that intersects compressed posting lists.
 func fieldsTable(schema string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s.content_fields (\n    item_id   text   COLLATE \"C\" PRIMARY KEY,\n    module    text   COLLATE \"C\" NOT NULL,\n"+
+	fmt.Fprintf(&b, "CREATE TABLE %s.content_fields (\n    item_id   text   PRIMARY KEY,\n    module    text   NOT NULL,\n"+
 		"    pub_from  bigint,\n    pub_until bigint NOT NULL,\n", schema)
 	for _, c := range SlotColumns {
 		typ := "text"
