@@ -36,11 +36,16 @@ func TestContentBatchTwoProcesses(t *testing.T) {
 		mu      sync.Mutex
 		created = map[string]instView{} // title → the item as its batch answered it
 		done    atomic.Int32            // batches answered
+		changed = make(chan struct{})   // closed once the changes are made
 	)
 	atOnce(t, workers+1, func(w int) error {
 		if w == workers {
 			// The module changes, through either process, while the
 			// batches run: change k once k rounds of batches are done.
+			// Each worker's last batch waits for the last change, so
+			// that every change has batches after it in the log however
+			// long a change takes.
+			defer close(changed)
 			fs := slices.Clone(fields)
 			for k := range changes {
 				for deadline := time.Now().Add(time.Minute); done.Load() < int32(k*workers+1); time.Sleep(time.Millisecond) {
@@ -58,6 +63,9 @@ func TestContentBatchTwoProcesses(t *testing.T) {
 		}
 		ts := servers[w%2]
 		for bt := range batches {
+			if bt == batches-1 {
+				<-changed
+			}
 			var items []map[string]any
 			for j := range per {
 				title := fmt.Sprintf("w%d b%d i%d", w, bt, j)
