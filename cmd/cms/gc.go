@@ -43,9 +43,15 @@ func tuneGC(log *slog.Logger) {
 		debug.SetGCPercent(serveGOGC)
 		applied = true
 	}
-	gogc := debug.SetGCPercent(-1)
-	debug.SetGCPercent(gogc)
-	log.Info("garbage collector", "gogc", gogc, "gogc_default", applied, "memory_limit_bytes", debug.SetMemoryLimit(-1))
+	log.Info("garbage collector", "gogc", gcPercent(), "gogc_default", applied, "memory_limit_bytes", debug.SetMemoryLimit(-1))
+}
+
+// gcPercent is the collector's GOGC now (-1: off); the runtime tells it
+// only by setting another.
+func gcPercent() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
 }
 
 // memoryOfProcess is the memory the process may use: its cgroup's limit

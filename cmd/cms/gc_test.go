@@ -17,11 +17,7 @@ func keepGC(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(gogc); debug.SetMemoryLimit(limit) })
 }
 
-func gcNow() (gogc int, limit int64) {
-	gogc = debug.SetGCPercent(100)
-	debug.SetGCPercent(gogc)
-	return gogc, debug.SetMemoryLimit(-1)
-}
+func gcNow() (gogc int, limit int64) { return gcPercent(), debug.SetMemoryLimit(-1) }
 
 // unsetenv unsets the variables for the test (t.Setenv restores them).
 func unsetenv(t *testing.T, names ...string) {
