@@ -126,14 +126,14 @@ var FieldTypes = []FieldType{
 	typ(13, "Object", KindObject, true, Rule{Rule: "custom||isJSONObject", Params: []any{}, Error: ErrObject}),
 	typ(14, "List", KindList, true, Rule{Rule: "custom||isJSONArray", Params: []any{}, Error: ErrArray}),
 	typ(15, "Localized text", KindLocalized, true,
-		Rule{Rule: "isJSONObject", Params: []any{}, Error: ErrObject},
+		Rule{Rule: "custom||isJSONObject", Params: []any{}, Error: ErrObject},
 		Rule{Rule: "custom||hasAllKeyLanguage", Params: []any{}, Error: ErrLanguages},
 		Rule{Rule: "custom||allObjectValuesAreStringValidator", Params: []any{}, Error: ErrLocalized}),
 	typ(16, "Video", KindURL, true, isURL),
 	typ(17, "Multiple choice", KindChoices, true, Rule{Rule: "custom||multipleChoiceValidator", Params: []any{}, Error: ErrChoices}),
 	typ(18, "Single choice", KindChoice, true, Rule{Rule: "custom||singleChoiceValidator", Params: []any{}, Error: ErrChoice}),
-	typ(19, "Multiple select dropdown", KindChoices, true, Rule{Rule: "multipleChoiceValidator", Params: []any{}, Error: ErrChoices}),
-	typ(20, "Single select dropdown", KindChoice, true, Rule{Rule: "singleChoiceValidator", Params: []any{}, Error: ErrChoice}),
+	typ(19, "Multiple select dropdown", KindChoices, true, Rule{Rule: "custom||multipleChoiceValidator", Params: []any{}, Error: ErrChoices}),
+	typ(20, "Single select dropdown", KindChoice, true, Rule{Rule: "custom||singleChoiceValidator", Params: []any{}, Error: ErrChoice}),
 	typ(21, "Audio", KindURL, true, isURL),
 }
 

@@ -205,7 +205,13 @@ func ValidateFields(fields []Field) error {
 			return bad("media types apply to website, image, video and audio fields only")
 		}
 		if r.Default != nil {
-			if v := validateValue(f, r.Default); v != nil {
+			v := validateValue(f, r.Default)
+			if s, ok := r.Default.(string); ok && t.Kind == KindLocalized {
+				// HALO's CMS keeps a localized text's default as one
+				// text, for every locale (format.default: "pen").
+				v = checkText(f, s)
+			}
+			if v != nil {
 				return bad("the default value is not valid: %s", v.Message)
 			}
 		}

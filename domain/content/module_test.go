@@ -103,9 +103,20 @@ func TestCreateModule(t *testing.T) {
 		{Name: string(make([]rune, 201))},
 		{Name: "x", Fields: []Field{{Name: "a", Type: "nope"}}},
 		{Name: "x", Tags: []Tag{{Value: "v"}}},
+		{Name: "x", Fields: []Field{{Name: "l", Type: typeID(t, "Localized text"), Rules: FieldRules{Default: 5}}}},
+		{Name: "x", Fields: []Field{{Name: "l", Type: typeID(t, "Localized text"), Rules: FieldRules{Default: "long", MaxLength: ptr(2)}}}},
+		{Name: "x", Fields: []Field{{Name: "d", Type: typeID(t, "Date"), Rules: FieldRules{Default: json.Number("1e20")}}}},
 	} {
 		if _, err := CreateModule(Module{}, "m2", "app1", bad, "Ann"); !fault.Is(err, fault.Invalid) {
 			t.Errorf("CreateModule(%+v): %v, want invalid", bad, err)
+		}
+	}
+	// A localized text's default: one text for every locale, as HALO's CMS
+	// keeps it, or a text per locale.
+	for _, def := range []any{"pen", map[string]any{"en-US": "pen", "nl-NL": "pen"}} {
+		ok := ModuleSpec{Name: "x", Fields: []Field{{Name: "l", Type: typeID(t, "Localized text"), Rules: FieldRules{Default: def}}}}
+		if _, err := CreateModule(Module{}, "m3", "app1", ok, "Ann"); err != nil {
+			t.Errorf("a localized text with the default %v: %v", def, err)
 		}
 	}
 }

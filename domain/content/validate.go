@@ -149,6 +149,12 @@ func empty(v any) bool {
 	return false
 }
 
+// MaxTimestamp bounds a date or time value, in epoch milliseconds either
+// side of 1970: the range of a JavaScript Date, which HALO's own server
+// keeps dates in. The SDKs read dates as a 64-bit long (Android) or a
+// double (iOS); a larger value would fail or lose precision there.
+const MaxTimestamp = 8.64e15
+
 // Number reads a JSON number (json.Number, float64 or a Go integer).
 func Number(v any) (float64, bool) {
 	switch n := v.(type) {
@@ -190,6 +196,9 @@ func validateValue(f Field, v any) *Violation {
 		}
 		if kind == KindTimestamp && n != math.Trunc(n) {
 			return bad(ErrTimestamp, "isTimestamp", "must be a whole number of epoch milliseconds")
+		}
+		if kind == KindTimestamp && math.Abs(n) > MaxTimestamp {
+			return bad(ErrTimestamp, "isTimestamp", "must be a date between years -271821 and 275760 (at most %s epoch milliseconds either side of 1970)", fmtNum(MaxTimestamp))
 		}
 		if r.Min != nil && n < *r.Min {
 			return bad(ErrRange, "min", "must be at least %s", fmtNum(*r.Min))
