@@ -1144,3 +1144,92 @@ func TestContentWritesAnswerWhileProjectionLags(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Modules as HALO itself defines them: every module of the
+// modules-list-with-fields fixture, posted back into an app, is created with
+// its fields (a localized text's default is one text there), and each field
+// type carries the fixture's rules.
+func TestContentModulesFromHALO(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("HALO App")
+	fixture, _ := loadFixture(t, "modules-list-with-fields.android.json").([]any)
+	if len(fixture) == 0 {
+		t.Fatal("the fixture lists no modules")
+	}
+	wantRules := map[string][]string{}
+	for _, m := range fixture {
+		body := m.(map[string]any)
+		body["app"] = app.ID
+		var got moduleView
+		ts.mustJSON(ts.post(modulePath, ts.admin, body), 201, &got)
+		fields, _ := body["fields"].([]any)
+		if len(got.Fields) != len(fields) {
+			t.Errorf("module %v: %d fields, want the fixture's %d", body["name"], len(got.Fields), len(fields))
+		}
+		for _, f := range fields {
+			ft := f.(map[string]any)["fieldType"].(map[string]any)
+			var rs []string
+			for _, r := range ft["rules"].([]any) {
+				rs = append(rs, r.(map[string]any)["rule"].(string))
+			}
+			wantRules[ft["id"].(string)] = rs
+		}
+		for _, f := range got.Fields {
+			var rs []string
+			for _, r := range f.FieldType.Rules {
+				rs = append(rs, r.Rule)
+			}
+			if want, ok := wantRules[f.FieldType.ID]; ok && !slices.Equal(rs, want) {
+				t.Errorf("field type %s (%s): rules %v, want the fixture's %v", f.FieldType.ID, f.FieldType.Name, rs, want)
+			}
+		}
+	}
+	if len(wantRules) < 21 {
+		t.Errorf("the fixture covers %d field types, want all 21", len(wantRules))
+	}
+}
+
+// A module belongs to an app that exists, and a relation field targets a
+// module of the same app: anything else is refused and creates nothing.
+func TestContentModuleReferences(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Refs App")
+	other := ts.createApp("Other Refs App")
+	target := ts.createModule(ts.admin, moduleBody(app.ID, "Authors", fld("name", ftText)))
+	foreign := ts.createModule(ts.admin, moduleBody(other.ID, "Foreign", fld("name", ftText)))
+
+	r := ts.post(modulePath, ts.admin, moduleBody("5f0000000000000000000999", "Orphan", fld("name", ftText)))
+	expectHaloError(t, r, 404)
+	if ex := haloExtra(t, r, 404); ex != nil && ex["field"] != "app" {
+		t.Errorf("%s: extra.field %v, want app", r, ex["field"])
+	}
+
+	relTo := func(name, module string) map[string]any {
+		return moduleBody(app.ID, name, fld("author", ftRelation, "rules", rules{"module": module}))
+	}
+	for _, bad := range []string{foreign.ID, "5f0000000000000000000998"} {
+		r := ts.post(modulePath, ts.admin, relTo("Posts", bad))
+		expectHaloError(t, r, 400)
+		if ex := haloExtra(t, r, 400); ex != nil && ex["field"] != "author" {
+			t.Errorf("%s: extra.field %v, want author", r, ex["field"])
+		}
+	}
+	var list []moduleView
+	ts.mustJSON(ts.get(modulePath+"?skip=true", ts.admin), 200, &list)
+	for _, m := range list {
+		if m.Name == "Orphan" || m.Name == "Posts" {
+			t.Errorf("a refused create made module %s (%s)", m.Name, m.ID)
+		}
+	}
+
+	posts := ts.createModule(ts.admin, relTo("Posts", target.ID))
+	// A change may point the field at the module itself, not at another app's.
+	self := relTo("Posts", posts.ID)
+	ts.mustJSON(ts.put(modulePath+"/"+posts.ID, ts.admin, self), 200, &posts)
+	expectHaloError(t, ts.put(modulePath+"/"+posts.ID, ts.admin, relTo("Posts", foreign.ID)), 400)
+	if f, _ := ts.module(posts.ID).field("author"); f.Rules["module"] != posts.ID {
+		t.Errorf("after a refused change the target is %v, want %s", f.Rules["module"], posts.ID)
+	}
+}

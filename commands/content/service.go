@@ -14,6 +14,7 @@ import (
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/rights"
 )
 
@@ -183,6 +184,13 @@ func (s *Service) CreateModule(ctx context.Context, in ModuleInput) (content.Mod
 	if err := s.authorize(ctx, rights.Write, rights.Resource{App: in.App}); err != nil {
 		return content.Module{}, err
 	}
+	app, _, err := commands.Load(ctx, s.store, identity.AppStream(in.App), identity.App{}, identity.App.Apply)
+	if err != nil {
+		return content.Module{}, err
+	}
+	if !app.Exists() {
+		return content.Module{}, fault.NotFoundf("app %s not found", in.App).With("field", "app")
+	}
 	if in.ModuleType != "" && len(in.Spec.Fields) == 0 {
 		t, _, err := commands.Load(ctx, s.store, content.ModuleTypeStream(in.ModuleType), content.ModuleType{}, applyType)
 		if err != nil {
@@ -202,6 +210,9 @@ func (s *Service) CreateModule(ctx context.Context, in ModuleInput) (content.Mod
 	id := s.ids.NewID()
 	evs, err := content.CreateModule(content.Module{}, id, in.App, in.Spec, by)
 	if err != nil {
+		return content.Module{}, err
+	}
+	if err := s.checkTargets(ctx, in.App, id, nil, in.Spec.Fields); err != nil {
 		return content.Module{}, err
 	}
 	created := evs[0].(content.ModuleCreated)
@@ -228,6 +239,33 @@ func (s *Service) CreateModule(ctx context.Context, in ModuleInput) (content.Mod
 		s.settle(ctx, res.Last)
 		return content.Module{}.Apply(created), nil
 	}
+}
+
+// checkTargets refuses a relation field whose target module is not a
+// live module of app (or the module self itself): no item could ever be
+// related through it. A target that one of the module's fields had before
+// (old) is not checked again, so that a module whose target was deleted
+// since can still be changed.
+func (s *Service) checkTargets(ctx context.Context, app, self string, old, fields []content.Field) error {
+	had := map[string]bool{self: true}
+	for _, f := range old {
+		had[f.Rules.Module] = true
+	}
+	for i, f := range fields {
+		target := f.Rules.Module
+		if target == "" || had[target] {
+			continue
+		}
+		m, _, err := commands.Load(ctx, s.store, content.ModuleStream(target), content.Module{}, applyModule)
+		if err != nil {
+			return err
+		}
+		if !m.Exists() || m.Deleted || m.App != app {
+			return fault.Invalidf("field %q: the target module %s is not a module of this app", f.Name, target).
+				With("field", f.Name).With("position", i)
+		}
+	}
+	return nil
 }
 
 func conflict(err error) error {
@@ -288,6 +326,9 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 		spec.Fields, spec.ModuleType = s.assignFieldIDs(m.Fields, fields), m.ModuleType
 		evs, err := m.Change(spec, by)
 		if err != nil || len(evs) == 0 {
+			return m, err
+		}
+		if err := s.checkTargets(ctx, m.App, m.ID, m.Fields, spec.Fields); err != nil {
 			return m, err
 		}
 		// Held: no item write commits meanwhile, and those that took

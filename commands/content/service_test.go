@@ -16,6 +16,7 @@ import (
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/identity"
 )
 
 // hookStore runs before, once, inside the next AppendMulti, before the
@@ -94,6 +95,10 @@ func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
 	ids := &seqIDs{}
 	items := &logItems{store: es, ids: ids}
 	svc := cmdcontent.NewService(store, stub{}, stub{}, stub{}, items, ids, stub{})
+	if _, err := es.Append(ctx, identity.AppStream("a1"), event.NoStream,
+		commands.Wrap(ctx, identity.AppCreated{AppID: "a1", Name: "Shop app", ClientID: "app-a1"})...); err != nil {
+		t.Fatal(err)
+	}
 	text := func(name string, required bool) content.Field {
 		return content.Field{Name: name, Type: "000000000000000000000001", Required: required}
 	}
