@@ -684,7 +684,7 @@ func TestContentSync(t *testing.T) {
 	expectStatus(t, ts.do(request{method: "DELETE", path: instancePath + "/" + s2.ID, token: ts.admin}), 200)
 	ts.transit(ts.admin, s3.ID, "unpublish", nil)
 	s6 := pub("s6")
-	ts.createItem(ts.admin, itemBody(feed.ID, "s7 concept", map[string]any{"title": "s7"}))
+	s7 := ts.createItem(ts.admin, itemBody(feed.ID, "s7 concept", map[string]any{"title": "s7"}))
 	time.Sleep(time.Until(time.UnixMilli(expiresAt + 150)))
 
 	// Incremental, by module id, with float timestamps as iOS sends them.
@@ -697,8 +697,9 @@ func TestContentSync(t *testing.T) {
 	} else if inc.Updated[0].Name != "s1 updated" || inc.Updated[0].Values["title"] != "s1 updated" {
 		t.Errorf("incremental updated s1 = %+v", inc.Updated[0])
 	}
-	// deleted covers s2 (deleted), s3 (unpublished) and s5 (expired); it
-	// may name ids the client never had (s7), never a live item.
+	// deleted covers s2 (deleted), s3 (unpublished) and s5 (expired),
+	// never a live item, and never a concept (s4, s7): an app does not
+	// learn its drafts' ids.
 	gone := []string{s2.ID, s3.ID}
 	if beforeExpiry {
 		gone = append(gone, s5.ID) // the client got s5 in the first sync
@@ -708,9 +709,9 @@ func TestContentSync(t *testing.T) {
 			t.Errorf("incremental deleted %v lacks %s", inc.deletedIDs(), id)
 		}
 	}
-	for _, id := range []string{s1.ID, s6.ID} {
+	for _, id := range []string{s1.ID, s6.ID, s4.ID, s7.ID} {
 		if slices.Contains(inc.deletedIDs(), id) {
-			t.Errorf("incremental deleted %v names the live %s", inc.deletedIDs(), id)
+			t.Errorf("incremental deleted %v names %s, which is live or a concept", inc.deletedIDs(), id)
 		}
 	}
 	for _, it := range append(slices.Clone(inc.Created), inc.Updated...) {

@@ -41,6 +41,7 @@ type itemRow struct {
 	StateChangedAt int64          `json:"state_changed_at"`
 	PubFrom        *int64         `json:"pub_from"`
 	PubUntil       int64          `json:"pub_until"`
+	LiveEndedAt    *int64         `json:"live_ended_at"`
 }
 
 type tagJSON struct {
@@ -65,10 +66,11 @@ type keyRow struct {
 
 const itemCols = `id text, app text, module text, name text, vals jsonb, tags jsonb, tag_keys text[], external_id text,
 	published_at bigint, removed_at bigint, archived_at bigint, deleted_at bigint, created_at bigint, updated_at bigint,
-	created_by text, updated_by text, deleted_by text, revision bigint, state_changed_at bigint, pub_from bigint, pub_until bigint`
+	created_by text, updated_by text, deleted_by text, revision bigint, state_changed_at bigint, pub_from bigint, pub_until bigint,
+	live_ended_at bigint`
 
 const itemNames = `id, app, module, name, vals, tags, tag_keys, external_id, published_at, removed_at, archived_at, deleted_at,
-	created_at, updated_at, created_by, updated_by, deleted_by, revision, state_changed_at, pub_from, pub_until`
+	created_at, updated_at, created_by, updated_by, deleted_by, revision, state_changed_at, pub_from, pub_until, live_ended_at`
 
 func msPtr(t time.Time) *int64 {
 	if t.IsZero() {
@@ -139,6 +141,7 @@ func apply(r *itemRow, data any, at int64) *itemRow {
 	if r == nil {
 		return nil
 	}
+	was := r.published()
 	by := ""
 	state := true
 	switch e := data.(type) {
@@ -166,9 +169,50 @@ func apply(r *itemRow, data any, at int64) *itemRow {
 	r.Revision++
 	r.UpdatedAt, r.UpdatedBy = &at, strPtr(by)
 	if state {
+		r.noteEnd(was, at)
 		r.StateChangedAt = at
 	}
 	return r
+}
+
+// SyncMargin is how far the stamps of an item's events and the instants
+// syncs describe may stray from each other: a sync at To may not see an
+// event stamped up to SyncMargin before To (committed late), and may see
+// one stamped after To. readmodels/content.Store.Sync looks back by it.
+const SyncMargin int64 = 2000
+
+// interval is a stretch of publication, [from, until) in epoch ms; empty
+// when from >= until.
+type interval struct{ from, until int64 }
+
+// published is the item's interval of publication by its dates (empty when
+// it has none: a concept, or deleted).
+func (r *itemRow) published() interval {
+	if r.DeletedAt != nil || r.PublishedAt == nil {
+		return interval{}
+	}
+	v := interval{*r.PublishedAt, Never}
+	for _, d := range []*int64{r.RemovedAt, r.ArchivedAt} {
+		if d != nil && *d < v.until {
+			v.until = *d
+		}
+	}
+	return v
+}
+
+// noteEnd records in LiveEndedAt the last instant a sync may have seen the
+// item live under its dates before a change of its state at at: was, in
+// force from StateChangedAt to at, as syncs within SyncMargin of those
+// stamps saw it. Sync lists an item that is not live as deleted only when
+// that instant is after the client's last sync (see
+// readmodels/content.Store.Sync), so a concept, or a schedule withdrawn
+// well before its date, is never listed: an app's client never learns of
+// it.
+func (r *itemRow) noteEnd(was interval, at int64) {
+	from, until := max(was.from, r.StateChangedAt-SyncMargin), min(was.until, at+SyncMargin)
+	if from < until && (r.LiveEndedAt == nil || *r.LiveEndedAt < until) {
+		r.LiveEndedAt = &until
+	}
 }
 
 // deleteWithModule marks a live item deleted, with its module's date and
@@ -183,7 +227,10 @@ func (p *batch) deleteWithModule(ctx context.Context, r *itemRow, gone map[strin
 	if err != nil || m.deletedAt == nil {
 		return err
 	}
-	r.DeletedAt, r.DeletedBy, r.StateChangedAt = m.deletedAt, m.deletedBy, *m.deletedAt
+	was := r.published()
+	r.DeletedAt, r.DeletedBy = m.deletedAt, m.deletedBy
+	r.noteEnd(was, *m.deletedAt)
+	r.StateChangedAt = *m.deletedAt
 	return nil
 }
 
@@ -340,8 +387,11 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 		// finds them live, and sync lists them as deleted. The items this
 		// batch writes are left to its fold (see Apply).
 		delete(p.modules, e.ModuleID)
-		if _, err := p.db.Exec(ctx, `UPDATE `+p.t("content_items")+` SET deleted_at = $2, deleted_by = $3, state_changed_at = $2, pub_from = NULL
-			WHERE module = $1 AND deleted_at IS NULL AND id <> ALL($4)`, e.ModuleID, at, e.By, p.order); err != nil {
+		// live_ended_at as itemRow.noteEnd sets it.
+		if _, err := p.db.Exec(ctx, `UPDATE `+p.t("content_items")+` SET deleted_at = $2, deleted_by = $3, state_changed_at = $2, pub_from = NULL,
+				live_ended_at = CASE WHEN published_at IS NOT NULL AND greatest(published_at, state_changed_at - $5) < least(pub_until, $2 + $5)
+					THEN greatest(live_ended_at, least(pub_until, $2 + $5)) ELSE live_ended_at END
+			WHERE module = $1 AND deleted_at IS NULL AND id <> ALL($4)`, e.ModuleID, at, e.By, p.order, SyncMargin); err != nil {
 			return err
 		}
 		for _, t := range []string{"content_fields", "content_keys"} {
@@ -513,7 +563,7 @@ func (p *batch) writeItems(ctx context.Context, rows []*itemRow, upsert bool) er
 	vals, tags := make(pgtype.FlatArray[[]byte], n), make(pgtype.FlatArray[[]byte], n)
 	publishedAt, removedAt := make(pgtype.FlatArray[*int64], n), make(pgtype.FlatArray[*int64], n)
 	archivedAt, deletedAt := make(pgtype.FlatArray[*int64], n), make(pgtype.FlatArray[*int64], n)
-	updatedAt, pubFrom := make(pgtype.FlatArray[*int64], n), make(pgtype.FlatArray[*int64], n)
+	updatedAt, pubFrom, liveEndedAt := make(pgtype.FlatArray[*int64], n), make(pgtype.FlatArray[*int64], n), make(pgtype.FlatArray[*int64], n)
 	createdAt, revision, stateChangedAt, pubUntil := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 	updatedBy, deletedBy := make(pgtype.FlatArray[*string], n), make(pgtype.FlatArray[*string], n)
 	for i, r := range rows {
@@ -531,7 +581,7 @@ func (p *batch) writeItems(ctx context.Context, rows []*itemRow, upsert bool) er
 		ids[i], apps[i], modules[i], names[i], externalIDs[i], createdBy[i] = r.ID, r.App, r.Module, r.Name, r.ExternalID, r.CreatedBy
 		tagKeys[i] = textArray(r.TagKeys)
 		publishedAt[i], removedAt[i], archivedAt[i], deletedAt[i] = r.PublishedAt, r.RemovedAt, r.ArchivedAt, r.DeletedAt
-		updatedAt[i], pubFrom[i] = r.UpdatedAt, r.PubFrom
+		updatedAt[i], pubFrom[i], liveEndedAt[i] = r.UpdatedAt, r.PubFrom, r.LiveEndedAt
 		createdAt[i], revision[i], stateChangedAt[i], pubUntil[i] = r.CreatedAt, r.Revision, r.StateChangedAt, r.PubUntil
 		updatedBy[i], deletedBy[i] = r.UpdatedBy, r.DeletedBy
 	}
@@ -542,7 +592,7 @@ func (p *batch) writeItems(ctx context.Context, rows []*itemRow, upsert bool) er
 	}
 	_, err := p.db.Exec(ctx, sql,
 		ids, apps, modules, names, vals, tags, tagKeys, externalIDs, publishedAt, removedAt, archivedAt, deletedAt,
-		createdAt, updatedAt, createdBy, updatedBy, deletedBy, revision, stateChangedAt, pubFrom, pubUntil)
+		createdAt, updatedAt, createdBy, updatedBy, deletedBy, revision, stateChangedAt, pubFrom, pubUntil, liveEndedAt)
 	return err
 }
 

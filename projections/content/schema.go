@@ -45,9 +45,10 @@ var (
 // its cut (content_fields.x1..x6, content_keys.x; see MaxKeyText), so
 // that searches see every character; content_modules.revision counts
 // each module's changes; the items of a deleted module are deleted with
-// it. Versions made before are paused until rebuilt.
+// it; content_items.live_ended_at tells sync which items a client may hold
+// (see itemRow.noteEnd). Versions made before are paused until rebuilt.
 func (Projector) Layout() string {
-	return "content_fields.tx lower-cased, whole texts; content_fields.x1-x6, content_keys.x; content_modules.revision; items deleted with their module"
+	return "content_fields.tx lower-cased, whole texts; content_fields.x1-x6, content_keys.x; content_modules.revision; items deleted with their module; content_items.live_ended_at"
 }
 
 // Handles reports that the projector uses the content context's events only.
@@ -142,7 +143,10 @@ CREATE TABLE %[1]s.content_items (
     revision         bigint NOT NULL DEFAULT 0,
     state_changed_at bigint NOT NULL,
     pub_from         bigint,
-    pub_until        bigint NOT NULL
+    pub_until        bigint NOT NULL,
+    -- When the item's latest stretch of publication that is over ended
+    -- (by an event, or by its end date); NULL if it was never live.
+    live_ended_at    bigint
 );
 CREATE INDEX ON %[1]s.content_items (module, created_at, id);
 CREATE INDEX ON %[1]s.content_items (module, (coalesce(updated_at, created_at)));

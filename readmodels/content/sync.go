@@ -8,6 +8,7 @@ import (
 
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
+	pc "github.com/halocms/halocms/projections/content"
 )
 
 // SyncQuery asks what changed in a module between two syncs (§5.6).
@@ -38,7 +39,7 @@ type SyncResult struct {
 // projection, or in transactions still open) is the caller's to account
 // for: the HTTP layer answers a syncTimestamp no later than the
 // projection's horizon (see projections.Runtime.Horizon).
-const SyncMargin int64 = 2000
+const SyncMargin = pc.SyncMargin
 
 // Sync answers a sync of one module at q.To. An item is live at t when it
 // is published at t: pub_from <= t < pub_until (deleted items never are).
@@ -53,12 +54,15 @@ const SyncMargin int64 = 2000
 //     not-live item live. An item that was live all along but whose state
 //     changed is listed too: the client upserts it.
 //   - updated: live at To, not created, and edited (any event) after F.
-//   - deleted: not live at To, and either a state event came after F
-//     (unpublished, deleted, archived or expired by hand...) or its end of
-//     publication, least(removedAt, archivedAt), fell in (F, To]. Those are
-//     the only ways an item the client may hold (live at some instant up to
-//     From) stops being live by To. Ids the client never had may be listed;
-//     that is harmless.
+//   - deleted: not live at To, and a sync may have seen it live after F:
+//     under dates it had before a state event (unpublished, deleted,
+//     archived or expired by hand...: live_ended_at, see the projector's
+//     itemRow.noteEnd), or under the dates it has now, whose end of
+//     publication, least(removedAt, archivedAt), fell in (F, To] (after they
+//     were set, less SyncMargin). Those are the only ways an item the client
+//     may hold (live at some instant up to From) stops being live by To. An
+//     item never live (a concept, a schedule withdrawn before its date) is
+//     not listed: an app's client does not learn the ids of drafts.
 //
 // Created and updated come in creation order, deleted by id.
 func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
@@ -80,13 +84,14 @@ func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
 		sql = `SELECT 'c', ` + itemColumns + ` FROM content_items i WHERE i.module = ` + mod + ` AND ` + vis + ` AND ` + live +
 			` ORDER BY i.created_at, i.id`
 	} else {
-		f := c.bind(*q.From - SyncMargin)
+		f, margin := c.bind(*q.From-SyncMargin), c.bind(SyncMargin)
 		created := "greatest(i.published_at, i.state_changed_at) > " + f
 		sql = `SELECT CASE WHEN NOT ` + live + ` THEN 'd' WHEN ` + created + ` THEN 'c' ELSE 'u' END, ` + itemColumns + `
 			FROM content_items i
 			WHERE i.module = ` + mod + ` AND ` + vis + ` AND (
 				` + live + ` AND (` + created + ` OR coalesce(i.updated_at, i.created_at) > ` + f + `)
-				OR NOT ` + live + ` AND (i.state_changed_at > ` + f + ` OR i.pub_until > ` + f + ` AND i.pub_until <= ` + to + `))
+				OR NOT ` + live + ` AND (i.live_ended_at > ` + f + ` OR i.pub_from IS NOT NULL
+					AND greatest(i.pub_from, i.state_changed_at - ` + margin + `) < i.pub_until AND i.pub_until > ` + f + ` AND i.pub_until <= ` + to + `))
 			ORDER BY i.created_at, i.id`
 	}
 	rows, err := s.pool.Query(ctx, sql, custom(c.args)...)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -83,8 +84,43 @@ type syncSimItem struct {
 	events  []any        // decided, in stream order (for revert)
 	dec     content.Item // state after every decided event
 	vis     content.Item // state after the projected events
+	states  []stamped    // vis after each projected event, with its stamp
 	pending int          // units decided but not projected yet
 	trace   []string
+}
+
+type stamped struct {
+	at   int64
+	item content.Item
+}
+
+// seenLive reports whether a sync at or before to could have seen the
+// item live: live under one of its projected states at an instant within
+// syncLateness of when that state was in force. An item that no sync
+// could have seen live (a concept, a schedule withdrawn well before its
+// date) must never be listed as deleted: its id is not the client's to
+// know.
+func (it *syncSimItem) seenLive(to int64) bool {
+	for k, st := range it.states {
+		start, end := st.at-syncLateness, to+syncLateness
+		if k+1 < len(it.states) {
+			end = min(end, it.states[k+1].at+syncLateness)
+		}
+		d := st.item.Dates
+		if st.item.Deleted || d.PublishedAt.IsZero() {
+			continue
+		}
+		until := int64(math.MaxInt64)
+		for _, x := range []time.Time{d.RemovedAt, d.ArchivedAt} {
+			if !x.IsZero() {
+				until = min(until, x.UnixMilli())
+			}
+		}
+		if max(d.PublishedAt.UnixMilli(), start) < min(until, end) {
+			return true
+		}
+	}
+	return false
 }
 
 // syncSnap is what a client holds of an item.
@@ -454,6 +490,7 @@ func (s *syncSim) project(units []syncUnit) {
 				Type: e.(interface{ EventType() string }).EventType(), Data: e, RecordedAt: time.UnixMilli(u.at)})
 			if it := s.items[u.item]; it != nil {
 				it.vis = it.vis.Apply(e)
+				it.states = append(it.states, stamped{u.at, it.vis})
 			} else if _, ok := e.(content.ModuleDeleted); ok {
 				s.modGone = true
 			}
@@ -619,6 +656,9 @@ func (s *syncSim) sync(c *syncClient, to int64) {
 	for _, id := range res.Deleted {
 		if _, ok := want[id]; ok {
 			bad, involved = append(bad, id+" is deleted but live"), append(involved, id)
+		}
+		if !s.items[id].seenLive(to) {
+			bad, involved = append(bad, id+" is deleted but no sync could have seen it live"), append(involved, id)
 		}
 		delete(c.held, id)
 	}
