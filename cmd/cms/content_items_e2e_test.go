@@ -66,6 +66,7 @@ func TestContentItems(t *testing.T) {
 		checkShapeOf(t, r, "content-instance-save-response.android.json")
 		// GET answers the same.
 		var got map[string]any
+		checkShapeOf(t, ts.get(instancePath+"/"+android.ID, ts.admin), "content-instance.ios.json")
 		ts.mustNum(ts.get(instancePath+"/"+android.ID, ts.admin), 200, &got)
 		if fmt.Sprint(got) != fmt.Sprint(raw) {
 			t.Errorf("GET differs from the create answer:\n %v\n %v", got, raw)

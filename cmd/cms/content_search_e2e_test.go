@@ -167,6 +167,11 @@ func TestContentSearch(t *testing.T) {
 			t.Errorf(`skip "false": paginated %v %+v, %d items`, res.paginated, res.pagination, len(res.items))
 		}
 		checkShapeOf(t, r, "content-search-paginated-news.ios.json")
+		checkShapeOf(t, r, "content-search-paginated-with-tags.ios.json")
+		var env map[string]any
+		if decodeNum(r.Body, &env) == nil {
+			checkShape(t, "pagination-info.ios.json", []any{loadFixture(t, "pagination-info.ios.json")}, env["pagination"])
+		}
 	})
 
 	t.Run("operators", func(t *testing.T) {
@@ -723,6 +728,7 @@ func TestContentSync(t *testing.T) {
 		t.Errorf("locale es-ES: s6 headline %v", inc.Created[0].Values["headline"])
 	}
 	checkShapeOf(t, r, "content-sync-incremental-with-deletion.android.json")
+	checkShapeOf(t, r, "content-sync-incremental-large.ios.json")
 	ts2, _ := inc.SyncTimestamp.Int64()
 	if ts2 <= ts1 {
 		t.Errorf("syncTimestamp went from %d to %d", ts1, ts2)
