@@ -30,9 +30,9 @@ type ContentCommands interface {
 	CreateItem(ctx context.Context, in cmdcontent.ItemInput) (content.Item, error)
 	UpdateItem(ctx context.Context, in cmdcontent.ItemInput) (content.Item, error)
 	DeleteItem(ctx context.Context, id string, revision *int64) (content.Item, error)
-	Transit(ctx context.Context, id string, t cmdcontent.Transition, at time.Time) (content.Item, error)
+	Transit(ctx context.Context, id string, t cmdcontent.Transition, at time.Time, revision *int64) (content.Item, error)
 	History(ctx context.Context, id string) ([]cmdcontent.Revision, error)
-	RevertItem(ctx context.Context, id string, revision int64) (content.Item, error)
+	RevertItem(ctx context.Context, id string, revision int64, current *int64) (content.Item, error)
 	Batch(ctx context.Context, ops []cmdcontent.BatchOp) []cmdcontent.BatchResult
 }
 
@@ -471,8 +471,9 @@ func (s *server) deleteInstance(w http.ResponseWriter, r *http.Request) {
 // transitBody is the optional body of publish and archive: the date the
 // state starts (default now; a future date schedules it).
 type transitBody struct {
-	PublishedAt any `json:"publishedAt"`
-	ArchivedAt  any `json:"archivedAt"`
+	PublishedAt any    `json:"publishedAt"`
+	ArchivedAt  any    `json:"archivedAt"`
+	Revision    *int64 `json:"revision"` // the item's revision as the caller read it: 409 when stale
 }
 
 func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
@@ -503,10 +504,10 @@ func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
 			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))
 			return
 		}
-		i, err := s.Content.Transit(ctx, id, t, at)
+		i, err := s.Content.Transit(ctx, id, t, at, b.Revision)
 		s.Metrics.Command("content."+string(t)+"_item", err)
 		if err != nil {
-			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))
+			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err)))
 			return
 		}
 		writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
@@ -573,10 +574,17 @@ func (s *server) revertInstance(w http.ResponseWriter, r *http.Request) {
 			fault.Invalidf("revision must be a whole number").With("field", "revision")))
 		return
 	}
-	i, err := s.Content.RevertItem(r.Context(), chi.URLParam(r, "id"), rev)
+	var b struct {
+		Revision *int64 `json:"revision"` // the item's current revision as the caller read it: 409 when stale
+	}
+	if err := decodeOptional(r, &b); err != nil {
+		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, err))
+		return
+	}
+	i, err := s.Content.RevertItem(r.Context(), chi.URLParam(r, "id"), rev, b.Revision)
 	s.Metrics.Command("content.revert_item", err)
 	if err != nil {
-		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, err))
+		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, s.contentError(r.Context(), err)))
 		return
 	}
 	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))

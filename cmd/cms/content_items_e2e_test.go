@@ -175,6 +175,27 @@ func TestContentItems(t *testing.T) {
 		// A revision from the future is stale too; the current one passes.
 		expectHaloError(t, ts.put(instancePath+"/"+it.ID, ts.admin, itemBody(mod.ID, "x", map[string]any{"title": "x"}, "revision", up.Revision+5)), 409)
 		expectStatus(t, ts.put(instancePath+"/"+it.ID, ts.admin, itemBody(mod.ID, "third", map[string]any{"title": "3"}, "revision", up.Revision)), 200)
+
+		// State commands and restoring a revision take the revision read
+		// too: stale, a 409 with the current item, and nothing changes.
+		now := ts.item(it.ID)
+		current = nil
+		ts.mustNum(ts.get(instancePath+"/"+it.ID, ts.admin), 200, &current)
+		for _, path := range []string{"/unpublish", "/archive", "/history/0/restore"} {
+			r := ts.post(instancePath+"/"+it.ID+path, ts.admin, map[string]any{"revision": now.Revision - 1})
+			if ex := haloExtra(t, r, 409); ex != nil && fmt.Sprint(ex) != fmt.Sprint(current) {
+				t.Errorf("%s: 409 extra is not the current instance:\n extra   %v\n current %v", path, ex, current)
+			}
+		}
+		if got := ts.item(it.ID); got.Revision != now.Revision || got.Name != "third" {
+			t.Errorf("stale commands changed the item: revision %d → %d, name %q", now.Revision, got.Revision, got.Name)
+		}
+		var back instView
+		ts.mustNum(ts.post(instancePath+"/"+it.ID+"/history/0/restore", ts.admin, map[string]any{"revision": now.Revision}), 200, &back)
+		ts.mustNum(ts.post(instancePath+"/"+it.ID+"/archive", ts.admin, map[string]any{"revision": back.Revision}), 200, &back)
+		if back.Revision != now.Revision+2 || back.ArchivedAt == nil {
+			t.Errorf("restore and archive at the current revision: revision %d (want %d), archivedAt %v", back.Revision, now.Revision+2, back.ArchivedAt)
+		}
 	})
 
 	t.Run("delete and restore", func(t *testing.T) {

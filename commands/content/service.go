@@ -1048,12 +1048,16 @@ const (
 
 // Transit publishes (now, or at a future date: scheduled), unpublishes,
 // archives, unarchives or restores an item (update right on it).
-func (s *Service) Transit(ctx context.Context, id string, t Transition, at time.Time) (content.Item, error) {
+// revision, when given, must be the item's current one.
+func (s *Service) Transit(ctx context.Context, id string, t Transition, at time.Time, revision *int64) (content.Item, error) {
 	now := s.now()
 	if at.IsZero() {
 		at = now
 	}
 	i, pos, err := s.itemCommand(ctx, id, rights.Update, func(i content.Item, m content.Module, by string) ([]any, error) {
+		if err := i.CheckRevision(revision); err != nil {
+			return nil, err
+		}
 		switch t {
 		case Publish:
 			return i.Publish(at, now, by)
@@ -1148,8 +1152,11 @@ func changed(prev, cur content.Item, data any) []string {
 
 // RevertItem sets an item's content back to an earlier revision (update
 // right on it).
-func (s *Service) RevertItem(ctx context.Context, id string, revision int64) (content.Item, error) {
+func (s *Service) RevertItem(ctx context.Context, id string, revision int64, current *int64) (content.Item, error) {
 	i, pos, err := s.itemCommand(ctx, id, rights.Update, func(i content.Item, m content.Module, by string) ([]any, error) {
+		if err := i.CheckRevision(current); err != nil {
+			return nil, err
+		}
 		if revision < 0 || revision >= i.Revision {
 			return nil, fault.Invalidf("revision must be between 0 and %d", i.Revision-1).With("field", "revision")
 		}

@@ -158,7 +158,7 @@ func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
 	// Publishing (dates only: no rule of the module's) goes through while
 	// the module is held by a change that checks the items.
 	items.during = func() {
-		if _, err := svc.Transit(ctx, titled.ID, cmdcontent.Publish, time.Time{}); err != nil {
+		if _, err := svc.Transit(ctx, titled.ID, cmdcontent.Publish, time.Time{}, nil); err != nil {
 			t.Errorf("publishing while the module changes: %v", err)
 		}
 	}

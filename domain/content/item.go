@@ -189,12 +189,21 @@ func CreateItem(existing Item, id string, m Module, c Content, d Dates, by strin
 		ExternalID: c.ExternalID, PublishedAt: d.PublishedAt, RemovedAt: d.RemovedAt, ArchivedAt: d.ArchivedAt, By: by}}, nil
 }
 
+// CheckRevision refuses a write that was decided on another revision of
+// the item than its current one (revision nil: none was given).
+func (i Item) CheckRevision(revision *int64) error {
+	if revision != nil && *revision != i.Revision {
+		return &StaleRevisionError{ItemID: i.ID, Sent: *revision, Current: i.Revision}
+	}
+	return nil
+}
+
 func (i Item) live(revision *int64) error {
 	if !i.exists {
 		return fault.NotFoundf("Instance not found")
 	}
-	if revision != nil && *revision != i.Revision {
-		return &StaleRevisionError{ItemID: i.ID, Sent: *revision, Current: i.Revision}
+	if err := i.CheckRevision(revision); err != nil {
+		return err
 	}
 	if i.Deleted {
 		return &DeletedError{ItemID: i.ID}
