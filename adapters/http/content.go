@@ -152,9 +152,18 @@ func (s *server) readModule(ctx context.Context, id string) (rmcontent.Module, e
 	return m, nil
 }
 
-func boolParam(r *http.Request, name string) bool {
-	v, _ := strconv.ParseBool(r.URL.Query().Get(name))
-	return v
+// boolParam reads a true/false query parameter, def when it is absent;
+// anything else is a 400.
+func boolParam(r *http.Request, name string, def bool) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fault.Invalidf("%s must be true or false", name).With("field", name)
+	}
+	return b, nil
 }
 
 func intParam(r *http.Request, name string, def, min, max int) (int, error) {
@@ -212,19 +221,28 @@ func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	withFields, err := boolParam(r, "withFields", false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	skip, err := boolParam(r, "skip", false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	mods, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true, App: r.URL.Query().Get("app")})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	withFields := boolParam(r, "withFields")
 	items := []moduleJSON{}
 	for _, m := range mods {
 		if sc.canSeeModule(m) {
 			items = append(items, moduleJSONOf(m, withFields))
 		}
 	}
-	if boolParam(r, "skip") {
+	if skip {
 		writeJSON(w, http.StatusOK, items)
 		return
 	}
@@ -241,7 +259,12 @@ func (s *server) getModule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, moduleJSONOf(m, r.URL.Query().Get("withFields") != "false"))
+	withFields, err := boolParam(r, "withFields", true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, moduleJSONOf(m, withFields))
 }
 
 // moduleView answers a module write with the module as read back, its

@@ -635,6 +635,11 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	skip, err := boolParam(r, "skip", false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	q := rmcontent.Query{Now: time.Now().UnixMilli(), Locale: r.URL.Query().Get("locale")}
 	sc.apply(&q)
 	var ids []string
@@ -645,7 +650,6 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	skip := boolParam(r, "skip")
 	if skip {
 		q.Limit = maxAll
 	} else {

@@ -91,6 +91,11 @@ func TestContentModules(t *testing.T) {
 		}
 		expectHaloError(t, ts.get(modulePath+"/5f0000000000000000000000", ts.admin), 404)
 		expectHaloError(t, ts.get(modulePath+"/"+news.ID, ""), 401)
+		// Flags are true or false, nothing else.
+		for _, p := range []string{modulePath + "?skip=maybe", modulePath + "?withFields=5",
+			modulePath + "/" + news.ID + "?withFields=no", instancePath + "?skip=maybe"} {
+			expectHaloError(t, ts.get(p, ts.admin), 400)
+		}
 	})
 
 	// A second module created through the trailing-slash path, and one in
