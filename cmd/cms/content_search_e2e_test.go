@@ -589,6 +589,13 @@ func TestContentSearch(t *testing.T) {
 			}
 			expectHaloError(t, r, 400)
 		}
+		// A field's sort key with a bad direction: field names may hold
+		// spaces, so the message says both.
+		r := ts.post(searchPath, d.appTok, map[string]any{"moduleName": "News", "sort": "values.price sideways"})
+		expectHaloError(t, r, 400)
+		if !strings.Contains(string(r.Body), `\"sideways\" a direction`) {
+			t.Errorf("%s: the message does not name the direction", r)
+		}
 		expectStatus(t, ts.post(searchPath, d.appTok, map[string]any{"moduleName": "News", "searchValues": deep(5)}), 200)
 		// A body over 1 MiB.
 		huge := []byte(`{"moduleName": "News", "instanceIds": ["` + strings.Repeat("x", 1<<20) + `"]}`)

@@ -1948,7 +1948,12 @@ func (c *compiler) order() (ordering, error) {
 		name := strings.TrimPrefix(k.Field, "values.")
 		f, ok := q.Fields[name]
 		if !ok {
-			return o, fault.Invalidf("cannot sort by values.%s: no such field", name).With("field", "sort")
+			hint := ""
+			if i := strings.LastIndexByte(name, ' '); i >= 0 {
+				// Field names may hold spaces: the last word was no direction.
+				hint = fmt.Sprintf(" (nor is %q a direction: asc or desc)", name[i+1:])
+			}
+			return o, fault.Invalidf("cannot sort by values.%s: no such field%s", name, hint).With("field", "sort")
 		}
 		if !definedAs(q.ModuleFields, name, f) {
 			return o, fault.Invalidf("cannot sort by values.%s: the modules searched define it differently (sort one module at a time)", name).
