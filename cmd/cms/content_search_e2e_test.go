@@ -589,6 +589,13 @@ func TestContentSearch(t *testing.T) {
 			}
 			expectHaloError(t, r, 400)
 		}
+		// An operation without a property names the tree it is in.
+		for tree, want := range map[string]string{"searchValues": "searchValues", "metaSearch": "metaSearch"} {
+			r := ts.post(searchPath, d.appTok, map[string]any{"moduleName": "News", tree: map[string]any{"operation": "=", "value": 1, "type": "number"}})
+			if ex := haloExtra(t, r, 400); ex != nil && ex["field"] != want {
+				t.Errorf("%s: extra.field %v, want %s", r, ex["field"], want)
+			}
+		}
 		// A field's sort key with a bad direction: field names may hold
 		// spaces, so the message says both.
 		r := ts.post(searchPath, d.appTok, map[string]any{"moduleName": "News", "sort": "values.price sideways"})

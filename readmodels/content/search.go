@@ -1199,7 +1199,7 @@ func (c *compiler) target(e *Expr) (valueTarget, error) {
 		return fault.Invalidf("searchValues %q: "+format, append([]any{e.Property}, args...)...).With("field", e.Property)
 	}
 	if t.name == "" {
-		return t, fault.Invalidf("searchValues: an operation needs a property").With("field", e.Property)
+		return t, fault.Invalidf("searchValues: an operation needs a property").With("field", "searchValues")
 	}
 	var f content.Field
 	t.indexed = true
@@ -1680,7 +1680,11 @@ func (c *compiler) metaLeaf(e *Expr) (string, error) {
 	prop := strings.ToLower(e.Property)
 	a, ok := metaAttrs[prop]
 	if !ok {
-		return "", fault.Invalidf("metaSearch: unknown property %q", e.Property).With("field", e.Property)
+		field := e.Property
+		if field == "" {
+			field = "metaSearch"
+		}
+		return "", fault.Invalidf("metaSearch: unknown property %q", e.Property).With("field", field)
 	}
 	if prop == "deletedat" {
 		c.mentionsDelete = true
