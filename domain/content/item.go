@@ -1,6 +1,7 @@
 package content
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -369,9 +370,21 @@ func (i Item) Restore(m Module, by string) ([]any, error) {
 	// change checks live items only): a restored item satisfies the
 	// module as any live one does.
 	if _, err := checkContent(m, i.Content); err != nil {
-		return nil, fault.Conflictf("instance %s no longer fits its module's fields: %v", i.ID, err).With("field", "values")
+		return nil, misfit(err, fault.Conflict, fmt.Sprintf("instance %s no longer fits its module's fields", i.ID))
 	}
 	return []any{ItemRestored{i.ID, i.App, i.Module, by}}, nil
+}
+
+// misfit reports content refused by checkContent as a fault of kind, its
+// message after what, whose extra still names the field, the error code
+// and the rule.
+func misfit(err error, kind fault.Kind, what string) error {
+	out := &fault.Error{Kind: kind, Message: what + ": " + err.Error()}
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		out.Extra = fe.Extra
+	}
+	return out
 }
 
 // Revert sets the content back to what it was at an earlier revision
@@ -385,8 +398,7 @@ func (i Item) Revert(m Module, toRevision int64, old Item, by string) ([]any, er
 	}
 	c, err := checkContent(m, old.Content)
 	if err != nil {
-		return nil, fault.Invalidf("revision %d no longer fits the module's fields: %v", toRevision, err).
-			With("field", "revision")
+		return nil, misfit(err, fault.Invalid, fmt.Sprintf("revision %d no longer fits the module's fields", toRevision))
 	}
 	if len(i.Changes(c)) == 0 {
 		return nil, nil

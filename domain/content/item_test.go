@@ -514,8 +514,10 @@ func TestRevert(t *testing.T) {
 	}
 	// An old content that no longer fits the module's fields is refused.
 	m2 := fold(m, mustEvents(t)(m.Change(ModuleSpec{Name: "Posts", Tags: m.Tags, Fields: []Field{m.Fields[0]}}, "Ann")))
-	if _, err := h.item.Revert(m2, 0, h.snaps[0], "Cy"); !fault.Is(err, fault.Invalid) {
-		t.Fatalf("revert to content with a removed field: %v", err)
+	_, err := h.item.Revert(m2, 0, h.snaps[0], "Cy")
+	var fe *fault.Error
+	if !fault.Is(err, fault.Invalid) || !errors.As(err, &fe) || fe.Extra["field"] == nil || fe.Extra["error"] == nil || fe.Extra["rule"] == nil {
+		t.Fatalf("revert to content with a removed field: %v, want a 400 naming the field, the error and the rule", err)
 	}
 	// A missing item.
 	if _, err := (Item{}).Revert(m, 0, Item{}, "Cy"); !fault.Is(err, fault.NotFound) {
