@@ -48,6 +48,14 @@ type Selective interface {
 	Handles(eventType string) bool
 }
 
+// Compared is implemented by a projector some of whose columns hold what
+// the log alone does not decide (a version taken from the clock, which a
+// rebuild makes newer): a rebuild's Verify compares only the listed
+// columns of the tables it names, and every column of the others.
+type Compared interface {
+	ComparedColumns() map[string][]string
+}
+
 // Layouter is implemented by a projector whose tables changed what they
 // hold (a column's format, say) while keeping their names. Layout names
 // what the projector writes now, and changes with it; each version's

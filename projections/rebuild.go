@@ -27,7 +27,8 @@ type RebuildOptions struct {
 	// inside the switch transaction the old version is brought to the same
 	// position, and every table must then be equal in both (EXCEPT ALL
 	// both ways; tables need comparable column types, e.g. jsonb not
-	// json). A difference aborts the switch: the old version keeps serving,
+	// json; a projector may name columns that a rebuild does not
+	// reproduce, see Compared). A difference aborts the switch: the old version keeps serving,
 	// the new schema is kept for inspection (the next rebuild drops it) and
 	// Rebuild returns an error wrapping ErrRebuildMismatch. The comparison
 	// runs while the live checkpoint is locked: live batches of this
@@ -350,11 +351,25 @@ func (rt *Runtime) verify(ctx context.Context, tx pgx.Tx, p Projector, oldSchema
 		after = evs[n-1].Position
 	}
 	var diffs []string
+	var compared map[string][]string
+	if c, ok := p.(Compared); ok {
+		compared = c.ComparedColumns()
+	}
 	for _, t := range p.Tables() {
-		o, n := ident(oldSchema, t), ident(newSchema, t)
+		cols := "*"
+		if cs := compared[t]; len(cs) > 0 {
+			cols = ""
+			for i, c := range cs {
+				if i > 0 {
+					cols += ", "
+				}
+				cols += ident(c)
+			}
+		}
+		o, n := "SELECT "+cols+" FROM "+ident(oldSchema, t), "SELECT "+cols+" FROM "+ident(newSchema, t)
 		var onlyOld, onlyNew int64
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM (TABLE `+o+` EXCEPT ALL TABLE `+n+`) d),
-			(SELECT count(*) FROM (TABLE `+n+` EXCEPT ALL TABLE `+o+`) d)`).Scan(&onlyOld, &onlyNew); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM (`+o+` EXCEPT ALL `+n+`) d),
+			(SELECT count(*) FROM (`+n+` EXCEPT ALL `+o+`) d)`).Scan(&onlyOld, &onlyNew); err != nil {
 			return fmt.Errorf("verify %s: %w", t, err)
 		}
 		if onlyOld != 0 || onlyNew != 0 {

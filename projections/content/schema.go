@@ -34,7 +34,15 @@ type Projector struct{}
 var (
 	_ projections.Projector = Projector{}
 	_ projections.Layouter  = Projector{}
+	_ projections.Compared  = Projector{}
 )
+
+// ComparedColumns: content_versions' versions come from the clock (see
+// bumpVersions), so that a rebuild's are newer than any before it; a
+// rebuild is verified on which apps have one.
+func (Projector) ComparedColumns() map[string][]string {
+	return map[string][]string{"content_versions": {"app"}}
+}
 
 // Layout: content_fields.tx holds its texts lower-cased by PostgreSQL's
 // lower(), so that a search's like checks a candidate's tx with LIKE and
