@@ -54,6 +54,9 @@ type searchBody struct {
 const (
 	maxExprDepth = 32
 	maxExprNodes = 500
+	// maxExprValues bounds the values of a tree's in and !in lists, all
+	// together: each is compared with every candidate's values.
+	maxExprValues = 1000
 )
 
 // parseExpr reads a searchValues/metaSearch tree strictly: a node is a
@@ -69,16 +72,18 @@ func parseExpr(raw json.RawMessage, where string) (*rmcontent.Expr, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, fault.Invalidf("%s: malformed expression", where).With("field", where)
 	}
-	nodes := 0
-	return exprOf(v, where, 1, &nodes)
+	return exprOf(v, where, 1, &exprBudget{})
 }
 
-func exprOf(v any, path string, depth int, nodes *int) (*rmcontent.Expr, error) {
-	*nodes++
+// exprBudget counts what a tree holds so far.
+type exprBudget struct{ nodes, values int }
+
+func exprOf(v any, path string, depth int, b *exprBudget) (*rmcontent.Expr, error) {
+	b.nodes++
 	if depth > maxExprDepth {
 		return nil, fault.Invalidf("%s: expressions may nest at most %d levels", path, maxExprDepth).With("field", path)
 	}
-	if *nodes > maxExprNodes {
+	if b.nodes > maxExprNodes {
 		return nil, fault.Invalidf("expressions may have at most %d nodes", maxExprNodes).With("field", path)
 	}
 	m, ok := v.(map[string]any)
@@ -100,7 +105,7 @@ func exprOf(v any, path string, depth int, nodes *int) (*rmcontent.Expr, error) 
 				return nil, fault.Invalidf("%s.operands must be an array", path).With("field", path+".operands")
 			}
 			for i, o := range arr {
-				c, err := exprOf(o, path+".operands["+strconv.Itoa(i)+"]", depth+1, nodes)
+				c, err := exprOf(o, path+".operands["+strconv.Itoa(i)+"]", depth+1, b)
 				if err != nil {
 					return nil, err
 				}
@@ -116,9 +121,18 @@ func exprOf(v any, path string, depth int, nodes *int) (*rmcontent.Expr, error) 
 			}
 			e.Property = s
 		case "value":
+			if list, ok := x.([]any); ok {
+				if b.values += len(list); b.values > maxExprValues {
+					return nil, fault.Invalidf("the lists of an expression may hold at most %d values in all", maxExprValues).
+						With("field", path+".value")
+				}
+			}
 			e.Value = x
 		case "type":
-			s, _ := x.(string)
+			s, ok := x.(string)
+			if !ok {
+				return nil, fault.Invalidf("%s.type must be string, number, date or null", path).With("field", path+".type")
+			}
 			e.Type = s
 		default:
 			return nil, fault.Invalidf("%s: unknown key %q", path, k).With("field", path+"."+k)
@@ -140,6 +154,24 @@ func exprOf(v any, path string, depth int, nodes *int) (*rmcontent.Expr, error) 
 		return nil, fault.Invalidf("%s.type must be string, number, date or null", path).With("field", path+".type")
 	}
 	return e, nil
+}
+
+// searchContext bounds a search by Config.SearchTimeout (none if negative).
+func (s *server) searchContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.cfg.SearchTimeout < 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.cfg.SearchTimeout)
+}
+
+// searchFault reports a search stopped by its SearchTimeout as a 503 that
+// says so, and any other error as it is.
+func (s *server) searchFault(ctx context.Context, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fault.New(fault.Unavailable, "the search took longer than %s and was stopped; narrow it (fewer modules, operands or values)",
+			s.cfg.SearchTimeout)
+	}
+	return err
 }
 
 // flexInt reads a number or a numeric string.
@@ -293,10 +325,14 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ctx := r.Context()
+	// A search has SearchTimeout to answer, waiting in line included: one
+	// that costs more is stopped, in PostgreSQL too (pgx asks the server
+	// to cancel a statement whose context ended).
+	ctx, cancel := s.searchContext(r.Context())
+	defer cancel()
 	sc, err := s.readScope(ctx)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.searchFault(ctx, err))
 		return
 	}
 	now := time.Now().UnixMilli()
@@ -310,7 +346,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		} else if a, ok := s.cache.get(key); ok {
 			v, err := s.ContentRead.Version(ctx, app)
 			if err != nil {
-				s.fail(w, r, err)
+				s.fail(w, r, s.searchFault(ctx, err))
 				return
 			}
 			if v == a.version && now < a.until {
@@ -339,16 +375,16 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	mods := s.knownModule(sc, &q, b.ModuleIDs, names)
 	if !q.Known {
 		if mods, err = s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.searchFault(ctx, err))
 			return
 		}
 	}
 	if q.SearchValues, err = parseExpr(b.SearchValues, "searchValues"); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.searchFault(ctx, err))
 		return
 	}
 	if q.MetaSearch, err = parseExpr(b.MetaSearch, "metaSearch"); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.searchFault(ctx, err))
 		return
 	}
 	for i, rel := range b.RelatedTo {
@@ -360,7 +396,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	tags, err := tagsFromBody(slices.Concat(b.SegmentTags, b.Tags))
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.searchFault(ctx, err))
 		return
 	}
 	for _, t := range tags {
@@ -375,7 +411,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Sort, err = rmcontent.ParseSort(b.Sort); err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.searchFault(ctx, err))
 		return
 	}
 	page, limit, skip := 1, defaultLimit, false
@@ -386,7 +422,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.searchFault(ctx, err))
 			return
 		}
 		if page < 1 {
@@ -404,7 +440,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	include, err := includeFields(b.Include)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.searchFault(ctx, err))
 		return
 	}
 	q.RawValues = len(include) == 0 && len(b.Fields) == 0 // present passes them on as they are
@@ -419,7 +455,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	if len(include) == 0 && rmcontent.InMemoryShape(q) {
 		release, err := s.inLine(ctx, 1)
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.searchFault(ctx, err))
 			return
 		}
 		res, inMemory, err = s.ContentRead.SearchInMemory(ctx, q)
@@ -429,7 +465,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 			release()
 		}
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.searchFault(ctx, err))
 			return
 		}
 	}
@@ -441,7 +477,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		}
 		release, err := s.inLine(ctx, weight)
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.searchFault(ctx, err))
 			return
 		}
 		defer release()
@@ -453,7 +489,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err != nil {
-			s.fail(w, r, err)
+			s.fail(w, r, s.searchFault(ctx, err))
 			return
 		}
 	}
@@ -465,7 +501,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Search-Index", index)
 	items, err := s.present(ctx, q, mods, res.Items, include, b.Fields)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.searchFault(ctx, err))
 		return
 	}
 	var pg *paginationJSON
@@ -475,7 +511,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	answer, err := encodeAnswer(items, pg)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, s.searchFault(ctx, err))
 		return
 	}
 	if !cacheable {

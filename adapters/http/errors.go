@@ -25,6 +25,7 @@ var statusOf = map[fault.Kind]int{
 	fault.Unauthenticated: http.StatusUnauthorized,
 	fault.Forbidden:       http.StatusForbidden,
 	fault.TooManyRequests: http.StatusTooManyRequests,
+	fault.Unavailable:     http.StatusServiceUnavailable,
 	fault.Internal:        http.StatusInternalServerError,
 }
 

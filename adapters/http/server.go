@@ -142,6 +142,11 @@ type Config struct {
 	// keeps PostgreSQL busy from start to end, where the others leave it
 	// idle between their statements.
 	ReadConcurrency int
+	// SearchTimeout bounds a content search, its wait in line included
+	// (default 10 s; negative: none): one that takes longer is stopped and
+	// answered 503, so that no search (an app's token is public) keeps
+	// PostgreSQL busy for long.
+	SearchTimeout time.Duration
 }
 
 type server struct {
@@ -180,6 +185,9 @@ func NewRouter(d Deps, cfg Config) http.Handler {
 	}
 	if cfg.SearchCacheEntries == 0 {
 		cfg.SearchCacheEntries = 1024
+	}
+	if cfg.SearchTimeout == 0 {
+		cfg.SearchTimeout = 10 * time.Second
 	}
 	s := &server{Deps: d, cfg: cfg, cache: newSearchCache(cfg.SearchCacheEntries, d.Metrics)}
 	if cfg.ReadConcurrency > 0 {

@@ -273,7 +273,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
 		Loyalty: a.loyalty, LoyaltyRead: a.loyaltyRead, LoyaltyAudit: a.auditor,
 	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: a.cfg.SearchCache,
-		ReadConcurrency: a.cfg.ReadConcurrency})
+		ReadConcurrency: a.cfg.ReadConcurrency, SearchTimeout: a.cfg.SearchTimeout})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("serving", "addr", ln.Addr().String())

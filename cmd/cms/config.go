@@ -32,6 +32,7 @@ type Config struct {
 	SearchCache     int            // CMS_SEARCH_CACHE_ENTRIES, default 1024; 0 there turns the search answer cache off, which is -1 here
 	ReadConcurrency int            // CMS_READ_CONCURRENCY, default 2 × GOMAXPROCS; 0: no bound
 	SearchIndex     int            // CMS_SEARCH_INDEX_ITEMS, default 250000: items of searched modules kept in memory; 0: none
+	SearchTimeout   time.Duration  // CMS_SEARCH_TIMEOUT, default 10s: a content search that takes longer is stopped (503)
 	Push            PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
 	Loyalty         LoyaltyConfig  // CMS_LOYALTY_*
 }
@@ -163,6 +164,9 @@ func loadConfig() (Config, error) {
 		return c, err
 	}
 	if c.SearchCache, err = entriesOrOff("CMS_SEARCH_CACHE_ENTRIES", 1024); err != nil {
+		return c, err
+	}
+	if c.SearchTimeout, err = duration("CMS_SEARCH_TIMEOUT", 10*time.Second); err != nil {
 		return c, err
 	}
 	if c.SearchIndex, err = integer("CMS_SEARCH_INDEX_ITEMS", 250_000); err != nil {

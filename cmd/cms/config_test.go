@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // CMS_SEARCH_CACHE_ENTRIES: 0 turns the cache off (-1 in Config, which the
 // router reads as no cache), a negative number is refused. It sets the
@@ -32,5 +35,22 @@ func TestSearchIndexItemsFromEnv(t *testing.T) {
 	t.Setenv("CMS_SEARCH_INDEX_ITEMS", "-1")
 	if _, err := loadConfig(); err == nil {
 		t.Errorf("CMS_SEARCH_INDEX_ITEMS=-1 was accepted")
+	}
+}
+
+// CMS_SEARCH_TIMEOUT: a positive duration, 10s by default.
+func TestSearchTimeoutFromEnv(t *testing.T) {
+	for env, want := range map[string]time.Duration{"": 10 * time.Second, "250ms": 250 * time.Millisecond} {
+		t.Setenv("CMS_SEARCH_TIMEOUT", env)
+		c, err := loadConfig()
+		if err != nil || c.SearchTimeout != want {
+			t.Errorf("CMS_SEARCH_TIMEOUT=%q: %s, %v; want %s", env, c.SearchTimeout, err, want)
+		}
+	}
+	for _, bad := range []string{"0", "-1s", "soon"} {
+		t.Setenv("CMS_SEARCH_TIMEOUT", bad)
+		if _, err := loadConfig(); err == nil {
+			t.Errorf("CMS_SEARCH_TIMEOUT=%q was accepted", bad)
+		}
 	}
 }

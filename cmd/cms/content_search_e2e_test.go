@@ -589,6 +589,27 @@ func TestContentSearch(t *testing.T) {
 			}
 			expectHaloError(t, r, 400)
 		}
+		// The lists of a tree hold at most 1,000 values in all (each is
+		// compared with every candidate's values), and a type is a string.
+		list := func(n int) []any {
+			out := make([]any, n)
+			for i := range out {
+				out[i] = fmt.Sprintf("v%d", i)
+			}
+			return out
+		}
+		for name, body := range map[string]map[string]any{
+			"one list of 1,001": {"moduleName": "News", "searchValues": op("in", "title", list(1001), "string")},
+			"two lists of 501":  {"moduleName": "News", "searchValues": cond("and", op("in", "title", list(501), "string"), op("!in", "title", list(501), "string"))},
+			"type 5":            {"moduleName": "News", "searchValues": map[string]any{"operation": "=", "property": "price", "value": 1, "type": 5}},
+		} {
+			if r := ts.post(searchPath, d.appTok, body); r.Status != 400 {
+				t.Errorf("%s: %s, want 400", name, r)
+			} else {
+				expectHaloError(t, r, 400)
+			}
+		}
+		expectStatus(t, ts.post(searchPath, d.appTok, map[string]any{"moduleName": "News", "searchValues": op("in", "title", list(1000), "string")}), 200)
 		// An operation without a property names the tree it is in.
 		for tree, want := range map[string]string{"searchValues": "searchValues", "metaSearch": "metaSearch"} {
 			r := ts.post(searchPath, d.appTok, map[string]any{"moduleName": "News", tree: map[string]any{"operation": "=", "value": 1, "type": "number"}})
@@ -1302,4 +1323,26 @@ func hideNewEvents(t *testing.T) pgx.Tx {
 		t.Fatal(err)
 	}
 	return tx
+}
+
+// A search has CMS_SEARCH_TIMEOUT to answer: past it, it is stopped and
+// answered 503 in HALO's shape, and the server goes on serving.
+func TestContentSearchTimeBound(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, withConfig(func(c *Config) {
+		c.ReadYourWrites = 20 * time.Second
+		c.SearchTimeout = time.Nanosecond
+	}))
+	app := ts.createApp("Slow App")
+	mod := ts.createModule(ts.admin, moduleBody(app.ID, "Notes", fld("title", ftText)))
+	it := ts.createItem(ts.admin, itemBody(mod.ID, "note", map[string]any{"title": "a note"}, "publishedAt", nowMS()-1000))
+	r := ts.post(searchPath, ts.admin, map[string]any{"moduleIds": []string{mod.ID}})
+	expectHaloError(t, r, 503)
+	if !strings.Contains(string(r.Body), "took longer than") {
+		t.Errorf("%s: the message does not say why", r)
+	}
+	// Reads and writes other than searches are not bounded by it.
+	if got := ts.item(it.ID); got.Name != "note" {
+		t.Errorf("GET after a stopped search: %+v", got)
+	}
 }

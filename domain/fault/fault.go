@@ -19,6 +19,9 @@ const (
 	Unauthenticated
 	Forbidden
 	TooManyRequests
+	// Unavailable: the request could not be served in the time it was
+	// given (a search past its time bound).
+	Unavailable
 )
 
 func (k Kind) String() string {
@@ -35,6 +38,8 @@ func (k Kind) String() string {
 		return "forbidden"
 	case TooManyRequests:
 		return "too many requests"
+	case Unavailable:
+		return "unavailable"
 	}
 	return "internal"
 }
