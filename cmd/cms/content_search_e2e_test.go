@@ -602,6 +602,10 @@ func TestContentSearch(t *testing.T) {
 			"one list of 1,001": {"moduleName": "News", "searchValues": op("in", "title", list(1001), "string")},
 			"two lists of 501":  {"moduleName": "News", "searchValues": cond("and", op("in", "title", list(501), "string"), op("!in", "title", list(501), "string"))},
 			"type 5":            {"moduleName": "News", "searchValues": map[string]any{"operation": "=", "property": "price", "value": 1, "type": 5}},
+			"boolean = maybe":   {"moduleName": "News", "searchValues": op("=", "active", "maybe", "string")},
+			"boolean = 1":       {"moduleName": "News", "searchValues": op("=", "active", 1, "number")},
+			"boolean > true":    {"moduleName": "News", "searchValues": op(">", "active", true, "boolean")},
+			"boolean like":      {"moduleName": "News", "searchValues": op("like", "active", "tru", "string")},
 		} {
 			if r := ts.post(searchPath, d.appTok, body); r.Status != 400 {
 				t.Errorf("%s: %s, want 400", name, r)

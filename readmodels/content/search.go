@@ -1346,6 +1346,11 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 		c.itemRefs = true
 		return c.longTextLeaf(e, op, t)
 	}
+	if t.known && t.kind == content.KindBoolean {
+		if err := booleanOperation(e, op, t); err != nil {
+			return "", err
+		}
+	}
 	slot, slotted := c.slots[t.name]
 	if slotted {
 		t.numeric = slot[0] == 'n'
@@ -1559,6 +1564,35 @@ func eqToken(module, col, v string) string { return module + "\x1f" + col + "=" 
 
 // colCond builds a condition on a text column s and a number column n.
 type colCond func(s, n string) string
+
+// booleanOperation refuses what a boolean field cannot match: it compares
+// by =, !=, in and !in with true, false ("true", "false") or null.
+func booleanOperation(e *Expr, op string, t valueTarget) error {
+	switch op {
+	case "=", "!=", "in", "!in":
+	default:
+		return t.bad("a boolean field compares by =, !=, in and !in only")
+	}
+	if isNull(e) {
+		return nil
+	}
+	vals := []any{e.Value}
+	if l, ok := list(e.Value); ok {
+		vals = l
+	}
+	for _, v := range vals {
+		switch x := v.(type) {
+		case nil, bool:
+		case string:
+			if x != "true" && x != "false" {
+				return t.bad("%q is not true or false", x)
+			}
+		default:
+			return t.bad("%v is not true or false", v)
+		}
+	}
+	return nil
+}
 
 // objectLeaf compiles an operation on an Object field, which has no key
 // rows: only "is (not) null" and like on its JSON text.

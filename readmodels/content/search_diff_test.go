@@ -700,6 +700,27 @@ func (c *refCompiler) valueLeaf(e *rc.Expr) (match, error) {
 		return nil, errInvalid
 	}
 
+	// Boolean fields compare by =, !=, in and !in with true, false (as
+	// text too) or null; anything else is refused.
+	if known && kind == content.KindBoolean {
+		if !slices.Contains([]string{"=", "!=", "in", "!in"}, op) {
+			return nil, errInvalid
+		}
+		if !null {
+			vals := []any{e.Value}
+			if l, ok := e.Value.([]any); ok {
+				vals = l
+			}
+			for _, v := range vals {
+				switch v {
+				case nil, true, false, "true", "false":
+				default:
+					return nil, errInvalid
+				}
+			}
+		}
+	}
+
 	// Long text: not indexed, compared on the value itself.
 	if known && !def.Indexed() {
 		get := func(it *dItem) (string, bool) {
