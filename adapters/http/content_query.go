@@ -174,6 +174,25 @@ func (s *server) searchFault(ctx context.Context, err error) error {
 	return err
 }
 
+// deletedModules resolves an incremental sync's module reference among
+// deleted modules, when no live one answers to it: a client that synced a
+// module before its deletion is told that its items are gone (they were
+// deleted with it). By name, the most recently deleted module of that
+// name in each visible app.
+func (s *server) deletedModules(ctx context.Context, sc readScope, ids, names []string) ([]rmcontent.Module, error) {
+	mods, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true, IDs: ids, Names: names, Deleted: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []rmcontent.Module
+	for _, m := range sc.visible(mods) {
+		if !slices.ContainsFunc(out, func(o rmcontent.Module) bool { return o.App == m.App }) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
 // flexInt reads a number or a numeric string.
 func flexInt(v any, name string, def int) (int, error) {
 	switch x := v.(type) {
@@ -743,6 +762,9 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mods, _, err := s.resolveModules(ctx, sc, ids, names)
+	if err == nil && len(mods) == 0 && b.FromSync != nil {
+		mods, err = s.deletedModules(ctx, sc, ids, names)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

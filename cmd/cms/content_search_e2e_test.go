@@ -1350,3 +1350,39 @@ func TestContentSearchTimeBound(t *testing.T) {
 		t.Errorf("GET after a stopped search: %+v", got)
 	}
 }
+
+// A module deleted after a client's last sync: the client's next sync,
+// by id or by name, lists its items as deleted (they went with it), not a
+// 404; a first sync of it, or of a name no module had, is a 404.
+func TestContentSyncOfADeletedModule(t *testing.T) {
+	t.Parallel()
+	ts := startContentServer(t)
+	app := ts.createApp("Doomed App")
+	tok := ts.appToken(app)
+	mod := ts.createModule(ts.admin, moduleBody(app.ID, "Doomed", fld("title", ftText)))
+	past := nowMS() - 60_000
+	a := ts.createItem(ts.admin, itemBody(mod.ID, "a", map[string]any{"title": "a"}, "publishedAt", past))
+	b := ts.createItem(ts.admin, itemBody(mod.ID, "b", map[string]any{"title": "b"}, "publishedAt", past))
+	concept := ts.createItem(ts.admin, itemBody(mod.ID, "draft", map[string]any{"title": "draft"}))
+	var first syncView
+	ts.mustNum(ts.post(syncPath, tok, map[string]any{"moduleName": "Doomed"}), 200, &first)
+	if !sameSet(itemIDs(first.Created), []string{a.ID, b.ID}) {
+		t.Fatalf("first sync: created %v, want a and b", itemNames(first.Created))
+	}
+	from, _ := first.SyncTimestamp.Int64()
+	expectStatus(t, ts.do(request{method: "DELETE", path: modulePath + "/" + mod.ID, token: ts.admin}), 200)
+
+	for _, body := range []map[string]any{{"moduleName": "Doomed", "fromSync": from}, {"moduleId": mod.ID, "fromSync": from}} {
+		var inc syncView
+		ts.mustNum(ts.post(syncPath, tok, body), 200, &inc)
+		if !sameSet(inc.deletedIDs(), []string{a.ID, b.ID}) || len(inc.Created)+len(inc.Updated) != 0 {
+			t.Errorf("sync %v after the module's deletion: created %v updated %v deleted %v, want a and b deleted (not the concept %s)",
+				body, itemNames(inc.Created), itemNames(inc.Updated), inc.deletedIDs(), concept.ID)
+		}
+	}
+	expectHaloError(t, ts.post(syncPath, tok, map[string]any{"moduleName": "Doomed"}), 404)
+	expectHaloError(t, ts.post(syncPath, tok, map[string]any{"moduleName": "Never", "fromSync": from}), 404)
+	// Another app's token does not learn of it.
+	other := ts.appToken(ts.createApp("Other Doomed App"))
+	expectHaloError(t, ts.post(syncPath, other, map[string]any{"moduleId": mod.ID, "fromSync": from}), 404)
+}

@@ -277,16 +277,18 @@ type ModuleQuery struct {
 	App     string   // optional filter
 	Names   []string // optional: modules with these names (case-insensitive)
 	IDs     []string // optional: modules with these ids
+	Deleted bool     // deleted modules instead of live ones
 }
 
 // Modules lists the live modules the query selects, most recently updated
-// first (HALO's default sort "updatedAt desc").
+// first (HALO's default sort "updatedAt desc"); with Deleted, the deleted
+// ones, most recently deleted first.
 func (s *Store) Modules(ctx context.Context, q ModuleQuery) ([]Module, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+moduleColumns+` FROM content_modules m
-		WHERE m.deleted_at IS NULL AND ($1 OR m.app = ANY($2)) AND ($3 = '' OR m.app = $3)
+		WHERE (m.deleted_at IS NOT NULL) = $6 AND ($1 OR m.app = ANY($2)) AND ($3 = '' OR m.app = $3)
 		  AND ($4::text[] IS NULL OR lower(m.name) = ANY($4)) AND ($5::text[] IS NULL OR m.id = ANY($5))
-		ORDER BY coalesce(m.updated_at, m.created_at) DESC, m.id`,
-		q.AllApps, q.Apps, q.App, lowerAll(q.Names), q.IDs)
+		ORDER BY coalesce(m.deleted_at, m.updated_at, m.created_at) DESC, m.id`,
+		q.AllApps, q.Apps, q.App, lowerAll(q.Names), q.IDs, q.Deleted)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +306,7 @@ func (s *Store) Modules(ctx context.Context, q ModuleQuery) ([]Module, error) {
 	}
 	// A module asked for by id and not found (deleted) is known no more.
 	for _, id := range q.IDs {
-		if !slices.ContainsFunc(out, func(m Module) bool { return m.ID == id }) {
+		if !q.Deleted && !slices.ContainsFunc(out, func(m Module) bool { return m.ID == id }) {
 			s.modules.Remove(id)
 		}
 	}
