@@ -251,6 +251,9 @@ func TestContentSearch(t *testing.T) {
 		expect(t, "related Bob", rel("related", d.bob.ID), false, 2)
 		expect(t, "related Ann", rel("related", d.ann.ID), false, 1, 2)
 		expect(t, "related *", rel("related", "*"), false, 1, 2)
+		// Only relation fields relate: a text field's values are no ids.
+		expect(t, "title *", rel("title", "*"), false)
+		expect(t, "title = an item's title", rel("title", "Alpha road"), false)
 	})
 
 	t.Run("include", func(t *testing.T) {

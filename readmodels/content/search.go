@@ -1830,6 +1830,34 @@ func (c *compiler) relation(r Relation) (string, error) {
 	}
 	name := strings.TrimPrefix(r.Field, "values.")
 	r.IDs = slices.Compact(slices.Sorted(slices.Values(r.IDs))) // each id compared once
+	// Only a relation field relates items: in a module whose field of that
+	// name is of another type (a text, a number), no item matches; only
+	// names the modules that do, when some do not.
+	isRelation := func(f content.Field) bool {
+		return f.Kind() == content.KindRelation || f.Kind() == content.KindRelations
+	}
+	var only []string
+	if c.q.ModuleFields == nil {
+		if f, ok := c.q.Fields[name]; ok && !isRelation(f) {
+			return "false", nil
+		}
+	} else {
+		others := false
+		for mod, fs := range c.q.ModuleFields {
+			if f, ok := fs[name]; ok && isRelation(f) {
+				only = append(only, mod)
+			} else if ok {
+				others = true
+			}
+		}
+		if len(only) == 0 && others {
+			return "false", nil
+		}
+		if !others {
+			only = nil
+		}
+		slices.Sort(only)
+	}
 	if slot, ok := c.slots[name]; ok {
 		if slot[0] == 'n' {
 			return "false", nil // a number field relates to nothing
@@ -1849,15 +1877,27 @@ func (c *compiler) relation(r Relation) (string, error) {
 		l := c.textList(ids)
 		cond = func(s, _ string) string { return l.in(s) }
 	}
+	inModules := ""
+	if only != nil {
+		inModules = " = ANY(" + c.bind(only) + "::text[])"
+	}
 	field := c.bind(name)
-	keys := c.keyRows(field) + " AND " + cond("k.s", "") + ")"
+	keys := c.keyRows(field) + " AND " + cond("k.s", "")
+	if inModules != "" {
+		keys += " AND k.module" + inModules
+	}
+	keys += ")"
 	if c.slots != nil {
 		return keys, nil
 	}
 	parts := []string{keys}
 	for _, cm := range c.multiColumns(name, content.KindText) {
 		if cm.col[0] == 't' {
-			parts = append(parts, "coalesce(f.module = ANY("+cm.mods+") AND "+cond("f."+cm.col, "")+", false)")
+			in := "f.module = ANY(" + cm.mods + ")"
+			if inModules != "" {
+				in += " AND f.module" + inModules
+			}
+			parts = append(parts, "coalesce("+in+" AND "+cond("f."+cm.col, "")+", false)")
 		}
 	}
 	return "(" + strings.Join(parts, " OR ") + ")", nil

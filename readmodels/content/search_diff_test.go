@@ -1332,8 +1332,8 @@ func (w *diffWorld) expect(q rc.Query) (page []string, total int, amb string, er
 func (w *diffWorld) related(it *dItem, rels []rc.Relation) bool {
 	for _, r := range rels {
 		def, ok := w.byID[it.Module].defs[r.Field]
-		if !ok {
-			return false
+		if !ok || def.Kind() != content.KindRelation && def.Kind() != content.KindRelations {
+			return false // only a relation field relates items
 		}
 		found := false
 		for _, v := range fieldValues(def, it.vals[r.Field], "") {
@@ -1871,7 +1871,7 @@ func (w *diffWorld) randomSearch() diffSearch {
 		}
 	}
 	if r.IntN(8) == 0 {
-		rel := rc.Relation{Field: w.pick([]string{"author", "related", "ref2", "nosuch"})}
+		rel := rc.Relation{Field: w.pick([]string{"author", "related", "ref2", "nosuch", "title", "kind"})}
 		if r.IntN(3) == 0 {
 			rel.IDs = []string{"*"}
 		} else {
