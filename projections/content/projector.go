@@ -201,15 +201,17 @@ func (r *itemRow) published() interval {
 }
 
 // noteEnd records in LiveEndedAt the last instant a sync may have seen the
-// item live under its dates before a change of its state at at: was, in
-// force from StateChangedAt to at, as syncs within SyncMargin of those
-// stamps saw it. Sync lists an item that is not live as deleted only when
-// that instant is after the client's last sync (see
-// readmodels/content.Store.Sync), so a concept, or a schedule withdrawn
-// well before its date, is never listed: an app's client never learns of
-// it.
+// item live under its dates before a change of its state at at: was, the
+// interval of publication they gave, up to at (and SyncMargin more: a sync
+// may not see an event yet). Any instant of it before at counts, however
+// long before: a sync describes the instant its client asks for (toSync,
+// from the device's clock on Android), which may be in the past. Sync
+// lists an item that is not live as deleted only when that instant is
+// after the client's last sync (see readmodels/content.Store.Sync), so a
+// concept, or a schedule withdrawn more than SyncMargin before its date,
+// is never listed: an app's client never learns of it.
 func (r *itemRow) noteEnd(was interval, at int64) {
-	from, until := max(was.from, r.StateChangedAt-SyncMargin), min(was.until, at+SyncMargin)
+	from, until := was.from, min(was.until, at+SyncMargin)
 	if from < until && (r.LiveEndedAt == nil || *r.LiveEndedAt < until) {
 		r.LiveEndedAt = &until
 	}
@@ -389,8 +391,8 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 		delete(p.modules, e.ModuleID)
 		// live_ended_at as itemRow.noteEnd sets it.
 		if _, err := p.db.Exec(ctx, `UPDATE `+p.t("content_items")+` SET deleted_at = $2, deleted_by = $3, state_changed_at = $2, pub_from = NULL,
-				live_ended_at = CASE WHEN published_at IS NOT NULL AND greatest(published_at, state_changed_at - $5) < least(pub_until, $2 + $5)
-					THEN greatest(live_ended_at, least(pub_until, $2 + $5)) ELSE live_ended_at END
+				live_ended_at = CASE WHEN published_at IS NOT NULL AND published_at < least(pub_until, $2::bigint + $5::bigint)
+					THEN greatest(live_ended_at, least(pub_until, $2::bigint + $5::bigint)) ELSE live_ended_at END
 			WHERE module = $1 AND deleted_at IS NULL AND id <> ALL($4)`, e.ModuleID, at, e.By, p.order, SyncMargin); err != nil {
 			return err
 		}

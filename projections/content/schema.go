@@ -152,8 +152,10 @@ CREATE TABLE %[1]s.content_items (
     state_changed_at bigint NOT NULL,
     pub_from         bigint,
     pub_until        bigint NOT NULL,
-    -- When the item's latest stretch of publication that is over ended
-    -- (by an event, or by its end date); NULL if it was never live.
+    -- The last instant (plus SyncMargin) at which a sync may have seen the
+    -- item live under the dates it had before its latest state event
+    -- that ended or changed them (see itemRow.noteEnd); NULL while no
+    -- such event came after dates of publication.
     live_ended_at    bigint
 );
 CREATE INDEX ON %[1]s.content_items (module, created_at, id);

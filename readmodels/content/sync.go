@@ -58,11 +58,11 @@ const SyncMargin = pc.SyncMargin
 //     under dates it had before a state event (unpublished, deleted,
 //     archived or expired by hand...: live_ended_at, see the projector's
 //     itemRow.noteEnd), or under the dates it has now, whose end of
-//     publication, least(removedAt, archivedAt), fell in (F, To] (after they
-//     were set, less SyncMargin). Those are the only ways an item the client
-//     may hold (live at some instant up to From) stops being live by To. An
-//     item never live (a concept, a schedule withdrawn before its date) is
-//     not listed: an app's client does not learn the ids of drafts.
+//     publication, least(removedAt, archivedAt), fell in (F, To]. Those are
+//     the only ways an item the client may hold (live at some instant up to
+//     From) stops being live by To. An item never live (a concept, a
+//     schedule withdrawn more than SyncMargin before its date) is not
+//     listed: an app's client does not learn the ids of drafts.
 //
 // Created and updated come in creation order, deleted by id.
 func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
@@ -84,14 +84,14 @@ func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
 		sql = `SELECT 'c', ` + itemColumns + ` FROM content_items i WHERE i.module = ` + mod + ` AND ` + vis + ` AND ` + live +
 			` ORDER BY i.created_at, i.id`
 	} else {
-		f, margin := c.bind(*q.From-SyncMargin), c.bind(SyncMargin)
+		f := c.bind(*q.From - SyncMargin)
 		created := "greatest(i.published_at, i.state_changed_at) > " + f
 		sql = `SELECT CASE WHEN NOT ` + live + ` THEN 'd' WHEN ` + created + ` THEN 'c' ELSE 'u' END, ` + itemColumns + `
 			FROM content_items i
 			WHERE i.module = ` + mod + ` AND ` + vis + ` AND (
 				` + live + ` AND (` + created + ` OR coalesce(i.updated_at, i.created_at) > ` + f + `)
 				OR NOT ` + live + ` AND (i.live_ended_at > ` + f + ` OR i.pub_from IS NOT NULL
-					AND greatest(i.pub_from, i.state_changed_at - ` + margin + `) < i.pub_until AND i.pub_until > ` + f + ` AND i.pub_until <= ` + to + `))
+					AND i.pub_from < i.pub_until AND i.pub_until > ` + f + ` AND i.pub_until <= ` + to + `))
 			ORDER BY i.created_at, i.id`
 	}
 	rows, err := s.pool.Query(ctx, sql, custom(c.args)...)

@@ -95,14 +95,15 @@ type stamped struct {
 }
 
 // seenLive reports whether a sync at or before to could have seen the
-// item live: live under one of its projected states at an instant within
-// syncLateness of when that state was in force. An item that no sync
-// could have seen live (a concept, a schedule withdrawn well before its
-// date) must never be listed as deleted: its id is not the client's to
-// know.
+// item live: live under one of its projected states at an instant before
+// that state's end (the next state's stamp, or to) and syncLateness. Any
+// instant before counts: a sync describes the instant its client asks
+// for, which may be in the past. An item that no sync could have seen
+// live (a concept, a schedule withdrawn well before its date) must never
+// be listed as deleted: its id is not the client's to know.
 func (it *syncSimItem) seenLive(to int64) bool {
 	for k, st := range it.states {
-		start, end := st.at-syncLateness, to+syncLateness
+		end := to + syncLateness
 		if k+1 < len(it.states) {
 			end = min(end, it.states[k+1].at+syncLateness)
 		}
@@ -116,7 +117,7 @@ func (it *syncSimItem) seenLive(to int64) bool {
 				until = min(until, x.UnixMilli())
 			}
 		}
-		if max(d.PublishedAt.UnixMilli(), start) < min(until, end) {
+		if d.PublishedAt.UnixMilli() < min(until, end) {
 			return true
 		}
 	}

@@ -109,3 +109,33 @@ func TestSync(t *testing.T) {
 		t.Errorf("no module: %v", err)
 	}
 }
+
+// A sync describes the instant its client asks for, which may be well
+// before the changes it reads (Android sends toSync from the device's
+// clock): an item created with a window of publication already past,
+// synced by a client whose clock is behind, is created for it, and its
+// next sync lists it deleted. A concept created meanwhile is not listed.
+func TestSyncFromABehindClock(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const now = t0 + 3_600_000
+	f.module(t0, "m1", "a1", field("title", "01"))
+	f.apply(now, content.ItemCreated{ItemID: "w", App: "a1", Module: "m1", Name: "window", Values: map[string]any{},
+		PublishedAt: time.UnixMilli(now - 3_000_000), RemovedAt: time.UnixMilli(now - 60_000), By: "Ann"})
+	f.item(now, "k", "a1", "m1", "concept", nil, 0)
+	behind := int64(now - 300_000) // the device's clock, five minutes behind
+	first, err := f.store.Sync(f.ctx, rc.SyncQuery{Apps: []string{"a1"}, Module: "m1", To: behind, Fields: f.fields})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(first.Created); !slices.Equal(got, []string{"w"}) {
+		t.Fatalf("first sync at the device's clock: created %v, want [w]", got)
+	}
+	next, err := f.store.Sync(f.ctx, rc.SyncQuery{Apps: []string{"a1"}, Module: "m1", From: &behind, To: now + 10_000, Fields: f.fields})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(next.Deleted, []string{"w"}) || len(next.Created)+len(next.Updated) != 0 {
+		t.Errorf("next sync: created %v updated %v deleted %v, want w deleted", ids(next.Created), ids(next.Updated), next.Deleted)
+	}
+}
