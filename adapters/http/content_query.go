@@ -131,7 +131,7 @@ func exprOf(v any, path string, depth int, b *exprBudget) (*rmcontent.Expr, erro
 		case "type":
 			s, ok := x.(string)
 			if !ok {
-				return nil, fault.Invalidf("%s.type must be string, number, date or null", path).With("field", path+".type")
+				return nil, fault.Invalidf("%s.type must be string, number, date, boolean or null", path).With("field", path+".type")
 			}
 			e.Type = s
 		default:
@@ -151,7 +151,7 @@ func exprOf(v any, path string, depth int, b *exprBudget) (*rmcontent.Expr, erro
 	switch e.Type {
 	case "", "string", "number", "date", "null", "boolean":
 	default:
-		return nil, fault.Invalidf("%s.type must be string, number, date or null", path).With("field", path+".type")
+		return nil, fault.Invalidf("%s.type must be string, number, date, boolean or null", path).With("field", path+".type")
 	}
 	return e, nil
 }

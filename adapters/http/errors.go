@@ -86,7 +86,12 @@ func errorBody(r *http.Request, log *slog.Logger, err error) haloErrorBody {
 		status = http.StatusBadRequest
 		body.Message = storeRefused
 	}
-	if status >= 500 {
+	switch {
+	case status == http.StatusServiceUnavailable:
+		// A request past its time bound: the caller's to narrow, and
+		// anyone with a public app token can cause one.
+		log.WarnContext(r.Context(), "request stopped", "method", r.Method, "path", r.URL.Path, "err", err)
+	case status >= 500:
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	body.Status = status
