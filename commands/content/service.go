@@ -212,12 +212,13 @@ func (s *Service) CreateModule(ctx context.Context, in ModuleInput) (content.Mod
 	if err != nil {
 		return content.Module{}, err
 	}
-	if err := s.checkTargets(ctx, in.App, id, nil, in.Spec.Fields); err != nil {
-		return content.Module{}, err
-	}
 	created := evs[0].(content.ModuleCreated)
 	nameStream := content.ModuleNameStream(in.App, created.Name)
 	for attempt := 1; ; attempt++ {
+		guards, err := s.checkTargets(ctx, in.App, id, nil, in.Spec.Fields)
+		if err != nil {
+			return content.Module{}, err
+		}
 		n, nv, err := commands.Load(ctx, s.store, nameStream, content.ModuleName{}, applyName)
 		if err != nil {
 			return content.Module{}, err
@@ -225,10 +226,10 @@ func (s *Service) CreateModule(ctx context.Context, in ModuleInput) (content.Mod
 		if n.Module != "" {
 			return content.Module{}, fault.Conflictf("the app already has a module named %q", created.Name).With("field", "name")
 		}
-		res, err := s.store.AppendMulti(ctx,
+		res, err := s.store.AppendMulti(ctx, append(guards,
 			event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: event.NoStream, Events: commands.WithApp(commands.Wrap(ctx, created), in.App)},
 			event.StreamAppend{Stream: nameStream, ExpectedVersion: nv, Events: commands.WithApp(commands.Wrap(ctx,
-				content.ModuleNameClaimed{App: in.App, Name: created.Name, ModuleID: id}), in.App)})
+				content.ModuleNameClaimed{App: in.App, Name: created.Name, ModuleID: id}), in.App)})...)
 		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
 			commands.Backoff(ctx, attempt)
 			continue
@@ -245,27 +246,31 @@ func (s *Service) CreateModule(ctx context.Context, in ModuleInput) (content.Mod
 // live module of app (or the module self itself): no item could ever be
 // related through it. A target that one of the module's fields had before
 // (old) is not checked again, so that a module whose target was deleted
-// since can still be changed.
-func (s *Service) checkTargets(ctx context.Context, app, self string, old, fields []content.Field) error {
+// since can still be changed. The guards it returns, appended with the
+// change, keep the targets checked as they were read (see Store).
+func (s *Service) checkTargets(ctx context.Context, app, self string, old, fields []content.Field) ([]event.StreamAppend, error) {
 	had := map[string]bool{self: true}
 	for _, f := range old {
 		had[f.Rules.Module] = true
 	}
+	var guards []event.StreamAppend
 	for i, f := range fields {
 		target := f.Rules.Module
 		if target == "" || had[target] {
 			continue
 		}
-		m, _, err := commands.Load(ctx, s.store, content.ModuleStream(target), content.Module{}, applyModule)
+		had[target] = true
+		m, v, err := commands.Load(ctx, s.store, content.ModuleStream(target), content.Module{}, applyModule)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !m.Exists() || m.Deleted || m.App != app {
-			return fault.Invalidf("field %q: the target module %s is not a module of this app", f.Name, target).
+			return nil, fault.Invalidf("field %q: the target module %s is not a module of this app", f.Name, target).
 				With("field", f.Name).With("position", i)
 		}
+		guards = append(guards, moduleGuard(target, v)...)
 	}
-	return nil
+	return guards, nil
 }
 
 func conflict(err error) error {
@@ -328,7 +333,8 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 		if err != nil || len(evs) == 0 {
 			return m, err
 		}
-		if err := s.checkTargets(ctx, m.App, m.ID, m.Fields, spec.Fields); err != nil {
+		guards, err := s.checkTargets(ctx, m.App, m.ID, m.Fields, spec.Fields)
+		if err != nil {
 			return m, err
 		}
 		// Held: no item write commits meanwhile, and those that took
@@ -342,7 +348,7 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 		}
 		res, err := s.store.AppendHeld(ctx, content.ModuleStream(id), version, func(ctx context.Context) ([]event.StreamAppend, error) {
 			appends, err := s.changeAppends(ctx, m, evs)
-			return append(appends, event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: version,
+			return append(append(appends, guards...), event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: version,
 				Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)}), err
 		})
 		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {

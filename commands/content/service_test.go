@@ -216,3 +216,35 @@ func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A relation field's target module is checked as of the module's append:
+// a target deleted between the check and the append makes the create
+// decide again, and be refused.
+func TestRelationTargetDeletedWhileCreating(t *testing.T) {
+	t.Parallel()
+	ctx := access.WithActor(context.Background(), access.Actor{Kind: access.User, ID: "u1"})
+	es := postgres.NewEventStore(pgtest.Pool(t), eventcodec.Default())
+	t.Cleanup(es.Close)
+	store := &hookStore{EventStore: es}
+	ids := &seqIDs{}
+	svc := cmdcontent.NewService(store, stub{}, stub{}, stub{}, &logItems{store: es, ids: ids}, ids, stub{})
+	if _, err := es.Append(ctx, identity.AppStream("a1"), event.NoStream,
+		commands.Wrap(ctx, identity.AppCreated{AppID: "a1", Name: "Blog app", ClientID: "app-a1"})...); err != nil {
+		t.Fatal(err)
+	}
+	authors, err := svc.CreateModule(ctx, cmdcontent.ModuleInput{App: "a1", Spec: content.ModuleSpec{Name: "Authors",
+		Fields: []content.Field{{Name: "name", Type: "000000000000000000000001"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.before = func() {
+		if _, err := svc.DeleteModule(ctx, authors.ID); err != nil {
+			t.Errorf("deleting the target: %v", err)
+		}
+	}
+	_, err = svc.CreateModule(ctx, cmdcontent.ModuleInput{App: "a1", Spec: content.ModuleSpec{Name: "Posts",
+		Fields: []content.Field{{Name: "author", Type: "000000000000000000000011", Rules: content.FieldRules{Module: authors.ID}}}}})
+	if !fault.Is(err, fault.Invalid) {
+		t.Errorf("a module whose relation target was deleted before its append: err %v, want it decided again and refused (400)", err)
+	}
+}
