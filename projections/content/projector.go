@@ -200,20 +200,23 @@ func (r *itemRow) published() interval {
 	return v
 }
 
-// noteEnd records in LiveEndedAt the last instant a sync may have seen the
-// item live under its dates before a change of its state at at: was, the
-// interval of publication they gave, up to at (and SyncMargin more: a sync
-// may not see an event yet). Any instant of it before at counts, however
-// long before: a sync describes the instant its client asks for (toSync,
-// from the device's clock on Android), which may be in the past. Sync
-// lists an item that is not live as deleted only when that instant is
-// after the client's last sync (see readmodels/content.Store.Sync), so a
-// concept, or a schedule withdrawn more than SyncMargin before its date,
-// is never listed: an app's client never learns of it.
+// noteEnd records in LiveEndedAt when the stretch of publication that the
+// item's dates gave before a change of its state at at ended (by those
+// dates, or at at), if a sync may have seen any of it: an instant of it
+// before at, however long before (a sync describes the instant its client
+// asks for, toSync, which may be in the past: Android sends the device's
+// clock), or within SyncMargin after at (a sync may not see an event
+// yet). Sync lists an item that is not live as deleted only when that end
+// is after the client's last sync, less SyncMargin (see
+// readmodels/content.Store.Sync), so a concept, or a schedule withdrawn
+// more than SyncMargin before its date, is never listed: an app's client
+// never learns of it.
 func (r *itemRow) noteEnd(was interval, at int64) {
-	from, until := was.from, min(was.until, at+SyncMargin)
-	if from < until && (r.LiveEndedAt == nil || *r.LiveEndedAt < until) {
-		r.LiveEndedAt = &until
+	if was.from >= min(was.until, at+SyncMargin) {
+		return
+	}
+	if end := min(was.until, at); r.LiveEndedAt == nil || *r.LiveEndedAt < end {
+		r.LiveEndedAt = &end
 	}
 }
 
@@ -392,7 +395,7 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 		// live_ended_at as itemRow.noteEnd sets it.
 		if _, err := p.db.Exec(ctx, `UPDATE `+p.t("content_items")+` SET deleted_at = $2, deleted_by = $3, state_changed_at = $2, pub_from = NULL,
 				live_ended_at = CASE WHEN published_at IS NOT NULL AND published_at < least(pub_until, $2::bigint + $5::bigint)
-					THEN greatest(live_ended_at, least(pub_until, $2::bigint + $5::bigint)) ELSE live_ended_at END
+					THEN greatest(live_ended_at, least(pub_until, $2::bigint)) ELSE live_ended_at END
 			WHERE module = $1 AND deleted_at IS NULL AND id <> ALL($4)`, e.ModuleID, at, e.By, p.order, SyncMargin); err != nil {
 			return err
 		}

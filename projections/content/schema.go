@@ -152,10 +152,10 @@ CREATE TABLE %[1]s.content_items (
     state_changed_at bigint NOT NULL,
     pub_from         bigint,
     pub_until        bigint NOT NULL,
-    -- The last instant (plus SyncMargin) at which a sync may have seen the
-    -- item live under the dates it had before its latest state event
-    -- that ended or changed them (see itemRow.noteEnd); NULL while no
-    -- such event came after dates of publication.
+    -- When the stretch of publication ended that the item's dates gave
+    -- before its latest state event, if a sync may have seen it (see
+    -- itemRow.noteEnd); NULL while no such event came after dates of
+    -- publication.
     live_ended_at    bigint
 );
 CREATE INDEX ON %[1]s.content_items (module, created_at, id);
