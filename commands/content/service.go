@@ -515,8 +515,7 @@ func (s *Service) checkItems(ctx context.Context, m content.Module, fields []con
 	// must be in that module, which only their rows tell.
 	retargeted := map[string]string{} // field → its new target module
 	for _, f := range fields {
-		relation := f.Kind() == content.KindRelation || f.Kind() == content.KindRelations
-		if old, ok := m.Field(f.Name); ok && relation && f.Rules.Module != "" && f.Rules.Module != old.Rules.Module {
+		if old, ok := m.Field(f.Name); ok && f.Kind().Relation() && f.Rules.Module != "" && f.Rules.Module != old.Rules.Module {
 			retargeted[f.Name] = f.Rules.Module
 		}
 	}

@@ -37,6 +37,10 @@ func (k Kind) Scalar() bool {
 // which is searchable.
 func (k Kind) Multi() bool { return k == KindRelations || k == KindChoices }
 
+// Relation reports whether values of this kind name other items (a single
+// or a multiple relation).
+func (k Kind) Relation() bool { return k == KindRelation || k == KindRelations }
+
 // Numeric reports whether values of this kind are numbers.
 func (k Kind) Numeric() bool { return k == KindNumber || k == KindTimestamp }
 

@@ -198,7 +198,7 @@ func ValidateFields(fields []Field) error {
 		} else if len(r.Values) > 0 && !(text || t.Kind == KindNumber) {
 			return bad("allowed values apply to text, number and choice fields only")
 		}
-		if r.Module != "" && t.Kind != KindRelation && t.Kind != KindRelations {
+		if r.Module != "" && !t.Kind.Relation() {
 			return bad("a target module applies to relation fields only")
 		}
 		if len(r.MediaTypes) > 0 && t.Kind != KindURL {

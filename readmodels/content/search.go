@@ -1833,18 +1833,15 @@ func (c *compiler) relation(r Relation) (string, error) {
 	// Only a relation field relates items: in a module whose field of that
 	// name is of another type (a text, a number), no item matches; only
 	// names the modules that do, when some do not.
-	isRelation := func(f content.Field) bool {
-		return f.Kind() == content.KindRelation || f.Kind() == content.KindRelations
-	}
 	var only []string
 	if c.q.ModuleFields == nil {
-		if f, ok := c.q.Fields[name]; ok && !isRelation(f) {
+		if f, ok := c.q.Fields[name]; ok && !f.Kind().Relation() {
 			return "false", nil
 		}
 	} else {
 		others := false
 		for mod, fs := range c.q.ModuleFields {
-			if f, ok := fs[name]; ok && isRelation(f) {
+			if f, ok := fs[name]; ok && f.Kind().Relation() {
 				only = append(only, mod)
 			} else if ok {
 				others = true
