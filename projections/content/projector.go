@@ -112,13 +112,19 @@ func (r *itemRow) derive() {
 	if r.DeletedAt == nil && r.PublishedAt != nil {
 		r.PubFrom = r.PublishedAt
 	}
-	r.PubUntil = Never
-	if r.RemovedAt != nil && *r.RemovedAt < r.PubUntil {
-		r.PubUntil = *r.RemovedAt
+	r.PubUntil = r.until()
+}
+
+// until is the end of the item's publication by its dates: the earlier of
+// removedAt and archivedAt, Never without either.
+func (r *itemRow) until() int64 {
+	until := Never
+	for _, d := range []*int64{r.RemovedAt, r.ArchivedAt} {
+		if d != nil && *d < until {
+			until = *d
+		}
 	}
-	if r.ArchivedAt != nil && *r.ArchivedAt < r.PubUntil {
-		r.PubUntil = *r.ArchivedAt
-	}
+	return until
 }
 
 func fromTagsJSON(tags []tagJSON) []content.Tag {
@@ -191,13 +197,7 @@ func (r *itemRow) published() interval {
 	if r.DeletedAt != nil || r.PublishedAt == nil {
 		return interval{}
 	}
-	v := interval{*r.PublishedAt, Never}
-	for _, d := range []*int64{r.RemovedAt, r.ArchivedAt} {
-		if d != nil && *d < v.until {
-			v.until = *d
-		}
-	}
-	return v
+	return interval{*r.PublishedAt, r.until()}
 }
 
 // noteEnd records in LiveEndedAt when the stretch of publication that the
