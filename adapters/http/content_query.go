@@ -349,9 +349,10 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	// to cancel a statement whose context ended).
 	ctx, cancel := s.searchContext(r.Context())
 	defer cancel()
+	fail := func(err error) { s.fail(w, r, s.searchFault(ctx, err)) }
 	sc, err := s.readScope(ctx)
 	if err != nil {
-		s.fail(w, r, s.searchFault(ctx, err))
+		fail(err)
 		return
 	}
 	now := time.Now().UnixMilli()
@@ -365,7 +366,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		} else if a, ok := s.cache.get(key); ok {
 			v, err := s.ContentRead.Version(ctx, app)
 			if err != nil {
-				s.fail(w, r, s.searchFault(ctx, err))
+				fail(err)
 				return
 			}
 			if v == a.version && now < a.until {
@@ -394,16 +395,16 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	mods := s.knownModule(sc, &q, b.ModuleIDs, names)
 	if !q.Known {
 		if mods, err = s.searchModules(ctx, sc, &q, b.ModuleIDs, names); err != nil {
-			s.fail(w, r, s.searchFault(ctx, err))
+			fail(err)
 			return
 		}
 	}
 	if q.SearchValues, err = parseExpr(b.SearchValues, "searchValues"); err != nil {
-		s.fail(w, r, s.searchFault(ctx, err))
+		fail(err)
 		return
 	}
 	if q.MetaSearch, err = parseExpr(b.MetaSearch, "metaSearch"); err != nil {
-		s.fail(w, r, s.searchFault(ctx, err))
+		fail(err)
 		return
 	}
 	for i, rel := range b.RelatedTo {
@@ -415,7 +416,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	tags, err := tagsFromBody(slices.Concat(b.SegmentTags, b.Tags))
 	if err != nil {
-		s.fail(w, r, s.searchFault(ctx, err))
+		fail(err)
 		return
 	}
 	for _, t := range tags {
@@ -430,7 +431,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Sort, err = rmcontent.ParseSort(b.Sort); err != nil {
-		s.fail(w, r, s.searchFault(ctx, err))
+		fail(err)
 		return
 	}
 	page, limit, skip := 1, defaultLimit, false
@@ -441,7 +442,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err != nil {
-			s.fail(w, r, s.searchFault(ctx, err))
+			fail(err)
 			return
 		}
 		if page < 1 {
@@ -459,7 +460,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	include, err := includeFields(b.Include)
 	if err != nil {
-		s.fail(w, r, s.searchFault(ctx, err))
+		fail(err)
 		return
 	}
 	q.RawValues = len(include) == 0 && len(b.Fields) == 0 // present passes them on as they are
@@ -474,7 +475,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	if len(include) == 0 && rmcontent.InMemoryShape(q) {
 		release, err := s.inLine(ctx, 1)
 		if err != nil {
-			s.fail(w, r, s.searchFault(ctx, err))
+			fail(err)
 			return
 		}
 		res, inMemory, err = s.ContentRead.SearchInMemory(ctx, q)
@@ -484,7 +485,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 			release()
 		}
 		if err != nil {
-			s.fail(w, r, s.searchFault(ctx, err))
+			fail(err)
 			return
 		}
 	}
@@ -496,7 +497,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		}
 		release, err := s.inLine(ctx, weight)
 		if err != nil {
-			s.fail(w, r, s.searchFault(ctx, err))
+			fail(err)
 			return
 		}
 		defer release()
@@ -508,7 +509,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err != nil {
-			s.fail(w, r, s.searchFault(ctx, err))
+			fail(err)
 			return
 		}
 	}
@@ -520,7 +521,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Search-Index", index)
 	items, err := s.present(ctx, q, mods, res.Items, include, b.Fields)
 	if err != nil {
-		s.fail(w, r, s.searchFault(ctx, err))
+		fail(err)
 		return
 	}
 	var pg *paginationJSON
@@ -530,7 +531,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	answer, err := encodeAnswer(items, pg)
 	if err != nil {
-		s.fail(w, r, s.searchFault(ctx, err))
+		fail(err)
 		return
 	}
 	if !cacheable {
