@@ -358,13 +358,11 @@ func (rt *Runtime) verify(ctx context.Context, tx pgx.Tx, p Projector, oldSchema
 	for _, t := range p.Tables() {
 		cols := "*"
 		if cs := compared[t]; len(cs) > 0 {
-			cols = ""
+			quoted := make([]string, len(cs))
 			for i, c := range cs {
-				if i > 0 {
-					cols += ", "
-				}
-				cols += ident(c)
+				quoted[i] = ident(c)
 			}
+			cols = strings.Join(quoted, ", ")
 		}
 		o, n := "SELECT "+cols+" FROM "+ident(oldSchema, t), "SELECT "+cols+" FROM "+ident(newSchema, t)
 		var onlyOld, onlyNew int64
