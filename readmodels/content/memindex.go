@@ -1117,7 +1117,8 @@ func (s *Store) memItems(ctx context.Context, m *memModule, rows []int32, now in
 	items := make([]Item, len(rows))
 	var fresh Freshness
 	var ids []string
-	at := map[string]int{}
+	var fetched []int      // the positions PostgreSQL fills
+	at := map[string]int{} // id → its position
 	m.itemsMu.Lock()
 	for k, r := range rows {
 		if it, ok := m.items[r]; ok {
@@ -1125,7 +1126,7 @@ func (s *Store) memItems(ctx context.Context, m *memModule, rows []int32, now in
 			continue
 		}
 		id := m.ids.at(r)
-		ids, at[id] = append(ids, id), k
+		ids, fetched, at[id] = append(ids, id), append(fetched, k), k
 	}
 	m.itemsMu.Unlock()
 	if len(ids) == 0 {
@@ -1165,16 +1166,16 @@ func (s *Store) memItems(ctx context.Context, m *memModule, rows []int32, now in
 		s.mem.outdated(m)
 		return nil, fresh, false, nil
 	}
-	s.mem.keep(m, rows, items, at)
+	s.mem.keep(m, rows, items, fetched)
 	return items, fresh, true, nil
 }
 
-// keep adds the fetched items (items[at[id]], of rows[at[id]]) to those m
-// keeps, within the bounds (see memItemsMax): when m keeps its most, or
-// the index its most bytes, each item added first takes the place of an
-// arbitrary one that m kept before, so that what is kept follows what
-// searches fetch.
-func (x *memIndex) keep(m *memModule, rows []int32, items []Item, at map[string]int) {
+// keep adds the fetched items (items[k], of rows[k], for k in fetched) to
+// those m keeps, within the bounds (see memItemsMax): when m keeps its
+// most, or the index its most bytes, each item added first takes the place
+// of an arbitrary one that m kept before, so that what is kept follows
+// what searches fetch.
+func (x *memIndex) keep(m *memModule, rows []int32, items []Item, fetched []int) {
 	m.itemsMu.Lock()
 	defer m.itemsMu.Unlock()
 	limit := min(memItemsMax, m.ids.len()/10)
@@ -1184,11 +1185,11 @@ func (x *memIndex) keep(m *memModule, rows []int32, items []Item, at map[string]
 	if m.items == nil {
 		m.items = map[int32]Item{}
 	}
-	adding := make(map[int32]bool, len(at)) // not to make room for each other
-	for _, k := range at {
+	adding := make(map[int32]bool, len(fetched)) // not to make room for each other
+	for _, k := range fetched {
 		adding[rows[k]] = true
 	}
-	for _, k := range at {
+	for _, k := range fetched {
 		size := keptSize(items[k])
 		if size > memItemBytes {
 			continue

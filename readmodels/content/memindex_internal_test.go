@@ -155,7 +155,7 @@ func TestKeepBounds(t *testing.T) {
 	m := productsCopy(1000) // keeps up to 100 items
 	x.mods["m1"] = &memEntry{mod: m}
 	item := func(id string, size int) Item { return Item{ID: id, RawValues: make([]byte, size)} }
-	add := func(row int32, it Item) { x.keep(m, []int32{row}, []Item{it}, map[string]int{it.ID: 0}) }
+	add := func(row int32, it Item) { x.keep(m, []int32{row}, []Item{it}, []int{0}) }
 
 	add(1, item("a", 1000))
 	add(2, item("big", memItemBytes+1))
