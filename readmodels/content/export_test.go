@@ -10,9 +10,7 @@ func (s *Store) LoadInMemory(ctx context.Context, module string, likes bool) err
 	if err := s.mem.load(ctx, module); err != nil {
 		return err
 	}
-	s.mem.mu.Lock()
-	m := s.mem.mods[module].mod
-	s.mem.mu.Unlock()
+	m := s.loaded(module)
 	if likes && m != nil {
 		for i := range m.trigramsAsked {
 			m.trigramsAsked[i].Store(true)
@@ -25,9 +23,7 @@ func (s *Store) LoadInMemory(ctx context.Context, module string, likes bool) err
 // KeptItems returns the ids of the items module's copy keeps (see
 // memModule.items), in no particular order.
 func (s *Store) KeptItems(module string) []string {
-	s.mem.mu.Lock()
-	m := s.mem.mods[module].mod
-	s.mem.mu.Unlock()
+	m := s.loaded(module)
 	m.itemsMu.Lock()
 	defer m.itemsMu.Unlock()
 	var out []string
@@ -35,4 +31,11 @@ func (s *Store) KeptItems(module string) []string {
 		out = append(out, it.ID)
 	}
 	return out
+}
+
+// loaded is module's in-memory copy (nil while none is loaded).
+func (s *Store) loaded(module string) *memModule {
+	s.mem.mu.Lock()
+	defer s.mem.mu.Unlock()
+	return s.mem.mods[module].mod
 }
