@@ -12,12 +12,12 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	cmdappuser "github.com/halocms/halocms/commands/appuser"
-	"github.com/halocms/halocms/commands/session"
+	cmdsession "github.com/halocms/halocms/commands/session"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/rights"
-	rmappusers "github.com/halocms/halocms/readmodels/appusers"
+	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 )
 
 // AppUserCommands registers and changes app users, identified users and
@@ -26,18 +26,18 @@ type AppUserCommands interface {
 	Create(ctx context.Context, app string, p appuser.Profile) (appuser.AppUser, error)
 	Update(ctx context.Context, id string, p appuser.Profile, replaceTokens bool) (appuser.AppUser, error)
 	Register(ctx context.Context, in cmdappuser.Registration) (appuser.Identified, error)
-	Login(ctx context.Context, in cmdappuser.Login) (appuser.Identified, session.Token, error)
+	Login(ctx context.Context, in cmdappuser.Login) (appuser.Identified, cmdsession.Token, error)
 	PutPocket(ctx context.Context, c appuser.PocketChange) (appuser.Pocket, error)
 }
 
 // AppUserQueries reads app users, segments, identified users and pockets.
 type AppUserQueries interface {
-	AppUser(ctx context.Context, id string) (rmappusers.AppUser, error)
+	AppUser(ctx context.Context, id string) (rmappuser.AppUser, error)
 	AppNumber(ctx context.Context, app string) (int, error)
 	AppByNumber(ctx context.Context, n int) (string, error)
-	Search(ctx context.Context, q rmappusers.SegmentQuery) (rmappusers.SegmentResult, error)
-	SearchIdentified(ctx context.Context, q rmappusers.IdentifiedQuery) (rmappusers.IdentifiedResult, error)
-	Pocket(ctx context.Context, identifiedID string) (rmappusers.Pocket, error)
+	Search(ctx context.Context, q rmappuser.SegmentQuery) (rmappuser.SegmentResult, error)
+	SearchIdentified(ctx context.Context, q rmappuser.IdentifiedQuery) (rmappuser.IdentifiedResult, error)
+	Pocket(ctx context.Context, identifiedID string) (rmappuser.Pocket, error)
 }
 
 // MaxPocketData bounds a pocket's data (its JSON, in bytes): more is a 413.
@@ -52,28 +52,28 @@ func (s *server) appUserView(ctx context.Context, u appuser.AppUser) appUserJSON
 	}
 	n, _ := s.AppUsersRead.AppNumber(ctx, u.App)
 	now := time.Now().UnixMilli()
-	v := rmappusers.AppUser{ID: u.ID, App: u.App, AppNumber: n, Alias: u.Alias, Email: u.Email, Identified: u.Identified,
+	v := rmappuser.AppUser{ID: u.ID, App: u.App, AppNumber: n, Alias: u.Alias, Email: u.Email, Identified: u.Identified,
 		CreatedAt: now, UpdatedAt: now}
 	for _, d := range u.Devices {
-		v.Devices = append(v.Devices, rmappusers.Device(d))
+		v.Devices = append(v.Devices, rmappuser.Device(d))
 	}
 	for _, t := range u.Tags {
-		v.Tags = append(v.Tags, rmappusers.Tag(t))
+		v.Tags = append(v.Tags, rmappuser.Tag(t))
 	}
 	return appUserJSONOf(v)
 }
 
-func sameProfile(v rmappusers.AppUser, u appuser.AppUser) bool {
+func sameProfile(v rmappuser.AppUser, u appuser.AppUser) bool {
 	if v.Email != u.Email || len(v.Devices) != len(u.Devices) || len(v.Tags) != len(u.Tags) {
 		return false
 	}
 	for i, d := range u.Devices {
-		if v.Devices[i] != rmappusers.Device(d) {
+		if v.Devices[i] != rmappuser.Device(d) {
 			return false
 		}
 	}
 	for i, t := range u.Tags {
-		if v.Tags[i] != rmappusers.Tag(t) {
+		if v.Tags[i] != rmappuser.Tag(t) {
 			return false
 		}
 	}
@@ -263,7 +263,7 @@ func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	q := rmappusers.SegmentQuery{}
+	q := rmappuser.SegmentQuery{}
 	switch strings.ToLower(b.Mode) {
 	case "", "partial":
 	case "total":
@@ -281,7 +281,7 @@ func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, s.listingFirst(ctx, err))
 			return
 		}
-		q.Tags = append(q.Tags, rmappusers.TagFilter{ID: tag.ID, Name: tag.Name, Value: tag.Value})
+		q.Tags = append(q.Tags, rmappuser.TagFilter{ID: tag.ID, Name: tag.Name, Value: tag.Value})
 	}
 	pg, limit, err := listPage(b.Pagination)
 	if err != nil {
@@ -324,7 +324,7 @@ func (s *server) searchIdentified(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	res, err := s.AppUsersRead.SearchIdentified(ctx, rmappusers.IdentifiedQuery{App: app, Text: b.Search, Offset: (pg - 1) * limit, Limit: limit})
+	res, err := s.AppUsersRead.SearchIdentified(ctx, rmappuser.IdentifiedQuery{App: app, Text: b.Search, Offset: (pg - 1) * limit, Limit: limit})
 	if err != nil {
 		s.fail(w, r, err)
 		return

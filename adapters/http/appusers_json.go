@@ -13,7 +13,7 @@ import (
 
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/fault"
-	rmappusers "github.com/halocms/halocms/readmodels/appusers"
+	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 )
 
 // Wire shapes of the segmentation API (wire reference §6): app users,
@@ -40,7 +40,7 @@ type appUserJSON struct {
 	Identified string       `json:"identified,omitempty"` // the identified user last signed in on it
 }
 
-func appUserJSONOf(u rmappusers.AppUser) appUserJSON {
+func appUserJSONOf(u rmappuser.AppUser) appUserJSON {
 	j := appUserJSON{ID: u.ID, Alias: u.Alias, AppID: u.AppNumber, CustomerID: customerID, Email: u.Email,
 		Devices: make([]deviceJSON, len(u.Devices)), Tags: make([]tagJSON, len(u.Tags)),
 		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, Identified: u.Identified}
@@ -241,7 +241,7 @@ func profileJSONOf(u appuser.Identified) userProfileJSON {
 		DisplayName: u.Profile.DisplayName, PhotoURL: u.Profile.PhotoURL}
 }
 
-func profileJSONFromView(u rmappusers.IdentifiedUser) userProfileJSON {
+func profileJSONFromView(u rmappuser.IdentifiedUser) userProfileJSON {
 	return userProfileJSON{ID: u.ID, Email: u.Email, Name: u.Name, Surname: u.Surname, DisplayName: u.DisplayName, PhotoURL: u.PhotoURL}
 }
 

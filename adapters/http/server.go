@@ -17,7 +17,7 @@ import (
 	cmdcontent "github.com/halocms/halocms/commands/content"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
 	cmdrights "github.com/halocms/halocms/commands/rights"
-	"github.com/halocms/halocms/commands/session"
+	cmdsession "github.com/halocms/halocms/commands/session"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/rights"
@@ -28,9 +28,9 @@ import (
 
 // Sessions issues and checks tokens.
 type Sessions interface {
-	PasswordGrant(ctx context.Context, username, password string, ip netip.Addr) (session.Token, error)
-	ClientCredentials(ctx context.Context, clientID, secret string, ip netip.Addr) (session.Token, error)
-	Refresh(ctx context.Context, refreshToken, clientID, clientSecret string, ip netip.Addr) (session.Token, error)
+	PasswordGrant(ctx context.Context, username, password string, ip netip.Addr) (cmdsession.Token, error)
+	ClientCredentials(ctx context.Context, clientID, secret string, ip netip.Addr) (cmdsession.Token, error)
+	Refresh(ctx context.Context, refreshToken, clientID, clientSecret string, ip netip.Addr) (cmdsession.Token, error)
 	Authenticate(ctx context.Context, accessToken string, ip netip.Addr) (access.Actor, error)
 	Revoke(ctx context.Context, token string) error
 }

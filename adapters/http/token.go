@@ -2,12 +2,11 @@ package httpapi
 
 import (
 	"encoding/json"
+	cmdsession "github.com/halocms/halocms/commands/session"
+	"github.com/halocms/halocms/domain/fault"
 	"mime"
 	"net/http"
 	"strings"
-
-	"github.com/halocms/halocms/commands/session"
-	"github.com/halocms/halocms/domain/fault"
 )
 
 func kindLabel(err error) string { return strings.ReplaceAll(fault.KindOf(err).String(), " ", "_") }
@@ -60,7 +59,7 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	ip := ClientIP(r.Context())
 	basicUser, basicPass, hasBasic := r.BasicAuth()
-	var tok session.Token
+	var tok cmdsession.Token
 	switch tr.GrantType {
 	case "password":
 		if hasBasic {

@@ -1,10 +1,9 @@
 package postgres
 
 import (
+	cmdsession "github.com/halocms/halocms/commands/session"
 	"sync"
 	"time"
-
-	"github.com/halocms/halocms/commands/session"
 )
 
 // DefaultTokenCacheEntries bounds an access cache (see CacheAccess).
@@ -33,7 +32,7 @@ func (s *TokenStore) CacheAccess(ttl time.Duration, l *Listener) *TokenStore {
 }
 
 type cachedGrant struct {
-	g     session.Grant
+	g     cmdsession.Grant
 	until time.Time
 }
 
@@ -76,12 +75,12 @@ func (c *accessCache) flush() {
 
 // get returns the cached grant of hash if there is a live one; otherwise
 // the generation to hand to put after reading the table.
-func (c *accessCache) get(hash []byte) (uint64, session.Grant, bool) {
+func (c *accessCache) get(hash []byte) (uint64, cmdsession.Grant, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.syncLocked() {
 		c.flushLocked()
-		return c.gen, session.Grant{}, false
+		return c.gen, cmdsession.Grant{}, false
 	}
 	e, ok := c.m[string(hash)]
 	if ok && time.Now().Before(e.until) {
@@ -90,12 +89,12 @@ func (c *accessCache) get(hash []byte) (uint64, session.Grant, bool) {
 	if ok {
 		delete(c.m, string(hash))
 	}
-	return c.gen, session.Grant{}, false
+	return c.gen, cmdsession.Grant{}, false
 }
 
 // put keeps a grant read from the table with left to live, unless the
 // cache was flushed since get returned gen.
-func (c *accessCache) put(gen uint64, hash []byte, g session.Grant, left time.Duration) {
+func (c *accessCache) put(gen uint64, hash []byte, g cmdsession.Grant, left time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.syncLocked() || gen != c.gen {

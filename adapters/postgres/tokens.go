@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
+	cmdsession "github.com/halocms/halocms/commands/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/halocms/halocms/commands/session"
 )
 
 // TokenStore keeps OAuth tokens (table oauth_tokens) by the SHA-256 hash of
@@ -27,7 +26,7 @@ type TokenStore struct {
 // TokenChannel is the LISTEN/NOTIFY channel that announces revocations.
 const TokenChannel = "cms_tokens"
 
-var _ session.TokenStore = (*TokenStore)(nil)
+var _ cmdsession.TokenStore = (*TokenStore)(nil)
 
 // NewTokenStore returns a token store over pool.
 func NewTokenStore(pool *pgxpool.Pool) *TokenStore {
@@ -54,13 +53,13 @@ INSERT INTO oauth_tokens (token_hash, kind, subject_kind, subject_id, family_id,
 VALUES ($1, 'access',  $3, $4, $5, $6, now() + $7 * interval '1 microsecond', $9::inet, $10),
        ($2, 'refresh', $3, $4, $5, $6, now() + $8 * interval '1 microsecond', $9::inet, $10)`
 
-func pairArgs(p session.Pair) []any {
+func pairArgs(p cmdsession.Pair) []any {
 	return []any{p.AccessHash, p.RefreshHash, string(p.Subject), p.SubjectID, p.Family, p.Scope,
 		micros(p.AccessTTL), micros(p.RefreshTTL), ipArg(p.ClientIP), p.App}
 }
 
 // Issue stores an access and a refresh token atomically.
-func (s *TokenStore) Issue(ctx context.Context, p session.Pair) error {
+func (s *TokenStore) Issue(ctx context.Context, p cmdsession.Pair) error {
 	if _, err := s.pool.Exec(ctx, insertPair, pairArgs(p)...); err != nil {
 		return fmt.Errorf("issue tokens: %w", err)
 	}
@@ -70,7 +69,7 @@ func (s *TokenStore) Issue(ctx context.Context, p session.Pair) error {
 // Access returns the grant of a live (known, unexpired, unrevoked) access
 // token, or session.ErrTokenNotFound. With CacheAccess, from memory when
 // it can.
-func (s *TokenStore) Access(ctx context.Context, hash []byte) (session.Grant, error) {
+func (s *TokenStore) Access(ctx context.Context, hash []byte) (cmdsession.Grant, error) {
 	c := s.cache
 	if c == nil {
 		g, _, err := s.access(ctx, hash)
@@ -88,9 +87,9 @@ func (s *TokenStore) Access(ctx context.Context, hash []byte) (session.Grant, er
 }
 
 // access reads a live access token's grant and how long it has left.
-func (s *TokenStore) access(ctx context.Context, hash []byte) (session.Grant, time.Duration, error) {
+func (s *TokenStore) access(ctx context.Context, hash []byte) (cmdsession.Grant, time.Duration, error) {
 	var (
-		g    session.Grant
+		g    cmdsession.Grant
 		left int64 // microseconds
 	)
 	err := s.pool.QueryRow(ctx, `
@@ -99,10 +98,10 @@ SELECT subject_kind, subject_id, family_id, scope, app,
 WHERE token_hash = $1 AND kind = 'access' AND revoked_at IS NULL AND expires_at > now()`, hash).
 		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope, &g.App, &left)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return session.Grant{}, 0, session.ErrTokenNotFound
+		return cmdsession.Grant{}, 0, cmdsession.ErrTokenNotFound
 	}
 	if err != nil {
-		return session.Grant{}, 0, fmt.Errorf("access token: %w", err)
+		return cmdsession.Grant{}, 0, fmt.Errorf("access token: %w", err)
 	}
 	return g, time.Duration(left) * time.Microsecond, nil
 }
@@ -111,9 +110,9 @@ WHERE token_hash = $1 AND kind = 'access' AND revoked_at IS NULL AND expires_at 
 // grant and session.ErrTokenSpent (even when its family was revoked since,
 // so that repeated reuse keeps being reported as such); otherwise
 // session.ErrTokenNotFound.
-func (s *TokenStore) Refresh(ctx context.Context, hash []byte) (session.Grant, error) {
+func (s *TokenStore) Refresh(ctx context.Context, hash []byte) (cmdsession.Grant, error) {
 	var (
-		g            session.Grant
+		g            cmdsession.Grant
 		spent, alive bool
 	)
 	err := s.pool.QueryRow(ctx, `
@@ -123,13 +122,13 @@ FROM oauth_tokens WHERE token_hash = $1 AND kind = 'refresh'`, hash).
 		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope, &g.App, &spent, &alive)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return session.Grant{}, session.ErrTokenNotFound
+		return cmdsession.Grant{}, cmdsession.ErrTokenNotFound
 	case err != nil:
-		return session.Grant{}, fmt.Errorf("refresh token: %w", err)
+		return cmdsession.Grant{}, fmt.Errorf("refresh token: %w", err)
 	case spent:
-		return g, session.ErrTokenSpent
+		return g, cmdsession.ErrTokenSpent
 	case !alive:
-		return session.Grant{}, session.ErrTokenNotFound
+		return cmdsession.Grant{}, cmdsession.ErrTokenNotFound
 	}
 	return g, nil
 }
@@ -139,7 +138,7 @@ FROM oauth_tokens WHERE token_hash = $1 AND kind = 'refresh'`, hash).
 // same token, the second waits for the first to commit, then finds the
 // token spent and gets session.ErrTokenSpent. A token that is unknown,
 // expired, revoked or of another family gives session.ErrTokenNotFound.
-func (s *TokenStore) Rotate(ctx context.Context, refreshHash []byte, next session.Pair) error {
+func (s *TokenStore) Rotate(ctx context.Context, refreshHash []byte, next cmdsession.Pair) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
 UPDATE oauth_tokens SET spent_at = now()
@@ -154,9 +153,9 @@ WHERE token_hash = $1 AND kind = 'refresh' AND family_id = $2
 				WHERE token_hash = $1 AND kind = 'refresh' AND family_id = $2`, refreshHash, next.Family).Scan(&spent)
 			switch {
 			case err == nil && spent:
-				return session.ErrTokenSpent
+				return cmdsession.ErrTokenSpent
 			case err == nil || errors.Is(err, pgx.ErrNoRows):
-				return session.ErrTokenNotFound
+				return cmdsession.ErrTokenNotFound
 			default:
 				return fmt.Errorf("spend refresh token: %w", err)
 			}
@@ -203,7 +202,7 @@ func (s *TokenStore) RevokeFamilyOf(ctx context.Context, hash []byte) error {
 }
 
 // RevokeSubject revokes every token of a user, app or identified user.
-func (s *TokenStore) RevokeSubject(ctx context.Context, kind session.SubjectKind, id string) error {
+func (s *TokenStore) RevokeSubject(ctx context.Context, kind cmdsession.SubjectKind, id string) error {
 	err := s.revoke(ctx, `UPDATE oauth_tokens SET revoked_at = now()
 		WHERE subject_kind = $1 AND subject_id = $2 AND revoked_at IS NULL`, string(kind), id)
 	if err != nil {
@@ -234,7 +233,7 @@ type LoginThrottle struct {
 	Window    time.Duration // default 15 minutes
 }
 
-var _ session.Throttle = (*LoginThrottle)(nil)
+var _ cmdsession.Throttle = (*LoginThrottle)(nil)
 
 // Throttle defaults.
 const (

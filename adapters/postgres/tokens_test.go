@@ -13,14 +13,14 @@ import (
 	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
-	"github.com/halocms/halocms/commands/session"
+	cmdsession "github.com/halocms/halocms/commands/session"
 )
 
-func newPair(family string, ttl time.Duration) (session.Pair, string, string) {
+func newPair(family string, ttl time.Duration) (cmdsession.Pair, string, string) {
 	a, r := ids.Token(40), ids.Token(40)
-	return session.Pair{
-		Grant:      session.Grant{Subject: session.SubjectUser, SubjectID: "u1", Family: family, Scope: "user"},
-		AccessHash: session.HashToken(a), RefreshHash: session.HashToken(r),
+	return cmdsession.Pair{
+		Grant:      cmdsession.Grant{Subject: cmdsession.SubjectUser, SubjectID: "u1", Family: family, Scope: "user"},
+		AccessHash: cmdsession.HashToken(a), RefreshHash: cmdsession.HashToken(r),
 		AccessTTL: ttl, RefreshTTL: ttl, ClientIP: netip.MustParseAddr("::ffff:192.0.2.1"),
 	}, a, r
 }
@@ -56,7 +56,7 @@ func TestTokenStoreRotateOnce(t *testing.T) {
 			defer wg.Done()
 			next, _, _ := newPair("fam1", time.Hour)
 			<-gate
-			errs[i] = s.Rotate(ctx, session.HashToken(refresh), next)
+			errs[i] = s.Rotate(ctx, cmdsession.HashToken(refresh), next)
 		}()
 	}
 	close(gate)
@@ -66,7 +66,7 @@ func TestTokenStoreRotateOnce(t *testing.T) {
 		switch {
 		case err == nil:
 			wins++
-		case !errors.Is(err, session.ErrTokenSpent):
+		case !errors.Is(err, cmdsession.ErrTokenSpent):
 			t.Errorf("loser: %v, want ErrTokenSpent", err)
 		}
 	}
@@ -80,16 +80,16 @@ func TestTokenStoreRotateOnce(t *testing.T) {
 	}
 
 	// A spent token stays reported as spent after its family is revoked.
-	if _, err := s.Refresh(ctx, session.HashToken(refresh)); !errors.Is(err, session.ErrTokenSpent) {
+	if _, err := s.Refresh(ctx, cmdsession.HashToken(refresh)); !errors.Is(err, cmdsession.ErrTokenSpent) {
 		t.Errorf("refresh of spent token: %v", err)
 	}
 	if err := s.RevokeFamily(ctx, "fam1"); err != nil {
 		t.Fatal(err)
 	}
-	if g, err := s.Refresh(ctx, session.HashToken(refresh)); !errors.Is(err, session.ErrTokenSpent) || g.Family != "fam1" {
+	if g, err := s.Refresh(ctx, cmdsession.HashToken(refresh)); !errors.Is(err, cmdsession.ErrTokenSpent) || g.Family != "fam1" {
 		t.Errorf("refresh of spent, revoked token: %+v, %v", g, err)
 	}
-	if _, err := s.Access(ctx, p.AccessHash); !errors.Is(err, session.ErrTokenNotFound) {
+	if _, err := s.Access(ctx, p.AccessHash); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Errorf("access after revoke: %v", err)
 	}
 }
@@ -103,26 +103,26 @@ func TestTokenStoreRotateChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrongFamily, _, _ := newPair("famB", time.Hour)
-	if err := s.Rotate(ctx, session.HashToken(refresh), wrongFamily); !errors.Is(err, session.ErrTokenNotFound) {
+	if err := s.Rotate(ctx, cmdsession.HashToken(refresh), wrongFamily); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Errorf("rotate into another family: %v", err)
 	}
 	next, _, _ := newPair("famA", time.Hour)
-	if err := s.Rotate(ctx, session.HashToken(access), next); !errors.Is(err, session.ErrTokenNotFound) {
+	if err := s.Rotate(ctx, cmdsession.HashToken(access), next); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Errorf("rotate an access token: %v", err)
 	}
-	if err := s.Rotate(ctx, session.HashToken("unknown"), next); !errors.Is(err, session.ErrTokenNotFound) {
+	if err := s.Rotate(ctx, cmdsession.HashToken("unknown"), next); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Errorf("rotate an unknown token: %v", err)
 	}
-	if err := s.RevokeFamilyOf(ctx, session.HashToken("unknown")); err != nil {
+	if err := s.RevokeFamilyOf(ctx, cmdsession.HashToken("unknown")); err != nil {
 		t.Errorf("revoke unknown: %v", err)
 	}
-	if err := s.RevokeFamilyOf(ctx, session.HashToken(access)); err != nil {
+	if err := s.RevokeFamilyOf(ctx, cmdsession.HashToken(access)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Refresh(ctx, session.HashToken(refresh)); !errors.Is(err, session.ErrTokenNotFound) {
+	if _, err := s.Refresh(ctx, cmdsession.HashToken(refresh)); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Errorf("refresh of revoked token: %v", err)
 	}
-	if err := s.Rotate(ctx, session.HashToken(refresh), next); !errors.Is(err, session.ErrTokenNotFound) {
+	if err := s.Rotate(ctx, cmdsession.HashToken(refresh), next); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Errorf("rotate a revoked token: %v", err)
 	}
 }
@@ -133,13 +133,13 @@ func TestTokenStoreDeleteExpired(t *testing.T) {
 	s := postgres.NewTokenStore(pgtest.Pool(t))
 	short, _, _ := newPair("short", time.Millisecond)
 	long, _, _ := newPair("long", time.Hour)
-	for _, p := range []session.Pair{short, long} {
+	for _, p := range []cmdsession.Pair{short, long} {
 		if err := s.Issue(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	time.Sleep(10 * time.Millisecond)
-	if _, err := s.Access(ctx, short.AccessHash); !errors.Is(err, session.ErrTokenNotFound) {
+	if _, err := s.Access(ctx, short.AccessHash); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Errorf("expired access token: %v", err)
 	}
 	n, err := s.DeleteExpired(ctx)
@@ -255,7 +255,7 @@ func listening(t *testing.T, ctx context.Context, pool *pgxpool.Pool, channel st
 	return l
 }
 
-func issued(t *testing.T, ctx context.Context, s *postgres.TokenStore, family string, ttl time.Duration) session.Pair {
+func issued(t *testing.T, ctx context.Context, s *postgres.TokenStore, family string, ttl time.Duration) cmdsession.Pair {
 	t.Helper()
 	p, _, _ := newPair(family, ttl)
 	if err := s.Issue(ctx, p); err != nil {
@@ -271,13 +271,13 @@ func TestTokenAccessCache(t *testing.T) {
 	other := postgres.NewTokenStore(pool) // another process: no cache
 	s := postgres.NewTokenStore(pool)
 	s.CacheAccess(time.Hour, listening(t, ctx, pool, postgres.TokenChannel))
-	deleteRow := func(p session.Pair) {
+	deleteRow := func(p cmdsession.Pair) {
 		t.Helper()
 		if _, err := pool.Exec(ctx, `DELETE FROM oauth_tokens WHERE token_hash = $1`, p.AccessHash); err != nil {
 			t.Fatal(err)
 		}
 	}
-	access := func(st *postgres.TokenStore, p session.Pair) error {
+	access := func(st *postgres.TokenStore, p cmdsession.Pair) error {
 		g, err := st.Access(ctx, p.AccessHash)
 		if err == nil && g != p.Grant {
 			t.Fatalf("grant %+v, want %+v", g, p.Grant)
@@ -295,7 +295,7 @@ func TestTokenAccessCache(t *testing.T) {
 	if err := access(s, p); err != nil {
 		t.Fatalf("cached grant: %v", err)
 	}
-	if err := access(other, p); !errors.Is(err, session.ErrTokenNotFound) {
+	if err := access(other, p); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Fatalf("uncached store after delete: %v", err)
 	}
 
@@ -307,15 +307,15 @@ func TestTokenAccessCache(t *testing.T) {
 	if err := s.RevokeFamily(ctx, "local"); err != nil {
 		t.Fatal(err)
 	}
-	if err := access(s, p); !errors.Is(err, session.ErrTokenNotFound) {
+	if err := access(s, p); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Fatalf("after a local revoke: %v", err)
 	}
 
 	// A revocation by another process reaches the cache by notification.
-	for i, revoke := range []func(session.Pair) error{
-		func(p session.Pair) error { return other.RevokeFamily(ctx, p.Family) },
-		func(p session.Pair) error { return other.RevokeFamilyOf(ctx, p.AccessHash) },
-		func(p session.Pair) error { return other.RevokeSubject(ctx, p.Subject, p.SubjectID) },
+	for i, revoke := range []func(cmdsession.Pair) error{
+		func(p cmdsession.Pair) error { return other.RevokeFamily(ctx, p.Family) },
+		func(p cmdsession.Pair) error { return other.RevokeFamilyOf(ctx, p.AccessHash) },
+		func(p cmdsession.Pair) error { return other.RevokeSubject(ctx, p.Subject, p.SubjectID) },
 	} {
 		p := issued(t, ctx, s, "remote"+string(rune('a'+i)), time.Hour)
 		if err := access(s, p); err != nil {
@@ -339,7 +339,7 @@ func TestTokenAccessCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	if err := access(s, p); !errors.Is(err, session.ErrTokenNotFound) {
+	if err := access(s, p); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Fatalf("expired token: %v", err)
 	}
 }
@@ -365,7 +365,7 @@ func TestTokenAccessCacheBounds(t *testing.T) {
 		t.Fatalf("within the ttl: %v", err)
 	}
 	time.Sleep(1050 * time.Millisecond)
-	if _, err := s.Access(ctx, p.AccessHash); !errors.Is(err, session.ErrTokenNotFound) {
+	if _, err := s.Access(ctx, p.AccessHash); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Fatalf("after the ttl: %v", err)
 	}
 
@@ -380,7 +380,7 @@ func TestTokenAccessCacheBounds(t *testing.T) {
 	if _, err := pool.Exec(ctx, `DELETE FROM oauth_tokens WHERE token_hash = $1`, p.AccessHash); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := deaf.Access(ctx, p.AccessHash); !errors.Is(err, session.ErrTokenNotFound) {
+	if _, err := deaf.Access(ctx, p.AccessHash); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Fatalf("without a listener: %v", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/projections"
-	rightsproj "github.com/halocms/halocms/projections/rights"
+	projrights "github.com/halocms/halocms/projections/rights"
 )
 
 func rebuildPhase(ctx context.Context, cfg config, pool *pgxpool.Pool, store *postgres.EventStore, res *results) error {
@@ -20,7 +20,7 @@ func rebuildPhase(ctx context.Context, cfg config, pool *pgxpool.Pool, store *po
 	if cfg.verbose {
 		log = logger
 	}
-	proj := rightsproj.Projector{}
+	proj := projrights.Projector{}
 	rt := projections.New(pool, store, nil, log, proj)
 	progressf("rebuild: projection %q over the whole log (runtime's default batch size); %d other active sessions on the server",
 		proj.Name(), otherSessions(ctx, pool))

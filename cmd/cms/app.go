@@ -31,19 +31,19 @@ import (
 	cmdloyalty "github.com/halocms/halocms/commands/loyalty"
 	cmdpush "github.com/halocms/halocms/commands/push"
 	cmdrights "github.com/halocms/halocms/commands/rights"
-	"github.com/halocms/halocms/commands/session"
+	cmdsession "github.com/halocms/halocms/commands/session"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/push"
 	"github.com/halocms/halocms/projections"
-	projappusers "github.com/halocms/halocms/projections/appusers"
+	projappuser "github.com/halocms/halocms/projections/appuser"
 	projcontent "github.com/halocms/halocms/projections/content"
 	projidentity "github.com/halocms/halocms/projections/identity"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	projpush "github.com/halocms/halocms/projections/push"
 	projrights "github.com/halocms/halocms/projections/rights"
-	rmappusers "github.com/halocms/halocms/readmodels/appusers"
-	"github.com/halocms/halocms/readmodels/audit"
+	rmappuser "github.com/halocms/halocms/readmodels/appuser"
+	rmaudit "github.com/halocms/halocms/readmodels/audit"
 	rmcontent "github.com/halocms/halocms/readmodels/content"
 	rmidentity "github.com/halocms/halocms/readmodels/identity"
 	rmloyalty "github.com/halocms/halocms/readmodels/loyalty"
@@ -64,10 +64,10 @@ type app struct {
 	rights   *cmdrights.Service
 	content  *cmdcontent.Service
 	contents *rmcontent.Store
-	sessions *session.Service
+	sessions *cmdsession.Service
 	users    *rmidentity.Store
 	authz    *rmrights.Authorizer
-	auditor  *audit.Auditor
+	auditor  *rmaudit.Auditor
 	metrics  *httpapi.Metrics
 	push     *cmdpush.Service
 	pushes   *rmpush.Store
@@ -75,7 +75,7 @@ type app struct {
 
 	// App users, identified users and pockets (segmentation).
 	appUsers     *cmdappuser.Service
-	appUsersRead *rmappusers.Store
+	appUsersRead *rmappuser.Store
 
 	// Loyalty: points accounts, stamps, stamp card definitions.
 	loyalty     *cmdloyalty.Service
@@ -135,7 +135,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	}
 	a.runtime = projections.NewRuntime(pool, a.store, a.listener, log, ropts,
 		projidentity.Projector{}, projrights.Projector{}, projcontent.Projector{}, projpush.Projector{},
-		projappusers.Projector{}, projloyalty.Projector{})
+		projappuser.Projector{}, projloyalty.Projector{})
 	if cacheViews {
 		// The account views are kept in memory until a loyalty batch, of
 		// this process (at once) or another (when heard), changes them.
@@ -161,8 +161,8 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 		go revocations.Run(lctx)
 		tokens.CacheAccess(cfg.TokenCacheTTL, revocations)
 	}
-	a.sessions = session.NewService(a.users, a.users, hasher, tokens, postgres.NewLoginThrottle(pool),
-		session.Config{AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL})
+	a.sessions = cmdsession.NewService(a.users, a.users, hasher, tokens, postgres.NewLoginThrottle(pool),
+		cmdsession.Config{AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL})
 	a.identity = cmdidentity.NewService(a.store, hasher, ids.Generator{}, waiter, a.sessions)
 	if a.generic, err = postgres.GenericPlans(pool); err != nil {
 		a.Close()
@@ -171,11 +171,11 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.contents = rmcontent.NewStore(pool, a.generic)
 	a.contents.KeepInMemory(a.cfg.SearchIndex)
 	a.content = cmdcontent.NewService(a.store, a.store, a.authz, a.users, a.contents, ids.Generator{}, waiter)
-	a.appUsersRead = rmappusers.New(pool)
+	a.appUsersRead = rmappuser.New(pool)
 	a.appUsers = cmdappuser.NewService(a.store, ids.Generator{}, a.appUsersRead, hasher, postgres.NewLoginThrottle(pool), a.sessions, waiter)
 	a.pushes = rmpush.NewStore(pool)
 	a.push = cmdpush.NewService(a.store, a.authz, a.appUsersRead, a.pushes, ids.Generator{}, waiter)
-	a.auditor = audit.New(a.store, a.authz, a.loyaltyRead)
+	a.auditor = rmaudit.New(a.store, a.authz, a.loyaltyRead)
 	lopts := cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries, CacheBytes: int64(cfg.Loyalty.CacheMiB) << 20, Log: a.log}
 	if cfg.Loyalty.SnapshotEvery > 0 {
 		lopts.Snapshots, lopts.SnapshotEvery = postgres.NewLoyaltySnapshots(pool), cfg.Loyalty.SnapshotEvery

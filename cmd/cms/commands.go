@@ -16,7 +16,7 @@ import (
 	httpapi "github.com/halocms/halocms/adapters/http"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
 	"github.com/halocms/halocms/domain/access"
-	"github.com/halocms/halocms/readmodels/audit"
+	rmaudit "github.com/halocms/halocms/readmodels/audit"
 )
 
 func serveCmd() *cobra.Command {
@@ -138,8 +138,8 @@ func auditCmd() *cobra.Command {
 					return fmt.Errorf("--at: want an RFC 3339 time such as 2026-01-02T15:04:05Z: %w", err)
 				}
 			}
-			return runAudit(cmd.Context(), asJSON, func(ctx context.Context, a *audit.Auditor) (audit.RightsReport, error) {
-				return a.Rights(ctx, audit.RightsQuery{User: user, App: app, At: t})
+			return runAudit(cmd.Context(), asJSON, func(ctx context.Context, a *rmaudit.Auditor) (rmaudit.RightsReport, error) {
+				return a.Rights(ctx, rmaudit.RightsQuery{User: user, App: app, At: t})
 			}, printRightsReport)
 		},
 	}
@@ -153,7 +153,7 @@ func auditCmd() *cobra.Command {
 
 // runAudit opens the database, runs one audit as the system and prints
 // its report as indented JSON or with print.
-func runAudit[R any](ctx context.Context, asJSON bool, run func(context.Context, *audit.Auditor) (R, error), print func(R)) error {
+func runAudit[R any](ctx context.Context, asJSON bool, run func(context.Context, *rmaudit.Auditor) (R, error), print func(R)) error {
 	a, err := openOneShot(ctx)
 	if err != nil {
 		return err
@@ -195,8 +195,8 @@ func auditLoyaltyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runAudit(cmd.Context(), asJSON, func(ctx context.Context, a *audit.Auditor) (audit.LoyaltyReport, error) {
-				return a.Loyalty(ctx, audit.LoyaltyQuery{User: user, From: f, To: t})
+			return runAudit(cmd.Context(), asJSON, func(ctx context.Context, a *rmaudit.Auditor) (rmaudit.LoyaltyReport, error) {
+				return a.Loyalty(ctx, rmaudit.LoyaltyQuery{User: user, From: f, To: t})
 			}, printLoyaltyReport)
 		},
 	}
@@ -222,7 +222,7 @@ func cliMoment(s, flag string) (time.Time, error) {
 	return t, nil
 }
 
-func printLoyaltyReport(rep audit.LoyaltyReport) {
+func printLoyaltyReport(rep rmaudit.LoyaltyReport) {
 	fmt.Printf("Loyalty history of user %s (app %s)", rep.User, rep.App)
 	if !rep.From.IsZero() {
 		fmt.Printf(" from %s", rep.From.UTC().Format(time.RFC3339))
@@ -247,7 +247,7 @@ func printLoyaltyReport(rep audit.LoyaltyReport) {
 
 // readModelText says how the read model's balance compares with the
 // replay ("" when the report has no comparison: a to in the past).
-func readModelText(m *audit.LoyaltyReadModelCheck) string {
+func readModelText(m *rmaudit.LoyaltyReadModelCheck) string {
 	switch {
 	case m == nil:
 		return ""
@@ -268,7 +268,7 @@ func dash(s string) string {
 
 // loyaltyDetail is what else an entry says: its reason and reference, the
 // lot it expired, the card and stamps.
-func loyaltyDetail(e audit.LoyaltyEntry) string {
+func loyaltyDetail(e rmaudit.LoyaltyEntry) string {
 	var parts []string
 	add := func(k, v string) {
 		if v != "" {
@@ -297,7 +297,7 @@ func scopeText(kind, id string) string {
 	return kind + " " + id
 }
 
-func printRightsReport(rep audit.RightsReport) {
+func printRightsReport(rep rmaudit.RightsReport) {
 	fmt.Printf("Rights history of user %s", rep.User)
 	if rep.App != "" {
 		fmt.Printf(" on app %s", rep.App)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/halocms/halocms/commands"
-	"github.com/halocms/halocms/commands/session"
+	cmdsession "github.com/halocms/halocms/commands/session"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/event"
@@ -37,7 +37,7 @@ type Throttle interface {
 
 // Tokens issues identified users' tokens.
 type Tokens interface {
-	IdentifiedGrant(ctx context.Context, app, identifiedID string, ip netip.Addr) (session.Token, error)
+	IdentifiedGrant(ctx context.Context, app, identifiedID string, ip netip.Addr) (cmdsession.Token, error)
 }
 
 // Messages the SDKs show.
@@ -110,7 +110,7 @@ func (s *Service) Register(ctx context.Context, in Registration) (appuser.Identi
 	}
 	var keys []string
 	if ip, _ := netip.ParseAddr(a.ClientIP); ip.IsValid() {
-		keys = append(keys, session.IPKey(ip))
+		keys = append(keys, cmdsession.IPKey(ip))
 	}
 	if err := s.attempt(ctx, keys); err != nil {
 		return appuser.Identified{}, err
@@ -257,47 +257,47 @@ func identifiedKey(app, email string) string {
 // CMS password grant's), links the device (the app user whose alias is
 // DeviceID) to the user, so that pushes to the user reach it, and issues a
 // token that acts for the user within the app.
-func (s *Service) Login(ctx context.Context, in Login) (appuser.Identified, session.Token, error) {
+func (s *Service) Login(ctx context.Context, in Login) (appuser.Identified, cmdsession.Token, error) {
 	a := access.From(ctx)
 	app, err := clientApp(a)
 	if err != nil {
-		return appuser.Identified{}, session.Token{}, err
+		return appuser.Identified{}, cmdsession.Token{}, err
 	}
 	if err := checkNetwork(in.Network); err != nil {
-		return appuser.Identified{}, session.Token{}, err
+		return appuser.Identified{}, cmdsession.Token{}, err
 	}
 	in.Email = strings.TrimSpace(in.Email)
 	if in.Email == "" || in.Password == "" {
-		return appuser.Identified{}, session.Token{}, fault.Invalidf(MsgBadCredentials)
+		return appuser.Identified{}, cmdsession.Token{}, fault.Invalidf(MsgBadCredentials)
 	}
 	ip, _ := netip.ParseAddr(a.ClientIP)
 	account := identifiedKey(app, in.Email)
 	keys := []string{account}
 	if ip.IsValid() {
-		keys = append(keys, session.IPKey(ip))
+		keys = append(keys, cmdsession.IPKey(ip))
 	}
 	// Counted before the password is checked, so that parallel guesses
 	// cannot get past the limit; taken back when it is right.
 	if err := s.attempt(ctx, keys); err != nil {
-		return appuser.Identified{}, session.Token{}, err
+		return appuser.Identified{}, cmdsession.Token{}, err
 	}
 	user, err := s.verify(ctx, app, in.Email, in.Password)
 	if err != nil {
-		return user, session.Token{}, err
+		return user, cmdsession.Token{}, err
 	}
 	if err := s.throttle.Reset(ctx, account); err != nil {
-		return user, session.Token{}, err
+		return user, cmdsession.Token{}, err
 	}
 	if err := s.throttle.Forgive(ctx, keys[1:]...); err != nil {
-		return user, session.Token{}, err
+		return user, cmdsession.Token{}, err
 	}
 	linked, err := s.link(ctx, app, in.DeviceID, user.ID)
 	if err != nil {
-		return user, session.Token{}, err
+		return user, cmdsession.Token{}, err
 	}
 	tok, err := s.tokens.IdentifiedGrant(ctx, app, user.ID, ip)
 	if err != nil {
-		return user, session.Token{}, err
+		return user, cmdsession.Token{}, err
 	}
 	s.settle(ctx, linked)
 	return user, tok, nil

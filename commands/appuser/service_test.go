@@ -18,15 +18,15 @@ import (
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	cmdappuser "github.com/halocms/halocms/commands/appuser"
-	"github.com/halocms/halocms/commands/session"
+	cmdsession "github.com/halocms/halocms/commands/session"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/projections"
-	projappusers "github.com/halocms/halocms/projections/appusers"
-	rmappusers "github.com/halocms/halocms/readmodels/appusers"
+	projappuser "github.com/halocms/halocms/projections/appuser"
+	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 	rmidentity "github.com/halocms/halocms/readmodels/identity"
 )
 
@@ -36,8 +36,8 @@ type env struct {
 	ctx      context.Context
 	store    *postgres.EventStore
 	svc      *cmdappuser.Service
-	read     *rmappusers.Store
-	sessions *session.Service
+	read     *rmappuser.Store
+	sessions *cmdsession.Service
 }
 
 const userLimit = 3
@@ -50,7 +50,7 @@ func newEnv(t *testing.T) *env {
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	t.Cleanup(store.Close)
 	rt := projections.NewRuntime(pool, store, nil, slog.New(slog.NewTextHandler(io.Discard, nil)),
-		projections.Options{WaitTimeout: 20 * time.Second}, projappusers.Projector{})
+		projections.Options{WaitTimeout: 20 * time.Second}, projappuser.Projector{})
 	rctx, stop := context.WithCancel(context.Background())
 	if err := rt.Start(rctx); err != nil {
 		t.Fatal(err)
@@ -60,8 +60,8 @@ func newEnv(t *testing.T) *env {
 	th.UserLimit = userLimit
 	pw := password.Bcrypt{Cost: bcrypt.MinCost}
 	idr := rmidentity.New(pool)
-	sessions := session.NewService(idr, idr, pw, postgres.NewTokenStore(pool), th, session.Config{})
-	read := rmappusers.New(pool)
+	sessions := cmdsession.NewService(idr, idr, pw, postgres.NewTokenStore(pool), th, cmdsession.Config{})
+	read := rmappuser.New(pool)
 	e := &env{ctx: ctx, store: store, read: read, sessions: sessions,
 		svc: cmdappuser.NewService(store, ids.Generator{}, read, pw, th, sessions, rt)}
 	for _, app := range []string{"app1", "app2"} {

@@ -18,20 +18,20 @@ import (
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/identity"
-	readmodel "github.com/halocms/halocms/readmodels/identity"
+	rmidentity "github.com/halocms/halocms/readmodels/identity"
 )
 
 // Users finds CMS users for sign-in and token checks (the identity read
 // model). Both return a fault.NotFound error for an unknown user.
 type Users interface {
-	CredentialsByUsername(ctx context.Context, username string) (readmodel.Credentials, error)
-	CredentialsByID(ctx context.Context, id string) (readmodel.Credentials, error)
+	CredentialsByUsername(ctx context.Context, username string) (rmidentity.Credentials, error)
+	CredentialsByID(ctx context.Context, id string) (rmidentity.Credentials, error)
 }
 
 // Apps finds apps for the client_credentials grant (fault.NotFound when
 // unknown).
 type Apps interface {
-	AppCredentialsByClientID(ctx context.Context, clientID string) (readmodel.AppCredentials, error)
+	AppCredentialsByClientID(ctx context.Context, clientID string) (rmidentity.AppCredentials, error)
 }
 
 // Passwords checks passwords and client secrets against their hashes.
@@ -294,7 +294,7 @@ func (s *Service) IdentifiedGrant(ctx context.Context, app, identifiedID string,
 }
 
 // verifyClient checks an app's client id and secret.
-func (s *Service) verifyClient(ctx context.Context, clientID, secret string) (readmodel.AppCredentials, error) {
+func (s *Service) verifyClient(ctx context.Context, clientID, secret string) (rmidentity.AppCredentials, error) {
 	app, err := s.apps.AppCredentialsByClientID(ctx, clientID)
 	switch {
 	case fault.Is(err, fault.NotFound):
@@ -402,7 +402,7 @@ func (s *Service) reused(ctx context.Context, family string) error {
 }
 
 // user loads a token's user and checks it may still act from ip.
-func (s *Service) user(ctx context.Context, id string, ip netip.Addr, ipMessage string) (readmodel.Credentials, error) {
+func (s *Service) user(ctx context.Context, id string, ip netip.Addr, ipMessage string) (rmidentity.Credentials, error) {
 	c, err := s.users.CredentialsByID(ctx, id)
 	switch {
 	case fault.Is(err, fault.NotFound):

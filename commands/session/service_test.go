@@ -15,11 +15,11 @@ import (
 	"github.com/halocms/halocms/adapters/password"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
-	"github.com/halocms/halocms/commands/session"
+	cmdsession "github.com/halocms/halocms/commands/session"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/fault"
 	projidentity "github.com/halocms/halocms/projections/identity"
-	readidentity "github.com/halocms/halocms/readmodels/identity"
+	rmidentity "github.com/halocms/halocms/readmodels/identity"
 )
 
 const (
@@ -34,11 +34,11 @@ var (
 
 type env struct {
 	pool *pgxpool.Pool
-	svc  *session.Service
+	svc  *cmdsession.Service
 	pw   password.Bcrypt
 }
 
-func newEnv(t *testing.T, cfg session.Config) *env {
+func newEnv(t *testing.T, cfg cmdsession.Config) *env {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
@@ -55,10 +55,10 @@ CREATE VIEW identity_apps AS SELECT * FROM proj_identity_v1.identity_apps;`); er
 	}
 	th := postgres.NewLoginThrottle(pool)
 	th.UserLimit, th.IPLimit = userLimit, ipLimit
-	read := readidentity.New(pool)
+	read := rmidentity.New(pool)
 	pw := password.Bcrypt{Cost: bcrypt.MinCost}
 	return &env{pool: pool, pw: pw,
-		svc: session.NewService(read, read, pw, postgres.NewTokenStore(pool), th, cfg)}
+		svc: cmdsession.NewService(read, read, pw, postgres.NewTokenStore(pool), th, cfg)}
 }
 
 type userOpts struct {
@@ -122,7 +122,7 @@ func wantKind(t *testing.T, err error, kind fault.Kind) {
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9]{40}$`)
 
-func checkToken(t *testing.T, tok session.Token, scope string, ttl time.Duration) {
+func checkToken(t *testing.T, tok cmdsession.Token, scope string, ttl time.Duration) {
 	t.Helper()
 	if !tokenPattern.MatchString(tok.AccessToken) || !tokenPattern.MatchString(tok.RefreshToken) || tok.AccessToken == tok.RefreshToken {
 		t.Errorf("tokens %q / %q: want two different 40-character alphanumeric strings", tok.AccessToken, tok.RefreshToken)
@@ -135,7 +135,7 @@ func checkToken(t *testing.T, tok session.Token, scope string, ttl time.Duration
 func TestPasswordGrant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "Alice", "alice-password", userOpts{admin: true})
 
 	tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1) // case-insensitive name
@@ -160,7 +160,7 @@ func TestPasswordGrant(t *testing.T) {
 		t.Error("a token is stored in clear")
 	}
 	e.pool.QueryRow(ctx, `SELECT count(*) FROM oauth_tokens WHERE token_hash IN ($1, $2)`,
-		session.HashToken(tok.AccessToken), session.HashToken(tok.RefreshToken)).Scan(&n)
+		cmdsession.HashToken(tok.AccessToken), cmdsession.HashToken(tok.RefreshToken)).Scan(&n)
 	if n != 2 {
 		t.Errorf("%d tokens stored by hash, want 2", n)
 	}
@@ -183,7 +183,7 @@ func TestPasswordGrant(t *testing.T) {
 func TestWrongPasswordCounts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
 
 	_, err := e.svc.PasswordGrant(ctx, "Alice", "wrong", ip1)
@@ -210,7 +210,7 @@ func TestWrongPasswordCounts(t *testing.T) {
 func TestThrottlePerUser(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
 	e.addUser(t, "u2", "bob", "bob-password", userOpts{})
 
@@ -256,7 +256,7 @@ func TestThrottlePerUser(t *testing.T) {
 func TestThrottlePerIP(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
 
 	// Spraying many names from one address.
@@ -277,7 +277,7 @@ func TestThrottlePerIP(t *testing.T) {
 func TestDisabledUser(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{disabled: true})
 	e.addUser(t, "u2", "bob", "bob-password", userOpts{})
 
@@ -310,7 +310,7 @@ func TestDisabledUser(t *testing.T) {
 func TestIPAllowlist(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{ips: []string{"10.0.0.0/8", "2001:db8::/32", "192.0.2.1/32"}})
 
 	for _, s := range []string{"10.1.2.3", "::ffff:10.1.2.3", "192.0.2.1", "2001:db8::1", "2001:db8:ffff::42"} {
@@ -357,7 +357,7 @@ func TestIPAllowlist(t *testing.T) {
 func TestClientCredentials(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{AccessTTL: time.Hour})
+	e := newEnv(t, cmdsession.Config{AccessTTL: time.Hour})
 	e.addApp(t, "app1", "client-1", "secret-1")
 
 	tok, err := e.svc.ClientCredentials(ctx, "client-1", "secret-1", ip1)
@@ -401,7 +401,7 @@ func TestClientCredentials(t *testing.T) {
 func TestRefreshRotation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
 
 	t1, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
@@ -456,7 +456,7 @@ func TestRefreshRotation(t *testing.T) {
 func TestRefreshAppToken(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addApp(t, "app1", "client-1", "secret-1")
 	e.addApp(t, "app2", "client-2", "secret-2")
 
@@ -488,7 +488,7 @@ func TestRefreshAppToken(t *testing.T) {
 func TestConcurrentRefreshOneWins(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
 	tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
 	if err != nil {
@@ -499,7 +499,7 @@ func TestConcurrentRefreshOneWins(t *testing.T) {
 	var (
 		wg      sync.WaitGroup
 		start   = make(chan struct{})
-		results [n]session.Token
+		results [n]cmdsession.Token
 		errs    [n]error
 	)
 	for i := range n {
@@ -536,7 +536,7 @@ func TestExpiry(t *testing.T) {
 	ctx := context.Background()
 	// The refresh token lives 2 s: long enough to outlive a stall of a
 	// loaded machine between the grant and the refresh below.
-	e := newEnv(t, session.Config{AccessTTL: 50 * time.Millisecond, RefreshTTL: 2 * time.Second})
+	e := newEnv(t, cmdsession.Config{AccessTTL: 50 * time.Millisecond, RefreshTTL: 2 * time.Second})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
 	tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
 	if err != nil {
@@ -566,10 +566,10 @@ func TestExpiry(t *testing.T) {
 func TestRevoke(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
 	e.addApp(t, "app1", "client-1", "secret-1")
-	login := func() session.Token {
+	login := func() cmdsession.Token {
 		t.Helper()
 		tok, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
 		if err != nil {
@@ -633,7 +633,7 @@ func TestRevoke(t *testing.T) {
 func TestAuthenticateUnknown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	for _, s := range []string{"", "x", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"} {
 		_, err := e.svc.Authenticate(ctx, s, ip1)
 		wantKind(t, err, fault.Unauthenticated)
@@ -645,7 +645,7 @@ func TestAuthenticateUnknown(t *testing.T) {
 func TestThrottleHoldsUnderParallelGuesses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
 	const n = 30
 	errs := make(chan error, n)
@@ -681,7 +681,7 @@ func TestThrottleHoldsUnderParallelGuesses(t *testing.T) {
 func TestRefreshWithClientCredentialsRecovers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{})
+	e := newEnv(t, cmdsession.Config{})
 	e.addApp(t, "app1", "client-1", "secret-1")
 	t1, err := e.svc.ClientCredentials(ctx, "client-1", "secret-1", ip1)
 	if err != nil {
@@ -716,7 +716,7 @@ func TestRefreshWithClientCredentialsRecovers(t *testing.T) {
 func TestIdentifiedGrant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, session.Config{AccessTTL: time.Hour})
+	e := newEnv(t, cmdsession.Config{AccessTTL: time.Hour})
 	e.addApp(t, "app1", "client-1", "secret-1")
 	e.addApp(t, "app2", "client-2", "secret-2")
 

@@ -17,11 +17,11 @@ import (
 	"github.com/halocms/halocms/domain/loyalty"
 	"github.com/halocms/halocms/domain/rights"
 	"github.com/halocms/halocms/projections"
-	projappusers "github.com/halocms/halocms/projections/appusers"
+	projappuser "github.com/halocms/halocms/projections/appuser"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	"github.com/halocms/halocms/projections/loyalty/loyaltytest"
 	projrights "github.com/halocms/halocms/projections/rights"
-	"github.com/halocms/halocms/readmodels/audit"
+	rmaudit "github.com/halocms/halocms/readmodels/audit"
 	rmloyalty "github.com/halocms/halocms/readmodels/loyalty"
 	rmrights "github.com/halocms/halocms/readmodels/rights"
 )
@@ -33,7 +33,7 @@ type loyaltyWorld struct {
 	pool    *pgxpool.Pool
 	store   *postgres.EventStore
 	rt      *projections.Runtime
-	auditor *audit.Auditor
+	auditor *rmaudit.Auditor
 	sim     *loyaltytest.Sim
 	last    event.Position
 	// Phase ends: the loyalty stream's length and the account's replayed
@@ -84,12 +84,12 @@ func newLoyaltyWorld(t *testing.T) *loyaltyWorld {
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	t.Cleanup(store.Close)
 	rt := projections.NewRuntime(pool, store, nil, nil, projections.Options{},
-		projrights.Projector{}, projappusers.Projector{}, projloyalty.Projector{})
+		projrights.Projector{}, projappuser.Projector{}, projloyalty.Projector{})
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(rctx) }()
 	t.Cleanup(func() { stop(); <-done })
-	w := &loyaltyWorld{ctx: ctx, pool: pool, store: store, rt: rt, auditor: audit.New(store, rmrights.NewAuthorizer(pool), rmloyalty.New(pool)),
+	w := &loyaltyWorld{ctx: ctx, pool: pool, store: store, rt: rt, auditor: rmaudit.New(store, rmrights.NewAuthorizer(pool), rmloyalty.New(pool)),
 		sim: loyaltytest.New(time.Now())}
 
 	for _, g := range []rights.Granted{
@@ -148,7 +148,7 @@ var admin = access.Actor{Kind: access.User, ID: "admin", Admin: true}
 func TestLoyaltyReplaysTheAccount(t *testing.T) {
 	t.Parallel()
 	w := newLoyaltyWorld(t)
-	rep, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice"})
+	rep, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +184,8 @@ func TestLoyaltyReplaysTheAccount(t *testing.T) {
 			t.Fatalf("entry types %v, want %v", types, want)
 		}
 	}
-	byType := func(typ string) []audit.LoyaltyEntry {
-		var out []audit.LoyaltyEntry
+	byType := func(typ string) []rmaudit.LoyaltyEntry {
+		var out []rmaudit.LoyaltyEntry
 		for _, e := range rep.Entries {
 			if e.Type == typ {
 				out = append(out, e)
@@ -216,7 +216,7 @@ func TestLoyaltyReplaysTheAccount(t *testing.T) {
 		t.Errorf("first earn %+v", first)
 	}
 
-	carla, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "carla"})
+	carla, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "carla"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,15 +243,15 @@ func TestLoyaltyReplaysTheAccount(t *testing.T) {
 		t.Errorf("carla's read model check %+v, want 25, caught up, not matching the replayed 10", m)
 	}
 	// bruno has no account yet: nothing to catch up with, and 0 matches 0.
-	bruno, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "bruno"})
+	bruno, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "bruno"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := bruno.ReadModel; m == nil || *m != (audit.LoyaltyReadModelCheck{CaughtUp: true, Matches: true}) {
+	if m := bruno.ReadModel; m == nil || *m != (rmaudit.LoyaltyReadModelCheck{CaughtUp: true, Matches: true}) {
 		t.Errorf("bruno's read model check %+v, want 0 at version 0, caught up and matching", m)
 	}
 	// With a to, the read model (which is now) is left out.
-	if to, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice", To: time.Now()}); err != nil || to.ReadModel != nil {
+	if to, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice", To: time.Now()}); err != nil || to.ReadModel != nil {
 		t.Errorf("with to: read model check %+v, %v; want none", to.ReadModel, err)
 	}
 }
@@ -277,7 +277,7 @@ func TestLoyaltyCorrectionBeforeExpiry(t *testing.T) {
 	if !w.rt.WaitForBound(w.ctx, time.Minute, w.last, "appusers", "loyalty") {
 		t.Fatal("the projections did not catch up")
 	}
-	rep, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "dora"})
+	rep, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "dora"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestLoyaltyReadModelDrift(t *testing.T) {
 	if _, err := w.pool.Exec(w.ctx, `UPDATE loyalty_accounts SET balance = balance + 3 WHERE id = 'alice'`); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice"})
+	rep, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestLoyaltyReadModelDrift(t *testing.T) {
 			WHERE account = (SELECT number FROM loyalty_accounts WHERE id = 'alice') GROUP BY account)`); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice"})
+	rep, err = w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,13 +337,13 @@ func TestLoyaltyReadModelDrift(t *testing.T) {
 func TestLoyaltyWindow(t *testing.T) {
 	t.Parallel()
 	w := newLoyaltyWorld(t)
-	all, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice"})
+	all, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p1, p2 := w.phases[0], w.phases[1]
 	from, to := all.Entries[p1.events].RecordedAt, all.Entries[p2.events-1].RecordedAt
-	rep, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice", From: from, To: to})
+	rep, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice", From: from, To: to})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,12 +359,12 @@ func TestLoyaltyWindow(t *testing.T) {
 		t.Errorf("the window's first entry %+v does not continue the opening %d", rep.Entries[0], rep.Opening)
 	}
 	// Up to the end of the first phase only.
-	rep, err = w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice", To: all.Entries[p1.events-1].RecordedAt})
+	rep, err = w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice", To: all.Entries[p1.events-1].RecordedAt})
 	if err != nil || len(rep.Entries) != p1.events || rep.Balance != p1.sum || !rep.Consistent {
 		t.Errorf("first phase: %d entries, balance %d, consistent %v, %v; want %d, %d, true", len(rep.Entries), rep.Balance, rep.Consistent, err,
 			p1.events, p1.sum)
 	}
-	if _, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice", From: to, To: from}); fault.KindOf(err) != fault.Invalid {
+	if _, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice", From: to, To: from}); fault.KindOf(err) != fault.Invalid {
 		t.Errorf("to before from: %v, want invalid", err)
 	}
 }
@@ -375,7 +375,7 @@ func TestLoyaltyWindow(t *testing.T) {
 func TestLoyaltyWindowAtWirePrecision(t *testing.T) {
 	t.Parallel()
 	w := newLoyaltyWorld(t)
-	all, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice"})
+	all, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,14 +395,14 @@ func TestLoyaltyWindowAtWirePrecision(t *testing.T) {
 		for first > 0 && all.Entries[first-1].RecordedAt.Truncate(time.Millisecond).Equal(ms) {
 			first--
 		}
-		rep, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice", To: time.UnixMilli(ms.UnixMilli())})
+		rep, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice", To: time.UnixMilli(ms.UnixMilli())})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(rep.Entries) != last+1 {
 			t.Errorf("to = entry %d's createdAt %d: %d entries, want %d (up to and with it)", i, ms.UnixMilli(), len(rep.Entries), last+1)
 		}
-		rep, err = w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "alice", From: time.UnixMilli(ms.UnixMilli()),
+		rep, err = w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "alice", From: time.UnixMilli(ms.UnixMilli()),
 			To: time.UnixMilli(ms.UnixMilli())})
 		if err != nil {
 			t.Fatal(err)
@@ -419,10 +419,10 @@ func TestLoyaltyWindowAtWirePrecision(t *testing.T) {
 func TestLoyaltyRights(t *testing.T) {
 	t.Parallel()
 	w := newLoyaltyWorld(t)
-	q := audit.LoyaltyQuery{User: "alice"}
+	q := rmaudit.LoyaltyQuery{User: "alice"}
 	for name, c := range map[string]struct {
 		actor access.Actor
-		q     audit.LoyaltyQuery
+		q     rmaudit.LoyaltyQuery
 		ok    bool
 		want  fault.Kind
 	}{
@@ -434,19 +434,19 @@ func TestLoyaltyRights(t *testing.T) {
 		"the user themself":      {actor: access.Actor{Kind: access.Identified, ID: "alice", App: "a"}, want: fault.Forbidden, q: q},
 		"the app's token":        {actor: access.Actor{Kind: access.App, ID: "a"}, want: fault.Forbidden, q: q},
 		"anonymous":              {want: fault.Unauthenticated, q: q},
-		"unknown user":           {actor: admin, want: fault.NotFound, q: audit.LoyaltyQuery{User: "nobody"}},
+		"unknown user":           {actor: admin, want: fault.NotFound, q: rmaudit.LoyaltyQuery{User: "nobody"}},
 		"no user":                {actor: admin, want: fault.Invalid},
 		// Who holds manage on no app learns nothing: not whether the user
 		// exists, not what is wrong with the query.
-		"no rights, unknown user":   {actor: access.Actor{Kind: access.User, ID: "writer"}, want: fault.Forbidden, q: audit.LoyaltyQuery{User: "nobody"}},
+		"no rights, unknown user":   {actor: access.Actor{Kind: access.User, ID: "writer"}, want: fault.Forbidden, q: rmaudit.LoyaltyQuery{User: "nobody"}},
 		"no rights, no user":        {actor: access.Actor{Kind: access.User, ID: "writer"}, want: fault.Forbidden},
-		"no rights, to before from": {actor: access.Actor{Kind: access.User, ID: "nobody"}, want: fault.Forbidden, q: audit.LoyaltyQuery{User: "alice", From: time.Now(), To: time.Now().Add(-time.Hour)}},
-		"app token, unknown user":   {actor: access.Actor{Kind: access.App, ID: "a"}, want: fault.Forbidden, q: audit.LoyaltyQuery{User: "nobody"}},
-		"identified, unknown user":  {actor: access.Actor{Kind: access.Identified, ID: "alice", App: "a"}, want: fault.Forbidden, q: audit.LoyaltyQuery{User: "nobody"}},
+		"no rights, to before from": {actor: access.Actor{Kind: access.User, ID: "nobody"}, want: fault.Forbidden, q: rmaudit.LoyaltyQuery{User: "alice", From: time.Now(), To: time.Now().Add(-time.Hour)}},
+		"app token, unknown user":   {actor: access.Actor{Kind: access.App, ID: "a"}, want: fault.Forbidden, q: rmaudit.LoyaltyQuery{User: "nobody"}},
+		"identified, unknown user":  {actor: access.Actor{Kind: access.Identified, ID: "alice", App: "a"}, want: fault.Forbidden, q: rmaudit.LoyaltyQuery{User: "nobody"}},
 		// Who holds manage on another app may get to know the user is
 		// not there: the app is the account's, and there is no account.
-		"manage elsewhere, unknown user": {actor: access.Actor{Kind: access.User, ID: "other"}, want: fault.NotFound, q: audit.LoyaltyQuery{User: "nobody"}},
-		"user without loyalty events":    {actor: access.Actor{Kind: access.User, ID: "manager"}, q: audit.LoyaltyQuery{User: "bruno"}, ok: true},
+		"manage elsewhere, unknown user": {actor: access.Actor{Kind: access.User, ID: "other"}, want: fault.NotFound, q: rmaudit.LoyaltyQuery{User: "nobody"}},
+		"user without loyalty events":    {actor: access.Actor{Kind: access.User, ID: "manager"}, q: rmaudit.LoyaltyQuery{User: "bruno"}, ok: true},
 	} {
 		rep, err := w.auditor.Loyalty(as(w.ctx, c.actor), c.q)
 		if c.ok {
@@ -459,7 +459,7 @@ func TestLoyaltyRights(t *testing.T) {
 			t.Errorf("%s: %v, want %s", name, err, c.want)
 		}
 	}
-	rep, err := w.auditor.Loyalty(as(w.ctx, admin), audit.LoyaltyQuery{User: "bruno"})
+	rep, err := w.auditor.Loyalty(as(w.ctx, admin), rmaudit.LoyaltyQuery{User: "bruno"})
 	if err != nil || len(rep.Entries) != 0 || rep.Balance != 0 || !rep.Consistent {
 		t.Errorf("bruno: %+v, %v; want an empty, consistent history", rep, err)
 	}

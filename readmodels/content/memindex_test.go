@@ -7,13 +7,13 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/content"
-	rc "github.com/halocms/halocms/readmodels/content"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
 )
 
 // memFixture is module m1 of app a1 with a category (text column) and a
 // price (number column), its items i01..i<n> published in categories
 // c0..c2, and a store that keeps modules in memory (at most max items).
-func memFixture(t *testing.T, n, max int) (*fixture, *rc.Store, rc.Query) {
+func memFixture(t *testing.T, n, max int) (*fixture, *rmcontent.Store, rmcontent.Query) {
 	t.Helper()
 	f := newFixture(t)
 	f.module(t0, "m1", "a1", field("category", "01"), field("price", "02"))
@@ -21,23 +21,23 @@ func memFixture(t *testing.T, n, max int) (*fixture, *rc.Store, rc.Query) {
 	for i := 1; i <= n; i++ {
 		f.item(t0+int64(i), fmt.Sprintf("i%02d", i), "a1", "m1", "item", map[string]any{"category": fmt.Sprintf("c%d", i%3), "price": num(fmt.Sprint(i * 10))}, t0)
 	}
-	mem := rc.NewStore(f.pool, pgtest.Generic(t, f.pool))
+	mem := rmcontent.NewStore(f.pool, pgtest.Generic(t, f.pool))
 	mem.KeepInMemory(max)
 	m, err := f.store.Module(f.ctx, "m1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := rc.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
-		Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 2, Sort: []rc.SortKey{{Field: "price", Desc: true}},
-		SearchValues: &rc.Expr{Cond: "and", Operands: []*rc.Expr{{Op: "=", Property: "category", Value: "c1"}, {Op: ">=", Property: "price", Value: num("20")}}},
+	q := rmcontent.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
+		Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 2, Sort: []rmcontent.SortKey{{Field: "price", Desc: true}},
+		SearchValues: &rmcontent.Expr{Cond: "and", Operands: []*rmcontent.Expr{{Op: "=", Property: "category", Value: "c1"}, {Op: ">=", Property: "price", Value: num("20")}}},
 		FreshnessOf:  "a1"}
 	return f, mem, q
 }
 
 // memSearch searches as the HTTP layer does: in memory, else with Search.
-func memSearch(t *testing.T, f *fixture, s *rc.Store, q rc.Query) rc.Result {
+func memSearch(t *testing.T, f *fixture, s *rmcontent.Store, q rmcontent.Query) rmcontent.Result {
 	t.Helper()
-	rc.OneStatement(&q)
+	rmcontent.OneStatement(&q)
 	res, done, err := s.SearchInMemory(f.ctx, q)
 	if err == nil && !done {
 		res, err = s.Search(f.ctx, q)
@@ -54,7 +54,7 @@ func memSearch(t *testing.T, f *fixture, s *rc.Store, q rc.Query) rc.Result {
 func TestInMemoryCopyFollowsTheVersion(t *testing.T) {
 	t.Parallel()
 	f, mem, q := memFixture(t, 9, 1000)
-	want := func(res rc.Result, inMemory bool, total int, page ...string) {
+	want := func(res rmcontent.Result, inMemory bool, total int, page ...string) {
 		t.Helper()
 		if res.InMemory != inMemory || res.Total != total || !slices.Equal(ids(res.Items), page) {
 			t.Fatalf("in memory %v, page %v of %d; want %v, %v of %d", res.InMemory, ids(res.Items), res.Total, inMemory, page, total)
@@ -97,7 +97,7 @@ func TestInMemoryCopyFollowsTheVersion(t *testing.T) {
 	past.Offset = 10
 	want(memSearch(t, f, mem, past), true, 3)
 	none := q
-	none.SearchValues = &rc.Expr{Op: "=", Property: "category", Value: "c9"}
+	none.SearchValues = &rmcontent.Expr{Op: "=", Property: "category", Value: "c9"}
 	want(memSearch(t, f, mem, none), true, 0)
 	f.item(now, "i11", "a1", "m1", "item", map[string]any{"category": "c9"}, t0)
 	none.Offset = 0
@@ -119,14 +119,14 @@ func TestInMemoryKeepsFetchedItems(t *testing.T) {
 	if err := mem.LoadInMemory(f.ctx, "m1", false); err != nil {
 		t.Fatal(err)
 	}
-	price := func(res rc.Result) []any {
+	price := func(res rmcontent.Result) []any {
 		out := []any{}
 		for _, it := range res.Items {
 			out = append(out, it.Values["price"])
 		}
 		return out
 	}
-	check := func(res rc.Result, inMemory bool, page []string, prices ...any) {
+	check := func(res rmcontent.Result, inMemory bool, page []string, prices ...any) {
 		t.Helper()
 		if res.InMemory != inMemory || !slices.Equal(ids(res.Items), page) || !slices.Equal(price(res), prices) {
 			t.Fatalf("in memory %v, page %v with prices %v; want %v, %v with %v", res.InMemory, ids(res.Items), price(res), inMemory, page, prices)
@@ -150,7 +150,7 @@ func TestInMemoryKeepsFetchedItems(t *testing.T) {
 	// At most a tenth of the rows: another page's items take the places
 	// of those kept.
 	other := q
-	other.SearchValues = &rc.Expr{Op: "=", Property: "category", Value: "c2"}
+	other.SearchValues = &rmcontent.Expr{Op: "=", Property: "category", Value: "c2"}
 	res := memSearch(t, f, mem, other)
 	if kept := mem.KeptItems("m1"); !res.InMemory || len(kept) != 2 || !slices.Contains(kept, res.Items[0].ID) || !slices.Contains(kept, res.Items[1].ID) {
 		t.Fatalf("another page %v (in memory %v): the copy keeps %v, want that page's items only", ids(res.Items), res.InMemory, kept)
@@ -205,9 +205,9 @@ func TestInMemoryBound(t *testing.T) {
 // likesInMemory returns a store that keeps modules in memory (at most max
 // items), with module m1 of f loaded and its texts' trigram lists built,
 // and m1 as the read model shows it.
-func likesInMemory(t *testing.T, f *fixture, max int) (*rc.Store, rc.Module) {
+func likesInMemory(t *testing.T, f *fixture, max int) (*rmcontent.Store, rmcontent.Module) {
 	t.Helper()
-	mem := rc.NewStore(f.pool, pgtest.Generic(t, f.pool))
+	mem := rmcontent.NewStore(f.pool, pgtest.Generic(t, f.pool))
 	mem.KeepInMemory(max)
 	if err := mem.LoadInMemory(f.ctx, "m1", true); err != nil {
 		t.Fatal(err)
@@ -234,11 +234,11 @@ func TestInMemoryLikeBeyondASCII(t *testing.T) {
 	}
 	mem, m := likesInMemory(t, f, 100)
 	for _, like := range []string{"elvin", "rger", "KEL", "amber"} {
-		q := rc.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
-			Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 10, Sort: []rc.SortKey{{Field: "price"}},
-			SearchValues: &rc.Expr{Op: "like", Property: "title", Value: like}}
+		q := rmcontent.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
+			Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 10, Sort: []rmcontent.SortKey{{Field: "price"}},
+			SearchValues: &rmcontent.Expr{Op: "like", Property: "title", Value: like}}
 		if like == "amber" { // past the rows beyond ASCII, which the like cannot judge
-			q.SearchValues = &rc.Expr{Cond: "and", Operands: []*rc.Expr{q.SearchValues, {Op: ">=", Property: "price", Value: num("4")}}}
+			q.SearchValues = &rmcontent.Expr{Cond: "and", Operands: []*rmcontent.Expr{q.SearchValues, {Op: ">=", Property: "price", Value: num("4")}}}
 		}
 		got, want := memSearch(t, f, mem, q), memSearch(t, f, f.store, q)
 		if got.InMemory != (like == "amber") || !slices.Equal(ids(got.Items), ids(want.Items)) {
@@ -269,22 +269,22 @@ func TestInMemoryLikeStarts(t *testing.T) {
 			map[string]any{"title": title, "category": fmt.Sprintf("c%d", i%5), "price": num(fmt.Sprint(i % 50))}, pub)
 	}
 	mem, m := likesInMemory(t, f, 1000)
-	like := func(s string) *rc.Expr { return &rc.Expr{Op: "like", Property: "title", Value: s} }
-	eq := func(p, v string) *rc.Expr { return &rc.Expr{Op: "=", Property: p, Value: v} }
-	and := func(o ...*rc.Expr) *rc.Expr { return &rc.Expr{Cond: "and", Operands: o} }
-	or := func(o ...*rc.Expr) *rc.Expr { return &rc.Expr{Cond: "or", Operands: o} }
-	for name, sv := range map[string]*rc.Expr{
+	like := func(s string) *rmcontent.Expr { return &rmcontent.Expr{Op: "like", Property: "title", Value: s} }
+	eq := func(p, v string) *rmcontent.Expr { return &rmcontent.Expr{Op: "=", Property: p, Value: v} }
+	and := func(o ...*rmcontent.Expr) *rmcontent.Expr { return &rmcontent.Expr{Cond: "and", Operands: o} }
+	or := func(o ...*rmcontent.Expr) *rmcontent.Expr { return &rmcontent.Expr{Cond: "or", Operands: o} }
+	for name, sv := range map[string]*rmcontent.Expr{
 		"like":                  like("amber"),
 		"like, equality":        and(like("ZEST"), eq("category", "c1")),
 		"two likes":             and(like("amb"), like("birch")),
-		"like and a number":     and(&rc.Expr{Op: ">=", Property: "price", Value: num("30")}, like("cedar")),
+		"like and a number":     and(&rmcontent.Expr{Op: ">=", Property: "price", Value: num("30")}, like("cedar")),
 		"two equalities":        and(eq("category", "c1"), eq("title", "amber birch")),
 		"a trigram none holds":  and(like("ambq"), eq("category", "c1")),
 		"like, equality and or": and(eq("category", "c3"), or(like("lamb"), like("ember")), like("amber")),
 		"a like within an or":   and(eq("category", "c0"), or(like("lamb"), eq("title", "birch cedar"))),
 	} {
-		q := rc.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
-			Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 200, Sort: []rc.SortKey{{Field: "price", Desc: true}},
+		q := rmcontent.Query{Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{"m1"}, Fields: f.fields,
+			Slots: m.Slots, Revision: m.Revision, Now: now, Limit: 200, Sort: []rmcontent.SortKey{{Field: "price", Desc: true}},
 			SearchValues: sv}
 		got, want := memSearch(t, f, mem, q), memSearch(t, f, f.store, q)
 		if !got.InMemory || got.Total != want.Total || !slices.Equal(ids(got.Items), ids(want.Items)) {

@@ -20,8 +20,8 @@ import (
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
-	pc "github.com/halocms/halocms/projections/content"
-	rc "github.com/halocms/halocms/readmodels/content"
+	projcontent "github.com/halocms/halocms/projections/content"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
 )
 
 // TestSearchDifferential compares Search with a reference evaluator, written
@@ -67,19 +67,19 @@ type dModule struct {
 	id, app string
 	fields  []content.Field
 	defs    map[string]content.Field
-	read    rc.Module // as the store reads it (slots, revision)
+	read    rmcontent.Module // as the store reads it (slots, revision)
 }
 
 type dItem struct {
-	rc.Item                // the attributes as stored (dates, authors)
-	vals    map[string]any // the values as written
-	tags    []content.Tag
+	rmcontent.Item                // the attributes as stored (dates, authors)
+	vals           map[string]any // the values as written
+	tags           []content.Tag
 }
 
 type diffWorld struct {
 	t        *testing.T
 	f        *fixture
-	mem      *rc.Store // over the same tables, answering from its in-memory index where it can
+	mem      *rmcontent.Store // over the same tables, answering from its in-memory index where it can
 	rng      *rand.Rand
 	mods     []*dModule
 	byID     map[string]*dModule
@@ -188,7 +188,7 @@ func newDiffWorld(t *testing.T, seed uint64) *diffWorld {
 		}
 	}
 	w.build(counts)
-	w.mem = rc.NewStore(w.f.pool, pgtest.Generic(t, w.f.pool))
+	w.mem = rmcontent.NewStore(w.f.pool, pgtest.Generic(t, w.f.pool))
 	w.mem.KeepInMemory(1000)
 	for _, m := range w.mods {
 		if err := w.mem.LoadInMemory(w.f.ctx, m.id, seed%2 == 1); err != nil {
@@ -434,7 +434,7 @@ func (w *diffWorld) build(counts map[string]int) {
 			batch = append(batch, event.Recorded{Position: event.Position{TxID: uint64(w.f.pos), Pos: w.f.pos},
 				StreamID: "s", Type: x.ev.EventType(), Data: x.ev, RecordedAt: time.UnixMilli(x.at)})
 		}
-		if err := (pc.Projector{}).Apply(w.f.ctx, w.f.pool, "public", batch); err != nil {
+		if err := (projcontent.Projector{}).Apply(w.f.ctx, w.f.pool, "public", batch); err != nil {
 			t.Fatal(err)
 		}
 		recs = recs[k:]
@@ -614,9 +614,9 @@ func asNumber(v any) (*big.Rat, bool) {
 	return nil, false
 }
 
-func isNullExpr(e *rc.Expr) bool { return e.Value == nil || strings.EqualFold(e.Type, "null") }
+func isNullExpr(e *rmcontent.Expr) bool { return e.Value == nil || strings.EqualFold(e.Type, "null") }
 
-func likeText(e *rc.Expr) (string, bool) {
+func likeText(e *rmcontent.Expr) (string, bool) {
 	s, ok := e.Value.(string)
 	return strings.ToLower(s), ok && utf8.RuneCountInString(s) >= 3
 }
@@ -633,7 +633,7 @@ type refCompiler struct {
 	w      *diffWorld
 }
 
-func (c *refCompiler) tree(e *rc.Expr, leaf func(*rc.Expr) (match, error)) (match, error) {
+func (c *refCompiler) tree(e *rmcontent.Expr, leaf func(*rmcontent.Expr) (match, error)) (match, error) {
 	if e.Cond == "" {
 		return leaf(e)
 	}
@@ -664,7 +664,7 @@ func (c *refCompiler) value(it *dItem, name string) any {
 	return it.vals[name]
 }
 
-func (c *refCompiler) valueLeaf(e *rc.Expr) (match, error) {
+func (c *refCompiler) valueLeaf(e *rmcontent.Expr) (match, error) {
 	op := strings.ToLower(strings.TrimSpace(e.Op))
 	if !slices.Contains([]string{"=", "!=", ">", ">=", "<", "<=", "in", "!in", "like"}, op) {
 		return nil, errInvalid
@@ -1015,7 +1015,7 @@ func metaValue(it *dItem, attr string) any {
 	panic(attr)
 }
 
-func (c *refCompiler) metaLeaf(e *rc.Expr, mentionsDelete *bool) (match, error) {
+func (c *refCompiler) metaLeaf(e *rmcontent.Expr, mentionsDelete *bool) (match, error) {
 	op := strings.ToLower(strings.TrimSpace(e.Op))
 	if !slices.Contains([]string{"=", "!=", ">", ">=", "<", "<=", "in", "!in", "like"}, op) {
 		return nil, errInvalid
@@ -1112,7 +1112,7 @@ func (c *refCompiler) metaLeaf(e *rc.Expr, mentionsDelete *bool) (match, error) 
 }
 
 // names lists the field names a tree names.
-func names(e *rc.Expr) []string {
+func names(e *rmcontent.Expr) []string {
 	if e == nil {
 		return nil
 	}
@@ -1144,11 +1144,11 @@ func differ(defs map[string]map[string]content.Field, names []string) bool {
 	return false
 }
 
-func cutText(s string) string { return pc.KeyCut(s) }
+func cutText(s string) string { return projcontent.KeyCut(s) }
 
 // sortValue is an item's value for one sort key: nil (missing: the
 // smallest), a text (lower-cased, cut) or a number.
-func (w *diffWorld) sortValue(it *dItem, k rc.SortKey, q *rc.Query) any {
+func (w *diffWorld) sortValue(it *dItem, k rmcontent.SortKey, q *rmcontent.Query) any {
 	if k.Attr != "" {
 		v := metaValue(it, k.Attr)
 		switch x := v.(type) {
@@ -1194,7 +1194,7 @@ func compareSortValues(a, b any) int {
 // expect is the reference's answer to q: the page, the total, or
 // errInvalid; amb is set when an item meets a case the documentation
 // leaves open.
-func (w *diffWorld) expect(q rc.Query) (page []string, total int, amb string, err error) {
+func (w *diffWorld) expect(q rmcontent.Query) (page []string, total int, amb string, err error) {
 	// The modules searched, and which items are visible.
 	inScope := map[string]bool{}
 	for _, m := range w.mods {
@@ -1241,7 +1241,7 @@ func (w *diffWorld) expect(q rc.Query) (page []string, total int, amb string, er
 	var ms match
 	if q.MetaSearch != nil {
 		c := &refCompiler{w: w}
-		m, err := c.tree(q.MetaSearch, func(e *rc.Expr) (match, error) { return c.metaLeaf(e, &mentionsDelete) })
+		m, err := c.tree(q.MetaSearch, func(e *rmcontent.Expr) (match, error) { return c.metaLeaf(e, &mentionsDelete) })
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -1251,7 +1251,7 @@ func (w *diffWorld) expect(q rc.Query) (page []string, total int, amb string, er
 	// a locale) that the modules searched define alike.
 	keys := q.Sort
 	if len(keys) == 0 {
-		keys = []rc.SortKey{{Attr: "createdAt"}}
+		keys = []rmcontent.SortKey{{Attr: "createdAt"}}
 	}
 	for _, k := range keys {
 		if k.Field == "" {
@@ -1329,7 +1329,7 @@ func (w *diffWorld) expect(q rc.Query) (page []string, total int, amb string, er
 
 // related: the item's relation field points at one of the ids ("*": at
 // any item).
-func (w *diffWorld) related(it *dItem, rels []rc.Relation) bool {
+func (w *diffWorld) related(it *dItem, rels []rmcontent.Relation) bool {
 	for _, r := range rels {
 		def, ok := w.byID[it.Module].defs[r.Field]
 		if !ok || def.Kind() != content.KindRelation && def.Kind() != content.KindRelations {
@@ -1350,11 +1350,11 @@ func (w *diffWorld) related(it *dItem, rels []rc.Relation) bool {
 
 // segmentMatch: a tag matches by id, or by name and value; partial: one
 // of the tags, total: every one.
-func segmentMatch(it *dItem, tags []rc.Tag, total bool) bool {
+func segmentMatch(it *dItem, tags []rmcontent.Tag, total bool) bool {
 	if len(tags) == 0 {
 		return true
 	}
-	has := func(q rc.Tag) bool {
+	has := func(q rmcontent.Tag) bool {
 		return slices.ContainsFunc(it.tags, func(t content.Tag) bool {
 			return q.ID != "" && t.ID == q.ID || q.Name != "" && t.Name == q.Name && t.Value == q.Value
 		})
@@ -1522,7 +1522,7 @@ func (w *diffWorld) scalarValue(name string, numeric bool) any {
 
 // cutLeaf is an operation on a text field name with a text near the cut:
 // one an item holds, its cut, a like-pattern across or past the cut.
-func (w *diffWorld) cutLeaf(name string) *rc.Expr {
+func (w *diffWorld) cutLeaf(name string) *rmcontent.Expr {
 	r := w.rng
 	var long []string
 	for _, x := range w.texts[name] {
@@ -1541,7 +1541,7 @@ func (w *diffWorld) cutLeaf(name string) *rc.Expr {
 		}
 		return x
 	}
-	e := &rc.Expr{Property: name, Type: "string"}
+	e := &rmcontent.Expr{Property: name, Type: "string"}
 	e.Op = w.pick([]string{"=", "!=", "in", "!in", ">", ">=", "<", "<=", "like", "like"})
 	if !w.bytewise && strings.ContainsAny(e.Op, "<>") {
 		e.Op = "="
@@ -1569,7 +1569,7 @@ func (w *diffWorld) cutLeaf(name string) *rc.Expr {
 }
 
 // valueLeaf is a random operation on a values field of the scope.
-func (w *diffWorld) valueLeaf(fields []string, defs map[string]content.Field) *rc.Expr {
+func (w *diffWorld) valueLeaf(fields []string, defs map[string]content.Field) *rmcontent.Expr {
 	r := w.rng
 	name := w.pick(fields)
 	if r.IntN(30) == 0 {
@@ -1589,7 +1589,7 @@ func (w *diffWorld) valueLeaf(fields []string, defs map[string]content.Field) *r
 	if r.IntN(10) == 0 {
 		prop = "values." + name
 	}
-	e := &rc.Expr{Property: prop}
+	e := &rmcontent.Expr{Property: prop}
 	ops := []string{"=", "=", "!=", ">", ">=", "<", "<=", "in", "in", "!in", "like", "like"}
 	if known && kind == content.KindObject {
 		ops = []string{"=", "!=", "like", "like", "=", "!=", "like", "like", ">"}
@@ -1640,14 +1640,14 @@ func (w *diffWorld) valueLeaf(fields []string, defs map[string]content.Field) *r
 }
 
 // metaLeaf is a random operation on an attribute.
-func (w *diffWorld) metaLeaf() *rc.Expr {
+func (w *diffWorld) metaLeaf() *rmcontent.Expr {
 	r := w.rng
 	attr := w.pick(diffMetaAttrs)
 	if attr == "deletedAt" && r.IntN(3) == 0 {
 		attr = "updatedAt"
 	}
 	date := isDateAttr(attr)
-	e := &rc.Expr{Property: attr}
+	e := &rmcontent.Expr{Property: attr}
 	if r.IntN(10) == 0 {
 		e.Property = strings.ToLower(attr)
 	}
@@ -1719,12 +1719,12 @@ func (w *diffWorld) metaLeaf() *rc.Expr {
 	return e
 }
 
-func (w *diffWorld) tree(depth int, leaf func() *rc.Expr) *rc.Expr {
+func (w *diffWorld) tree(depth int, leaf func() *rmcontent.Expr) *rmcontent.Expr {
 	r := w.rng
 	if depth >= 3 || r.IntN(2+depth) > 0 {
 		return leaf()
 	}
-	e := &rc.Expr{Cond: w.pick([]string{"and", "or"})}
+	e := &rmcontent.Expr{Cond: w.pick([]string{"and", "or"})}
 	for range 1 + r.IntN(4) {
 		e.Operands = append(e.Operands, w.tree(depth+1, leaf))
 	}
@@ -1732,7 +1732,7 @@ func (w *diffWorld) tree(depth int, leaf func() *rc.Expr) *rc.Expr {
 }
 
 // sortKeys is a random sort of the scope's items.
-func (w *diffWorld) sortKeys(mods []*dModule, locale string) []rc.SortKey {
+func (w *diffWorld) sortKeys(mods []*dModule, locale string) []rmcontent.SortKey {
 	r := w.rng
 	if r.IntN(4) == 0 {
 		return nil
@@ -1752,9 +1752,9 @@ func (w *diffWorld) sortKeys(mods []*dModule, locale string) []rc.SortKey {
 	if !w.bytewise {
 		attrs = []string{"createdAt", "updatedAt", "publishedAt", "removedAt", "archivedAt", "deletedAt"}
 	}
-	var keys []rc.SortKey
+	var keys []rmcontent.SortKey
 	for range 1 + r.IntN(3) {
-		k := rc.SortKey{Desc: r.IntN(2) == 0}
+		k := rmcontent.SortKey{Desc: r.IntN(2) == 0}
 		switch n := r.IntN(40); {
 		case n == 0:
 			k.Field = w.pick(fields) // perhaps not sortable: a 400
@@ -1771,12 +1771,12 @@ func (w *diffWorld) sortKeys(mods []*dModule, locale string) []rc.SortKey {
 // search is one random search, without its shape (who asks, paging).
 type diffSearch struct {
 	scope    diffScope
-	sv, ms   *rc.Expr
-	sort     []rc.SortKey
+	sv, ms   *rmcontent.Expr
+	sort     []rmcontent.SortKey
 	locale   string
 	ids      []string
-	related  []rc.Relation
-	tags     []rc.Tag
+	related  []rmcontent.Relation
+	tags     []rmcontent.Tag
 	tagTotal bool
 }
 
@@ -1803,10 +1803,10 @@ func (w *diffWorld) randomSearch() diffSearch {
 				slotted = append(slotted, n)
 			}
 		}
-		s.sv = w.tree(0, func() *rc.Expr { return w.valueLeaf(slotted, defs) })
+		s.sv = w.tree(0, func() *rmcontent.Expr { return w.valueLeaf(slotted, defs) })
 		for range 1 + r.IntN(2) {
 			if f := w.pick(slotted); w.bytewise || defs[f].Kind().Numeric() {
-				s.sort = append(s.sort, rc.SortKey{Field: f, Desc: r.IntN(2) == 0})
+				s.sort = append(s.sort, rmcontent.SortKey{Field: f, Desc: r.IntN(2) == 0})
 			}
 		}
 		return s
@@ -1823,9 +1823,9 @@ func (w *diffWorld) randomSearch() diffSearch {
 			}
 		}
 		if len(long) > 0 {
-			s.sv = w.tree(1, func() *rc.Expr { return w.cutLeaf(w.pick(long)) })
+			s.sv = w.tree(1, func() *rmcontent.Expr { return w.cutLeaf(w.pick(long)) })
 			if w.bytewise && r.IntN(2) == 0 {
-				s.sort = []rc.SortKey{{Field: w.pick(long), Desc: r.IntN(2) == 0}}
+				s.sort = []rmcontent.SortKey{{Field: w.pick(long), Desc: r.IntN(2) == 0}}
 			}
 			return s
 		}
@@ -1859,7 +1859,7 @@ func (w *diffWorld) randomSearch() diffSearch {
 		return s
 	}
 	if r.IntN(6) > 0 {
-		s.sv = w.tree(0, func() *rc.Expr { return w.valueLeaf(fields, defs) })
+		s.sv = w.tree(0, func() *rmcontent.Expr { return w.valueLeaf(fields, defs) })
 	}
 	if r.IntN(2) == 0 {
 		s.ms = w.tree(0, w.metaLeaf)
@@ -1871,7 +1871,7 @@ func (w *diffWorld) randomSearch() diffSearch {
 		}
 	}
 	if r.IntN(8) == 0 {
-		rel := rc.Relation{Field: w.pick([]string{"author", "related", "ref2", "nosuch", "title", "kind"})}
+		rel := rmcontent.Relation{Field: w.pick([]string{"author", "related", "ref2", "nosuch", "title", "kind"})}
 		if r.IntN(3) == 0 {
 			rel.IDs = []string{"*"}
 		} else {
@@ -1879,7 +1879,7 @@ func (w *diffWorld) randomSearch() diffSearch {
 				rel.IDs = append(rel.IDs, w.ids[r.IntN(45)])
 			}
 		}
-		s.related = []rc.Relation{rel}
+		s.related = []rmcontent.Relation{rel}
 	}
 	if r.IntN(8) == 0 {
 		// By id, or by name and value. AMBIGUOUS, so not generated: a
@@ -1890,9 +1890,9 @@ func (w *diffWorld) randomSearch() diffSearch {
 		for range 1 + r.IntN(2) {
 			t := diffTags[r.IntN(len(diffTags))]
 			if t.ID != "" && r.IntN(2) == 0 {
-				s.tags = append(s.tags, rc.Tag{ID: t.ID})
+				s.tags = append(s.tags, rmcontent.Tag{ID: t.ID})
 			} else {
-				s.tags = append(s.tags, rc.Tag{Name: t.Name, Value: t.Value})
+				s.tags = append(s.tags, rmcontent.Tag{Name: t.Name, Value: t.Value})
 			}
 		}
 		s.tagTotal = r.IntN(2) == 0
@@ -1909,9 +1909,9 @@ const (
 
 // query is the search asked in one shape: by whom, paged, counted, with
 // the module as read or not.
-func (w *diffWorld) query(s diffSearch, who int) rc.Query {
+func (w *diffWorld) query(s diffSearch, who int) rmcontent.Query {
 	r := w.rng
-	q := rc.Query{Now: now, SearchValues: s.sv, MetaSearch: s.ms, Sort: s.sort, Locale: s.locale, InstanceIDs: s.ids,
+	q := rmcontent.Query{Now: now, SearchValues: s.sv, MetaSearch: s.ms, Sort: s.sort, Locale: s.locale, InstanceIDs: s.ids,
 		RelatedTo: s.related, SegmentTags: s.tags, SegmentTotal: s.tagTotal}
 	app := who == asApp
 	switch who {
@@ -1983,7 +1983,7 @@ func (w *diffWorld) run(searches int) {
 	w.t.Logf("%v", w.stats)
 }
 
-func (w *diffWorld) check(q rc.Query) {
+func (w *diffWorld) check(q rmcontent.Query) {
 	t := w.t
 	t.Helper()
 	wantPage, wantTotal, amb, wantErr := w.expect(q)
@@ -1993,7 +1993,7 @@ func (w *diffWorld) check(q rc.Query) {
 	}
 	// As the HTTP layer does: OneStatement first, whose statement Search
 	// then runs.
-	one := rc.OneStatement(&q)
+	one := rmcontent.OneStatement(&q)
 	start := time.Now()
 	res, err := w.f.store.Search(w.f.ctx, q)
 	if d := time.Since(start); d > 100*time.Millisecond && os.Getenv("DIFF_SLOW") != "" {
@@ -2044,7 +2044,7 @@ func (w *diffWorld) check(q rc.Query) {
 		showQuery(q), got, res.Total, wantPage, wantTotal, w.showItems(diff, q))
 }
 
-func showExpr(e *rc.Expr) string {
+func showExpr(e *rmcontent.Expr) string {
 	if e == nil {
 		return "-"
 	}
@@ -2063,13 +2063,13 @@ func showExpr(e *rc.Expr) string {
 	return fmt.Sprintf("%s %s %s:%s", e.Property, e.Op, s, e.Type)
 }
 
-func showQuery(q rc.Query) string {
+func showQuery(q rmcontent.Query) string {
 	return fmt.Sprintf("{modules %v apps %v all %v visible %v %v deleted %v published %v sv %s ms %s sort %+v locale %q ids %v related %+v tags %+v total %v count %v offset %d limit %d slots %v}",
 		q.ModuleIDs, q.Apps, q.AllApps, q.VisibleModules, q.VisibleItems, q.IncludeDeleted, q.PublishedOnly, showExpr(q.SearchValues), showExpr(q.MetaSearch), q.Sort, q.Locale,
 		q.InstanceIDs, q.RelatedTo, q.SegmentTags, q.SegmentTotal, q.Count, q.Offset, q.Limit, q.Slots != nil)
 }
 
-func (w *diffWorld) showItems(ids []string, q rc.Query) string {
+func (w *diffWorld) showItems(ids []string, q rmcontent.Query) string {
 	var b strings.Builder
 	fields := names(q.SearchValues)
 	for _, k := range q.Sort {
@@ -2107,10 +2107,10 @@ func ptr(p *int64) any {
 // sameInMemory checks that when the store with an in-memory index answers
 // q in memory, it answers as Search did (res): the same page, in the same
 // order, with the same items and total.
-func (w *diffWorld) sameInMemory(q rc.Query, res rc.Result) {
+func (w *diffWorld) sameInMemory(q rmcontent.Query, res rmcontent.Result) {
 	t := w.t
 	t.Helper()
-	rc.OneStatement(&q)
+	rmcontent.OneStatement(&q)
 	got, done, err := w.mem.SearchInMemory(w.f.ctx, q)
 	if err != nil {
 		w.failures++
@@ -2168,15 +2168,15 @@ func TestSearchInMemory(t *testing.T) {
 				return stamps
 			}
 			for range 300 {
-				q := rc.Query{Now: now, Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{m.id},
+				q := rmcontent.Query{Now: now, Apps: []string{"a1"}, PublishedOnly: true, Count: true, ModuleIDs: []string{m.id},
 					Fields: m.defs, Slots: m.read.Slots, Revision: m.read.Revision,
 					Limit: []int{1, 5, 20, 50}[w.rng.IntN(4)], Offset: []int{0, 0, 0, 1, 3, 10, 40}[w.rng.IntN(7)]}
-				q.SearchValues = w.tree(1, func() *rc.Expr { return w.memLeaf(texts, numeric()) })
+				q.SearchValues = w.tree(1, func() *rmcontent.Expr { return w.memLeaf(texts, numeric()) })
 				if w.rng.IntN(2) == 0 { // an equality to start from
-					q.SearchValues = &rc.Expr{Cond: "and", Operands: []*rc.Expr{w.memEq(texts), q.SearchValues}}
+					q.SearchValues = &rmcontent.Expr{Cond: "and", Operands: []*rmcontent.Expr{w.memEq(texts), q.SearchValues}}
 				}
 				for range 1 + w.rng.IntN(2) {
-					q.Sort = append(q.Sort, rc.SortKey{Field: w.pick(stamps), Desc: w.rng.IntN(2) == 0})
+					q.Sort = append(q.Sort, rmcontent.SortKey{Field: w.pick(stamps), Desc: w.rng.IntN(2) == 0})
 				}
 				w.check(q)
 			}
@@ -2189,18 +2189,18 @@ func TestSearchInMemory(t *testing.T) {
 }
 
 // memEq is an equality on a text column, mostly with a text items hold.
-func (w *diffWorld) memEq(texts []string) *rc.Expr {
+func (w *diffWorld) memEq(texts []string) *rmcontent.Expr {
 	f := w.pick(texts)
 	v := w.pick(diffWords)
 	if held := w.texts[f]; len(held) > 0 && w.rng.IntN(4) > 0 {
 		v = w.pick(held)
 	}
-	return &rc.Expr{Op: "=", Property: f, Value: v, Type: "string"}
+	return &rmcontent.Expr{Op: "=", Property: f, Value: v, Type: "string"}
 }
 
 // memLeaf is an operation of the kinds the in-memory index judges, and a
 // few it leaves to PostgreSQL.
-func (w *diffWorld) memLeaf(texts, numbers []string) *rc.Expr {
+func (w *diffWorld) memLeaf(texts, numbers []string) *rmcontent.Expr {
 	r := w.rng
 	switch n := r.IntN(10); {
 	case n < 3:
@@ -2221,7 +2221,7 @@ func (w *diffWorld) memLeaf(texts, numbers []string) *rc.Expr {
 		if r.IntN(2) == 0 {
 			s = strings.ToUpper(s)
 		}
-		return &rc.Expr{Op: "like", Property: f, Value: s, Type: "string"}
+		return &rmcontent.Expr{Op: "like", Property: f, Value: s, Type: "string"}
 	case n < 9:
 		f := w.pick(numbers)
 		var v any = json.Number(w.pick(diffNumbers))
@@ -2235,8 +2235,8 @@ func (w *diffWorld) memLeaf(texts, numbers []string) *rc.Expr {
 				v = json.Number(strconv.FormatInt(now+int64(r.IntN(200_000)-100_000)*1000, 10))
 			}
 		}
-		return &rc.Expr{Op: w.pick([]string{"=", ">", ">=", "<", "<="}), Property: f, Value: v, Type: typ}
+		return &rmcontent.Expr{Op: w.pick([]string{"=", ">", ">=", "<", "<="}), Property: f, Value: v, Type: typ}
 	}
 	// Left to PostgreSQL.
-	return &rc.Expr{Op: w.pick([]string{"!=", "in"}), Property: w.pick(texts), Value: []any{w.pick(diffWords)}, Type: "string"}
+	return &rmcontent.Expr{Op: w.pick([]string{"!=", "in"}), Property: w.pick(texts), Value: []any{w.pick(diffWords)}, Type: "string"}
 }

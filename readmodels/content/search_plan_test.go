@@ -13,7 +13,7 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/content"
-	pc "github.com/halocms/halocms/projections/content"
+	projcontent "github.com/halocms/halocms/projections/content"
 )
 
 const planItems = 30_000
@@ -26,7 +26,7 @@ func bulk(t *testing.T) (*pgxpool.Pool, map[string]content.Field) {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	if err := (pc.Projector{}).Create(ctx, pool, "public"); err != nil {
+	if err := (projcontent.Projector{}).Create(ctx, pool, "public"); err != nil {
 		t.Fatal(err)
 	}
 	for _, sql := range []string{`
@@ -202,7 +202,7 @@ func TestTypedColumnPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	if err := (pc.Projector{}).Create(ctx, pool, "public"); err != nil {
+	if err := (projcontent.Projector{}).Create(ctx, pool, "public"); err != nil {
 		t.Fatal(err)
 	}
 	words := `(ARRAY['amber','birch','cedar','delta','ember','fjord','garnet','heron','indigo','jasper'])`

@@ -19,8 +19,8 @@ import (
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
-	pc "github.com/halocms/halocms/projections/content"
-	rc "github.com/halocms/halocms/readmodels/content"
+	projcontent "github.com/halocms/halocms/projections/content"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
 )
 
 // t0 is the base instant of the fixtures (ms).
@@ -37,7 +37,7 @@ type fixture struct {
 	t      *testing.T
 	ctx    context.Context
 	pool   *pgxpool.Pool
-	store  *rc.Store
+	store  *rmcontent.Store
 	pos    int64
 	fields map[string]content.Field
 }
@@ -47,10 +47,10 @@ func newFixture(t *testing.T) *fixture {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	pool := pgtest.Pool(t)
-	if err := (pc.Projector{}).Create(ctx, pool, "public"); err != nil {
+	if err := (projcontent.Projector{}).Create(ctx, pool, "public"); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, ctx: ctx, pool: pool, store: rc.NewStore(pool, pgtest.Generic(t, pool)), fields: map[string]content.Field{}}
+	return &fixture{t: t, ctx: ctx, pool: pool, store: rmcontent.NewStore(pool, pgtest.Generic(t, pool)), fields: map[string]content.Field{}}
 }
 
 // apply records evs at instant at (ms) and projects them.
@@ -62,7 +62,7 @@ func (f *fixture) apply(at int64, evs ...interface{ EventType() string }) {
 		recs = append(recs, event.Recorded{Position: event.Position{TxID: uint64(f.pos), Pos: f.pos},
 			StreamID: "s", Type: ev.EventType(), Data: ev, RecordedAt: time.UnixMilli(at)})
 	}
-	if err := (pc.Projector{}).Apply(f.ctx, f.pool, "public", recs); err != nil {
+	if err := (projcontent.Projector{}).Apply(f.ctx, f.pool, "public", recs); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -143,11 +143,11 @@ func catalog(t *testing.T) *fixture {
 }
 
 // q is a search of module m1 by an admin.
-func (f *fixture) q() rc.Query {
-	return rc.Query{AllApps: true, ModuleIDs: []string{"m1"}, Fields: f.fields, Now: now}
+func (f *fixture) q() rmcontent.Query {
+	return rmcontent.Query{AllApps: true, ModuleIDs: []string{"m1"}, Fields: f.fields, Now: now}
 }
 
-func (f *fixture) search(q rc.Query) rc.Result {
+func (f *fixture) search(q rmcontent.Query) rmcontent.Result {
 	f.t.Helper()
 	res, err := f.store.Search(f.ctx, q)
 	if err != nil {
@@ -156,7 +156,7 @@ func (f *fixture) search(q rc.Query) rc.Result {
 	return res
 }
 
-func ids(items []rc.Item) []string {
+func ids(items []rmcontent.Item) []string {
 	out := []string{}
 	for _, it := range items {
 		out = append(out, it.ID)
@@ -164,14 +164,16 @@ func ids(items []rc.Item) []string {
 	return out
 }
 
-func op(o, prop string, v any) *rc.Expr     { return &rc.Expr{Op: o, Property: prop, Value: v} }
-func and(es ...*rc.Expr) *rc.Expr           { return &rc.Expr{Cond: "and", Operands: es} }
-func or(es ...*rc.Expr) *rc.Expr            { return &rc.Expr{Cond: "or", Operands: es} }
-func typed(e *rc.Expr, typ string) *rc.Expr { e.Type = typ; return e }
+func op(o, prop string, v any) *rmcontent.Expr {
+	return &rmcontent.Expr{Op: o, Property: prop, Value: v}
+}
+func and(es ...*rmcontent.Expr) *rmcontent.Expr           { return &rmcontent.Expr{Cond: "and", Operands: es} }
+func or(es ...*rmcontent.Expr) *rmcontent.Expr            { return &rmcontent.Expr{Cond: "or", Operands: es} }
+func typed(e *rmcontent.Expr, typ string) *rmcontent.Expr { e.Type = typ; return e }
 
 type searchCase struct {
 	name string
-	expr *rc.Expr
+	expr *rmcontent.Expr
 	want []string
 }
 
@@ -199,7 +201,7 @@ func runMeta(t *testing.T, f *fixture, cases []searchCase) {
 
 // wantInvalid checks that q fails with a 400 whose message mentions each
 // of words.
-func wantInvalid(t *testing.T, f *fixture, name string, q rc.Query, words ...string) {
+func wantInvalid(t *testing.T, f *fixture, name string, q rmcontent.Query, words ...string) {
 	t.Helper()
 	_, err := f.store.Search(f.ctx, q)
 	if !fault.Is(err, fault.Invalid) {
@@ -326,7 +328,7 @@ func TestSearchLocalized(t *testing.T) {
 	f := catalog(t)
 	for _, c := range []struct {
 		locale string
-		expr   *rc.Expr
+		expr   *rmcontent.Expr
 		want   []string
 	}{
 		{"es-ES", op("=", "label", "Color"), []string{"i1"}},
@@ -381,12 +383,12 @@ func TestSearchLocalizedByOwnModule(t *testing.T) {
 	fieldsA := map[string]content.Field{"title": field("title", "01"), "label": field("label", "15"), "info": field("info", "15")}
 	for _, c := range []struct {
 		name string
-		q    rc.Query
+		q    rmcontent.Query
 	}{
-		{"by ids", rc.Query{InstanceIDs: []string{"a", "b"}}},
-		{"both modules", rc.Query{ModuleIDs: []string{"mA", "mB"}}},
-		{"both modules, counted", rc.Query{ModuleIDs: []string{"mA", "mB"}, Count: true, Limit: 10}},
-		{"every module, counted", rc.Query{Count: true, Limit: 10}},
+		{"by ids", rmcontent.Query{InstanceIDs: []string{"a", "b"}}},
+		{"both modules", rmcontent.Query{ModuleIDs: []string{"mA", "mB"}}},
+		{"both modules, counted", rmcontent.Query{ModuleIDs: []string{"mA", "mB"}, Count: true, Limit: 10}},
+		{"every module, counted", rmcontent.Query{Count: true, Limit: 10}},
 	} {
 		q := c.q
 		q.AllApps, q.Now, q.Locale, q.Fields = true, now, "es-ES", fieldsA
@@ -443,13 +445,13 @@ func TestSearchMeta(t *testing.T) {
 func TestSearchInvalid(t *testing.T) {
 	t.Parallel()
 	f := catalog(t)
-	sv := func(e *rc.Expr) rc.Query { q := f.q(); q.SearchValues = e; return q }
-	ms := func(e *rc.Expr) rc.Query { q := f.q(); q.MetaSearch = e; return q }
+	sv := func(e *rmcontent.Expr) rmcontent.Query { q := f.q(); q.SearchValues = e; return q }
+	ms := func(e *rmcontent.Expr) rmcontent.Query { q := f.q(); q.MetaSearch = e; return q }
 	deep := op("=", "title", "x")
 	for range 40 {
 		deep = and(deep)
 	}
-	wide := make([]*rc.Expr, 600)
+	wide := make([]*rmcontent.Expr, 600)
 	for i := range wide {
 		wide[i] = op("=", "name", "x")
 	}
@@ -472,9 +474,9 @@ func TestSearchInvalid(t *testing.T) {
 	wantInvalid(t, f, "date not a number", ms(op(">", "createdAt", "yesterday")), "createdAt")
 	wantInvalid(t, f, "like on a date", ms(op("like", "createdAt", "2020")))
 	wantInvalid(t, f, "object comparison", sv(op(">", "meta", "x")), "meta")
-	wantInvalid(t, f, "empty operands", sv(&rc.Expr{Cond: "and"}))
-	wantInvalid(t, f, "unknown condition", sv(&rc.Expr{Cond: "xor", Operands: []*rc.Expr{op("=", "title", "x")}}), "xor")
-	wantInvalid(t, f, "empty node", sv(&rc.Expr{}))
+	wantInvalid(t, f, "empty operands", sv(&rmcontent.Expr{Cond: "and"}))
+	wantInvalid(t, f, "unknown condition", sv(&rmcontent.Expr{Cond: "xor", Operands: []*rmcontent.Expr{op("=", "title", "x")}}), "xor")
+	wantInvalid(t, f, "empty node", sv(&rmcontent.Expr{}))
 	wantInvalid(t, f, "nil operand", sv(and(nil)))
 	wantInvalid(t, f, "too deep", sv(deep), "32")
 	wantInvalid(t, f, "too many nodes", ms(or(wide...)), "500")
@@ -483,10 +485,10 @@ func TestSearchInvalid(t *testing.T) {
 	q.Offset = -1
 	wantInvalid(t, f, "negative offset", q)
 	q = f.q()
-	q.SegmentTags = []rc.Tag{{Value: "x"}}
+	q.SegmentTags = []rmcontent.Tag{{Value: "x"}}
 	wantInvalid(t, f, "tag without id or name", q)
 	q = f.q()
-	q.RelatedTo = []rc.Relation{{IDs: []string{"*"}}}
+	q.RelatedTo = []rmcontent.Relation{{IDs: []string{"*"}}}
 	wantInvalid(t, f, "relation without field", q)
 
 	// Still valid at the limits.
@@ -504,19 +506,19 @@ func TestSearchRelationsAndSegments(t *testing.T) {
 	f := catalog(t)
 	for _, c := range []struct {
 		name string
-		rel  []rc.Relation
+		rel  []rmcontent.Relation
 		want []string
 	}{
-		{"single relation", []rc.Relation{{Field: "author", IDs: []string{"i2"}}}, []string{"i1"}},
-		{"single relation, any id", []rc.Relation{{Field: "author", IDs: []string{"i2", "i1"}}}, []string{"i1", "i3"}},
-		{"multiple relation", []rc.Relation{{Field: "related", IDs: []string{"i3"}}}, []string{"i1"}},
-		{"star", []rc.Relation{{Field: "author", IDs: []string{"*"}}}, []string{"i1", "i3"}},
-		{"star on an empty list", []rc.Relation{{Field: "related", IDs: []string{"*"}}}, []string{"i1"}},
-		{"values. prefix", []rc.Relation{{Field: "values.author", IDs: []string{"i1"}}}, []string{"i3"}},
-		{"and-ed", []rc.Relation{{Field: "author", IDs: []string{"*"}}, {Field: "related", IDs: []string{"i2"}}}, []string{"i1"}},
-		{"no ids", []rc.Relation{{Field: "author"}}, []string{}},
-		{"an id twice", []rc.Relation{{Field: "author", IDs: []string{"i2", "i1", "i2"}}}, []string{"i1", "i3"}},
-		{"an empty list", []rc.Relation{{Field: "related", IDs: []string{}}}, []string{}},
+		{"single relation", []rmcontent.Relation{{Field: "author", IDs: []string{"i2"}}}, []string{"i1"}},
+		{"single relation, any id", []rmcontent.Relation{{Field: "author", IDs: []string{"i2", "i1"}}}, []string{"i1", "i3"}},
+		{"multiple relation", []rmcontent.Relation{{Field: "related", IDs: []string{"i3"}}}, []string{"i1"}},
+		{"star", []rmcontent.Relation{{Field: "author", IDs: []string{"*"}}}, []string{"i1", "i3"}},
+		{"star on an empty list", []rmcontent.Relation{{Field: "related", IDs: []string{"*"}}}, []string{"i1"}},
+		{"values. prefix", []rmcontent.Relation{{Field: "values.author", IDs: []string{"i1"}}}, []string{"i3"}},
+		{"and-ed", []rmcontent.Relation{{Field: "author", IDs: []string{"*"}}, {Field: "related", IDs: []string{"i2"}}}, []string{"i1"}},
+		{"no ids", []rmcontent.Relation{{Field: "author"}}, []string{}},
+		{"an id twice", []rmcontent.Relation{{Field: "author", IDs: []string{"i2", "i1", "i2"}}}, []string{"i1", "i3"}},
+		{"an empty list", []rmcontent.Relation{{Field: "related", IDs: []string{}}}, []string{}},
 	} {
 		q := f.q()
 		q.RelatedTo = c.rel
@@ -525,20 +527,20 @@ func TestSearchRelationsAndSegments(t *testing.T) {
 		}
 	}
 
-	android := rc.Tag{Name: "Platform", Value: "android"}
+	android := rmcontent.Tag{Name: "Platform", Value: "android"}
 	for _, c := range []struct {
 		name  string
-		tags  []rc.Tag
+		tags  []rmcontent.Tag
 		total bool
 		want  []string
 	}{
-		{"partial by name+value", []rc.Tag{android}, false, []string{"i1", "i3"}},
-		{"partial by id", []rc.Tag{{ID: "t9"}}, false, []string{"i3"}},
-		{"partial, one of two", []rc.Tag{{Name: "Platform", Value: "ios"}, {ID: "t9"}}, false, []string{"i2", "i3"}},
-		{"total, all of two", []rc.Tag{android, {ID: "t9", Name: "Lang", Value: "es"}}, true, []string{"i3"}},
-		{"total, one tag", []rc.Tag{android}, true, []string{"i1", "i3"}},
-		{"total by id or name", []rc.Tag{{ID: "t1", Name: "nomatch"}}, true, []string{"i1"}},
-		{"value matters", []rc.Tag{{Name: "Platform", Value: "web"}}, false, []string{}},
+		{"partial by name+value", []rmcontent.Tag{android}, false, []string{"i1", "i3"}},
+		{"partial by id", []rmcontent.Tag{{ID: "t9"}}, false, []string{"i3"}},
+		{"partial, one of two", []rmcontent.Tag{{Name: "Platform", Value: "ios"}, {ID: "t9"}}, false, []string{"i2", "i3"}},
+		{"total, all of two", []rmcontent.Tag{android, {ID: "t9", Name: "Lang", Value: "es"}}, true, []string{"i3"}},
+		{"total, one tag", []rmcontent.Tag{android}, true, []string{"i1", "i3"}},
+		{"total by id or name", []rmcontent.Tag{{ID: "t1", Name: "nomatch"}}, true, []string{"i1"}},
+		{"value matters", []rmcontent.Tag{{Name: "Platform", Value: "web"}}, false, []string{}},
 	} {
 		q := f.q()
 		q.SegmentTags, q.SegmentTotal = c.tags, c.total
@@ -553,36 +555,36 @@ func TestSearchVisibility(t *testing.T) {
 	f := catalog(t)
 	for _, c := range []struct {
 		name string
-		mod  func(*rc.Query)
+		mod  func(*rmcontent.Query)
 		want []string
 	}{
-		{"published at now", func(q *rc.Query) { q.PublishedOnly = true }, []string{"i1", "i2", "i3"}},
-		{"published a day later", func(q *rc.Query) { q.PublishedOnly, q.Now = true, t0+day }, []string{"i1", "i2", "i3", "i5"}},
-		{"published before expiry and archive", func(q *rc.Query) { q.PublishedOnly, q.Now = true, t0+100 }, []string{"i1", "i2", "i3", "i6", "i7"}},
-		{"published before t0", func(q *rc.Query) { q.PublishedOnly, q.Now = true, t0-1 }, []string{"i6", "i7"}},
-		{"deleted hidden", func(q *rc.Query) {}, []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7"}},
-		{"deleted included", func(q *rc.Query) { q.IncludeDeleted = true }, []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8"}},
-		{"deleted never published", func(q *rc.Query) { q.IncludeDeleted, q.PublishedOnly = true, true }, []string{"i1", "i2", "i3"}},
-		{"app a1, all modules", func(q *rc.Query) {
+		{"published at now", func(q *rmcontent.Query) { q.PublishedOnly = true }, []string{"i1", "i2", "i3"}},
+		{"published a day later", func(q *rmcontent.Query) { q.PublishedOnly, q.Now = true, t0+day }, []string{"i1", "i2", "i3", "i5"}},
+		{"published before expiry and archive", func(q *rmcontent.Query) { q.PublishedOnly, q.Now = true, t0+100 }, []string{"i1", "i2", "i3", "i6", "i7"}},
+		{"published before t0", func(q *rmcontent.Query) { q.PublishedOnly, q.Now = true, t0-1 }, []string{"i6", "i7"}},
+		{"deleted hidden", func(q *rmcontent.Query) {}, []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7"}},
+		{"deleted included", func(q *rmcontent.Query) { q.IncludeDeleted = true }, []string{"i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8"}},
+		{"deleted never published", func(q *rmcontent.Query) { q.IncludeDeleted, q.PublishedOnly = true, true }, []string{"i1", "i2", "i3"}},
+		{"app a1, all modules", func(q *rmcontent.Query) {
 			q.AllApps, q.Apps, q.ModuleIDs = false, []string{"a1"}, nil
 			q.SearchValues = op("=", "title", "Hello World")
 		}, []string{"i1", "j1"}},
-		{"app a2, all modules", func(q *rc.Query) {
+		{"app a2, all modules", func(q *rmcontent.Query) {
 			q.AllApps, q.Apps, q.ModuleIDs = false, []string{"a2"}, nil
 			q.SearchValues = op("=", "title", "Hello World")
 		}, []string{"k1"}},
-		{"no apps", func(q *rc.Query) { q.AllApps, q.Apps = false, nil }, []string{}},
-		{"every app", func(q *rc.Query) { q.ModuleIDs = nil; q.SearchValues = op("=", "title", "Hello World") }, []string{"i1", "j1", "k1"}},
-		{"two modules", func(q *rc.Query) { q.ModuleIDs = []string{"m2", "m3"} }, []string{"j1", "k1"}},
-		{"rights on an app or a module", func(q *rc.Query) {
+		{"no apps", func(q *rmcontent.Query) { q.AllApps, q.Apps = false, nil }, []string{}},
+		{"every app", func(q *rmcontent.Query) { q.ModuleIDs = nil; q.SearchValues = op("=", "title", "Hello World") }, []string{"i1", "j1", "k1"}},
+		{"two modules", func(q *rmcontent.Query) { q.ModuleIDs = []string{"m2", "m3"} }, []string{"j1", "k1"}},
+		{"rights on an app or a module", func(q *rmcontent.Query) {
 			q.AllApps, q.Apps, q.VisibleModules, q.ModuleIDs = false, []string{"a2"}, []string{"m2"}, nil
 		}, []string{"j1", "k1"}},
-		{"rights on items", func(q *rc.Query) {
+		{"rights on items", func(q *rmcontent.Query) {
 			q.AllApps, q.VisibleItems, q.ModuleIDs = false, []string{"i2", "k1"}, nil
 		}, []string{"i2", "k1"}},
-		{"empty module list", func(q *rc.Query) { q.ModuleIDs = []string{} }, []string{}},
-		{"instances", func(q *rc.Query) { q.InstanceIDs = []string{"i2", "i8", "j1"} }, []string{"i2"}},
-		{"empty instance list", func(q *rc.Query) { q.InstanceIDs = []string{} }, []string{}},
+		{"empty module list", func(q *rmcontent.Query) { q.ModuleIDs = []string{} }, []string{}},
+		{"instances", func(q *rmcontent.Query) { q.InstanceIDs = []string{"i2", "i8", "j1"} }, []string{"i2"}},
+		{"empty instance list", func(q *rmcontent.Query) { q.InstanceIDs = []string{} }, []string{}},
 	} {
 		q := f.q()
 		c.mod(&q)
@@ -616,7 +618,7 @@ func TestSearchSort(t *testing.T) {
 		{"values.active desc,values.price asc", []string{"i4", "i1", "i2", "i6", "i7", "i5", "i3"}},
 		{"values.author asc,createdAt desc", []string{"i7", "i6", "i5", "i4", "i2", "i3", "i1"}},
 	} {
-		keys, err := rc.ParseSort(c.sort)
+		keys, err := rmcontent.ParseSort(c.sort)
 		if err != nil {
 			t.Fatalf("%q: %v", c.sort, err)
 		}
@@ -640,27 +642,27 @@ func TestSearchSort(t *testing.T) {
 
 	// A localized field sorts with a locale.
 	q := f.q()
-	q.Sort, q.Locale, q.Limit = []rc.SortKey{{Field: "label"}}, "en-US", 3
+	q.Sort, q.Locale, q.Limit = []rmcontent.SortKey{{Field: "label"}}, "en-US", 3
 	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"i3", "i4", "i5"}) { // items without an en-US label first
 		t.Errorf("label asc: got %v", got)
 	}
-	q.Sort = []rc.SortKey{{Field: "label", Desc: true}}
+	q.Sort = []rmcontent.SortKey{{Field: "label", Desc: true}}
 	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"i2", "i1", "i7"}) {
 		t.Errorf("label desc: got %v", got)
 	}
 
 	for _, c := range []struct {
 		name string
-		keys []rc.SortKey
+		keys []rmcontent.SortKey
 	}{
-		{"multi-valued", []rc.SortKey{{Field: "cats"}}},
-		{"multiple relation", []rc.SortKey{{Field: "related"}}},
-		{"object", []rc.SortKey{{Field: "meta"}}},
-		{"localized without locale", []rc.SortKey{{Field: "label"}}},
-		{"unknown field", []rc.SortKey{{Field: "nosuch"}}},
-		{"unknown attribute", []rc.SortKey{{Attr: "colour"}}},
-		{"both", []rc.SortKey{{Attr: "name", Field: "title"}}},
-		{"neither", []rc.SortKey{{}}},
+		{"multi-valued", []rmcontent.SortKey{{Field: "cats"}}},
+		{"multiple relation", []rmcontent.SortKey{{Field: "related"}}},
+		{"object", []rmcontent.SortKey{{Field: "meta"}}},
+		{"localized without locale", []rmcontent.SortKey{{Field: "label"}}},
+		{"unknown field", []rmcontent.SortKey{{Field: "nosuch"}}},
+		{"unknown attribute", []rmcontent.SortKey{{Attr: "colour"}}},
+		{"both", []rmcontent.SortKey{{Attr: "name", Field: "title"}}},
+		{"neither", []rmcontent.SortKey{{}}},
 	} {
 		q := f.q()
 		q.Sort, q.Limit = c.keys, 10
@@ -672,7 +674,7 @@ func TestSearchPaging(t *testing.T) {
 	t.Parallel()
 	f := catalog(t)
 	for _, sort := range []string{"", "values.price asc", "values.price desc", "name desc"} {
-		keys, _ := rc.ParseSort(sort)
+		keys, _ := rmcontent.ParseSort(sort)
 		q := f.q()
 		q.Sort = keys
 		full := ids(f.search(q).Items)
@@ -751,24 +753,24 @@ func TestParseSort(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		in   string
-		want []rc.SortKey
+		want []rmcontent.SortKey
 	}{
 		{"", nil},
-		{"createdAt asc,updatedAt desc", []rc.SortKey{{Attr: "createdAt"}, {Attr: "updatedAt", Desc: true}}},
-		{" name ", []rc.SortKey{{Attr: "name"}}},
-		{"publishedat DESC", []rc.SortKey{{Attr: "publishedAt", Desc: true}}},
-		{"values.price desc, name", []rc.SortKey{{Field: "price", Desc: true}, {Attr: "name"}}},
-		{"values.my field Asc", []rc.SortKey{{Field: "my field"}}},
-		{"values.my field", []rc.SortKey{{Field: "my field"}}},
-		{"createdBy desc,,", []rc.SortKey{{Attr: "createdBy", Desc: true}}},
+		{"createdAt asc,updatedAt desc", []rmcontent.SortKey{{Attr: "createdAt"}, {Attr: "updatedAt", Desc: true}}},
+		{" name ", []rmcontent.SortKey{{Attr: "name"}}},
+		{"publishedat DESC", []rmcontent.SortKey{{Attr: "publishedAt", Desc: true}}},
+		{"values.price desc, name", []rmcontent.SortKey{{Field: "price", Desc: true}, {Attr: "name"}}},
+		{"values.my field Asc", []rmcontent.SortKey{{Field: "my field"}}},
+		{"values.my field", []rmcontent.SortKey{{Field: "my field"}}},
+		{"createdBy desc,,", []rmcontent.SortKey{{Attr: "createdBy", Desc: true}}},
 	} {
-		got, err := rc.ParseSort(c.in)
+		got, err := rmcontent.ParseSort(c.in)
 		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("ParseSort(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
 	for _, in := range []string{"colour asc", "name up", "values. asc", "name asc desc", "createdAt asc, price"} {
-		if _, err := rc.ParseSort(in); !fault.Is(err, fault.Invalid) {
+		if _, err := rmcontent.ParseSort(in); !fault.Is(err, fault.Invalid) {
 			t.Errorf("ParseSort(%q): %v, want Invalid", in, err)
 		}
 	}
@@ -782,36 +784,36 @@ func TestSearchCount(t *testing.T) {
 	f := catalog(t)
 	for _, c := range []struct {
 		name string
-		mod  func(*rc.Query)
+		mod  func(*rmcontent.Query)
 	}{
-		{"text", func(q *rc.Query) { q.SearchValues = op("=", "title", "Hello World") }},
-		{"number", func(q *rc.Query) { q.SearchValues = op("=", "price", num("9007199254740993")) }},
-		{"boolean", func(q *rc.Query) { q.SearchValues = op("=", "active", true) }},
-		{"relation", func(q *rc.Query) { q.SearchValues = op("=", "author", "i1") }},
-		{"before expiry", func(q *rc.Query) { q.SearchValues, q.Now = op("=", "title", "zz expired"), t0+100 }},
-		{"after expiry", func(q *rc.Query) { q.SearchValues, q.Now = op("=", "title", "zz expired"), t0+500 }},
-		{"scheduled", func(q *rc.Query) { q.SearchValues = op("=", "title", "scheduled") }},
-		{"deleted", func(q *rc.Query) { q.SearchValues = op("=", "title", "deleted") }},
-		{"app", func(q *rc.Query) {
+		{"text", func(q *rmcontent.Query) { q.SearchValues = op("=", "title", "Hello World") }},
+		{"number", func(q *rmcontent.Query) { q.SearchValues = op("=", "price", num("9007199254740993")) }},
+		{"boolean", func(q *rmcontent.Query) { q.SearchValues = op("=", "active", true) }},
+		{"relation", func(q *rmcontent.Query) { q.SearchValues = op("=", "author", "i1") }},
+		{"before expiry", func(q *rmcontent.Query) { q.SearchValues, q.Now = op("=", "title", "zz expired"), t0+100 }},
+		{"after expiry", func(q *rmcontent.Query) { q.SearchValues, q.Now = op("=", "title", "zz expired"), t0+500 }},
+		{"scheduled", func(q *rmcontent.Query) { q.SearchValues = op("=", "title", "scheduled") }},
+		{"deleted", func(q *rmcontent.Query) { q.SearchValues = op("=", "title", "deleted") }},
+		{"app", func(q *rmcontent.Query) {
 			q.AllApps, q.Apps, q.SearchValues = false, []string{"a1"}, op("=", "title", "Hello World")
 		}},
-		{"other app", func(q *rc.Query) {
+		{"other app", func(q *rmcontent.Query) {
 			q.AllApps, q.Apps, q.SearchValues = false, []string{"a2"}, op("=", "title", "Hello World")
 		}},
-		{"module right", func(q *rc.Query) {
+		{"module right", func(q *rmcontent.Query) {
 			q.AllApps, q.Apps, q.VisibleModules, q.SearchValues = false, []string{"a2"}, []string{"m1"}, op("=", "title", "Hello World")
 		}},
-		{"item right", func(q *rc.Query) {
+		{"item right", func(q *rmcontent.Query) {
 			q.AllApps, q.VisibleItems, q.SearchValues = false, []string{"i2"}, op("=", "active", false)
 		}},
-		{"item right and another app", func(q *rc.Query) {
+		{"item right and another app", func(q *rmcontent.Query) {
 			q.AllApps, q.Apps, q.VisibleItems, q.SearchValues = false, []string{"a2"}, []string{"i2"}, op("=", "active", false)
 		}},
-		{"item right elsewhere", func(q *rc.Query) {
+		{"item right elsewhere", func(q *rmcontent.Query) {
 			q.AllApps, q.VisibleItems, q.SearchValues = false, []string{"i1"}, op("=", "active", false)
 		}},
-		{"multi-valued", func(q *rc.Query) { q.SearchValues = op("=", "cats", "b") }},
-		{"not published-only", func(q *rc.Query) { q.PublishedOnly, q.SearchValues = false, op("=", "active", true) }},
+		{"multi-valued", func(q *rmcontent.Query) { q.SearchValues = op("=", "cats", "b") }},
+		{"not published-only", func(q *rmcontent.Query) { q.PublishedOnly, q.SearchValues = false, op("=", "active", true) }},
 	} {
 		q := f.q()
 		q.PublishedOnly = true
@@ -868,7 +870,7 @@ func TestSearchLongTextInWithNull(t *testing.T) {
 func TestSearchTypedColumns(t *testing.T) {
 	t.Parallel()
 	f := catalog(t)
-	exprs := []*rc.Expr{
+	exprs := []*rmcontent.Expr{
 		op("=", "title", "Hello World"),
 		op("!=", "title", "Hello World"),
 		op("in", "title", []any{"hello there", "100% pure_", "nothing"}),
@@ -885,7 +887,7 @@ func TestSearchTypedColumns(t *testing.T) {
 	sorts := []string{"values.price desc", "values.title asc", "values.active desc,values.price asc", "values.date asc"}
 	for _, e := range exprs {
 		for _, s := range sorts {
-			keys, err := rc.ParseSort(s)
+			keys, err := rmcontent.ParseSort(s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -905,7 +907,7 @@ func TestSearchTypedColumns(t *testing.T) {
 		// none of m1's other fields; the union of the single-module
 		// searches.
 		q := f.q()
-		q.SearchValues, q.Sort = e, []rc.SortKey{{Field: "title"}}
+		q.SearchValues, q.Sort = e, []rmcontent.SortKey{{Field: "title"}}
 		var want []string
 		for _, m := range []string{"m1", "m2"} {
 			q.ModuleIDs = []string{m}
@@ -922,7 +924,7 @@ func TestSearchTypedColumns(t *testing.T) {
 	// A sort over two modules by a field in a column: j1 (m2) sorts
 	// among m1's items by its title.
 	q := f.q()
-	q.ModuleIDs, q.Sort, q.SearchValues = []string{"m1", "m2"}, []rc.SortKey{{Field: "title", Desc: true}}, op("like", "title", "hello")
+	q.ModuleIDs, q.Sort, q.SearchValues = []string{"m1", "m2"}, []rmcontent.SortKey{{Field: "title", Desc: true}}, op("like", "title", "hello")
 	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"j1", "i1", "i2"}) {
 		t.Errorf("sort over two modules: %v", got)
 	}
@@ -934,19 +936,19 @@ func TestModuleReadsFollowChanges(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.module(t0, "m1", "a1", field("title", "01"))
-	read := func() (rc.Module, rc.Module) {
+	read := func() (rmcontent.Module, rmcontent.Module) {
 		t.Helper()
 		one, err := f.store.Module(f.ctx, "m1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		list, err := f.store.Modules(f.ctx, rc.ModuleQuery{AllApps: true, IDs: []string{"m1"}})
+		list, err := f.store.Modules(f.ctx, rmcontent.ModuleQuery{AllApps: true, IDs: []string{"m1"}})
 		if err != nil || len(list) != 1 {
 			t.Fatalf("modules %v, %v", list, err)
 		}
 		return one, list[0]
 	}
-	names := func(m rc.Module) string {
+	names := func(m rmcontent.Module) string {
 		var out []string
 		for _, fd := range m.Fields {
 			out = append(out, fd.Name+":"+m.Slots[fd.Name])
@@ -983,8 +985,8 @@ func TestSearchEqualityOnLongTexts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.module(t0, "m1", "a1", field("title", "01"), field("author", "11"))
-	short := strings.Repeat("é", pc.EqTokenMax)
-	long := strings.Repeat("é", pc.EqTokenMax) + "x"
+	short := strings.Repeat("é", projcontent.EqTokenMax)
+	long := strings.Repeat("é", projcontent.EqTokenMax) + "x"
 	longer := "A title far longer than any label"
 	f.item(t0+1, "i1", "a1", "m1", "one", map[string]any{"title": short, "author": "i2"}, t0)
 	f.item(t0+2, "i2", "a1", "m1", "two", map[string]any{"title": long, "author": "i9876543210abcdef0123456"}, t0)
@@ -1002,7 +1004,7 @@ func TestSearchEqualityOnLongTexts(t *testing.T) {
 		{"= relation id", op("=", "author", "i9876543210abcdef0123456"), []string{"i2"}},
 	})
 	q := f.q()
-	q.RelatedTo = []rc.Relation{{Field: "author", IDs: []string{"i2", "i9876543210abcdef0123456"}}}
+	q.RelatedTo = []rmcontent.Relation{{Field: "author", IDs: []string{"i2", "i9876543210abcdef0123456"}}}
 	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"i1", "i2"}) {
 		t.Errorf("relatedTo a short and a long id: %v", got)
 	}
@@ -1017,9 +1019,9 @@ func TestKnownModule(t *testing.T) {
 	if _, ok := f.store.KnownModule("m1"); ok {
 		t.Fatal("m1 is known before it was read")
 	}
-	read := func() []rc.Module {
+	read := func() []rmcontent.Module {
 		t.Helper()
-		mods, err := f.store.Modules(f.ctx, rc.ModuleQuery{AllApps: true, IDs: []string{"m1"}})
+		mods, err := f.store.Modules(f.ctx, rmcontent.ModuleQuery{AllApps: true, IDs: []string{"m1"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1073,7 +1075,7 @@ func TestSearchTextsPastTheCut(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(a.lo), 7))
 			var b strings.Builder
 			b.WriteString("lorem ")
-			for b.Len() <= 2*pc.MaxKeyBytes || utf8.RuneCountInString(b.String()) <= pc.MaxKeyText {
+			for b.Len() <= 2*projcontent.MaxKeyBytes || utf8.RuneCountInString(b.String()) <= projcontent.MaxKeyText {
 				for range a.wordSize {
 					b.WriteRune(a.lo + rng.Int32N(a.hi-a.lo+1))
 				}
@@ -1087,16 +1089,16 @@ func TestSearchTextsPastTheCut(t *testing.T) {
 func textsPastTheCut(t *testing.T, shared string) {
 	f := newFixture(t)
 	var pads []content.Field
-	for i := 2; i <= pc.TextSlots; i++ {
+	for i := 2; i <= projcontent.TextSlots; i++ {
 		pads = append(pads, field(fmt.Sprintf("pad%d", i), "01"))
 	}
 	rest := []content.Field{field("headline", "15"), field("words", "14")}
 	f.module(t0-10_000, "m1", "a1", slices.Concat([]content.Field{field("title", "01")}, pads, []content.Field{field("body", "01")}, rest)...)
 	f.module(t0-10_000, "m2", "a1", slices.Concat([]content.Field{field("body", "01")}, pads, []content.Field{field("title", "01")}, rest)...)
 	long1, long2 := shared+"needle", shared+"thread"
-	cut := pc.KeyCut(long1)
-	if cut == long1 || cut != pc.KeyCut(long2) {
-		t.Fatalf("the texts are not cut alike: %d and %d bytes kept of %d", len(cut), len(pc.KeyCut(long2)), len(long1))
+	cut := projcontent.KeyCut(long1)
+	if cut == long1 || cut != projcontent.KeyCut(long2) {
+		t.Fatalf("the texts are not cut alike: %d and %d bytes kept of %d", len(cut), len(projcontent.KeyCut(long2)), len(long1))
 	}
 	words := strings.Fields(shared)
 	first, last := "lor", words[len(words)-1]
@@ -1179,7 +1181,7 @@ func textsPastTheCut(t *testing.T, shared string) {
 			// then with the module as read (one statement).
 			q = f.q()
 			q.AllApps, q.Apps, q.PublishedOnly, q.SearchValues = false, []string{"a1"}, true, e
-			q.Count, q.Limit, q.Sort = true, 10, []rc.SortKey{{Field: "pad2"}}
+			q.Count, q.Limit, q.Sort = true, 10, []rmcontent.SortKey{{Field: "pad2"}}
 			for _, shape := range []string{"paged", "one statement"} {
 				if shape == "one statement" {
 					q.Slots, q.Revision = m1.Slots, m1.Revision
@@ -1238,7 +1240,7 @@ func TestSearchModulesDefiningAFieldDifferently(t *testing.T) {
 			all[n] = fd
 		}
 	}
-	exprs := []*rc.Expr{
+	exprs := []*rmcontent.Expr{
 		op(">", "price", num("15")),
 		op("=", "price", "cheap"),
 		op("like", "price", "che"),
@@ -1254,7 +1256,7 @@ func TestSearchModulesDefiningAFieldDifferently(t *testing.T) {
 	for _, e := range exprs {
 		var want []string
 		for _, m := range []string{"m1", "m2", "m3"} {
-			q := rc.Query{AllApps: true, ModuleIDs: []string{m}, Fields: defs[m], Now: now, SearchValues: e}
+			q := rmcontent.Query{AllApps: true, ModuleIDs: []string{m}, Fields: defs[m], Now: now, SearchValues: e}
 			if res, err := f.store.Search(f.ctx, q); err == nil { // a value the module's type cannot take finds none there
 				want = append(want, ids(res.Items)...)
 			} else if !fault.Is(err, fault.Invalid) {
@@ -1263,7 +1265,7 @@ func TestSearchModulesDefiningAFieldDifferently(t *testing.T) {
 		}
 		slices.Sort(want)
 		for _, named := range []bool{true, false} {
-			q := rc.Query{AllApps: true, Fields: all, ModuleFields: defs, Now: now, SearchValues: e}
+			q := rmcontent.Query{AllApps: true, Fields: all, ModuleFields: defs, Now: now, SearchValues: e}
 			if named {
 				q.ModuleIDs = []string{"m1", "m2", "m3"}
 			}
@@ -1274,10 +1276,10 @@ func TestSearchModulesDefiningAFieldDifferently(t *testing.T) {
 			}
 		}
 	}
-	q := rc.Query{AllApps: true, ModuleIDs: []string{"m1", "m2"}, Fields: all, ModuleFields: defs, Now: now,
-		Sort: []rc.SortKey{{Field: "price"}}}
+	q := rmcontent.Query{AllApps: true, ModuleIDs: []string{"m1", "m2"}, Fields: all, ModuleFields: defs, Now: now,
+		Sort: []rmcontent.SortKey{{Field: "price"}}}
 	wantInvalid(t, f, "sort by a field of two types", q, "price")
-	q.Sort = []rc.SortKey{{Field: "title", Desc: true}}
+	q.Sort = []rmcontent.SortKey{{Field: "title", Desc: true}}
 	if got := ids(f.search(q).Items); !slices.Equal(got, []string{"j2", "i2", "j1", "i1"}) {
 		t.Errorf("sort by a field defined alike: %v", got)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/halocms/halocms/domain/content"
-	rc "github.com/halocms/halocms/readmodels/content"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
 )
 
 // TestItemPlaces: the app and module of each existing item named, deleted
@@ -24,8 +24,8 @@ func TestItemPlaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(got, func(a, b rc.ItemPlace) int { return strings.Compare(a.ID, b.ID) })
-	want := []rc.ItemPlace{{ID: "i1", App: "a1", Module: "m1"}, {ID: "i2", App: "a2", Module: "m2"}}
+	slices.SortFunc(got, func(a, b rmcontent.ItemPlace) int { return strings.Compare(a.ID, b.ID) })
+	want := []rmcontent.ItemPlace{{ID: "i1", App: "a1", Module: "m1"}, {ID: "i2", App: "a2", Module: "m2"}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("ItemPlaces = %+v, want %+v", got, want)
 	}
@@ -47,7 +47,7 @@ func TestItemsAsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(got, func(a, b rc.Item) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(got, func(a, b rmcontent.Item) int { return strings.Compare(a.ID, b.ID) })
 	if len(got) != 2 || got[0].ID != "i1" || got[1].ID != "i2" || got[0].Name != "One" {
 		t.Fatalf("Items = %+v, want i1 and i2", got)
 	}

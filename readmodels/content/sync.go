@@ -8,7 +8,7 @@ import (
 
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
-	pc "github.com/halocms/halocms/projections/content"
+	projcontent "github.com/halocms/halocms/projections/content"
 )
 
 // SyncQuery asks what changed in a module between two syncs (§5.6).
@@ -39,7 +39,7 @@ type SyncResult struct {
 // projection, or in transactions still open) is the caller's to account
 // for: the HTTP layer answers a syncTimestamp no later than the
 // projection's horizon (see projections.Runtime.Horizon).
-const SyncMargin = pc.SyncMargin
+const SyncMargin = projcontent.SyncMargin
 
 // Sync answers a sync of one module at q.To. An item is live at t when it
 // is published at t: pub_from <= t < pub_until (deleted items never are).

@@ -16,8 +16,8 @@ import (
 
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
-	pc "github.com/halocms/halocms/projections/content"
-	rc "github.com/halocms/halocms/readmodels/content"
+	projcontent "github.com/halocms/halocms/projections/content"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
 )
 
 // TestSyncModel checks the sync contract against a model, over random
@@ -502,7 +502,7 @@ func (s *syncSim) project(units []syncUnit) {
 		if _, err := tx.Exec(s.f.ctx, "SET LOCAL synchronous_commit = off"); err != nil {
 			return err
 		}
-		return (pc.Projector{}).Apply(s.f.ctx, tx, "public", recs)
+		return (projcontent.Projector{}).Apply(s.f.ctx, tx, "public", recs)
 	}); err != nil {
 		s.t.Fatal(err)
 	}
@@ -608,7 +608,7 @@ func (s *syncSim) live(to int64, locale string) map[string]syncSnap {
 	return out
 }
 
-func snapOf(it rc.Item) syncSnap {
+func snapOf(it rmcontent.Item) syncSnap {
 	v, _ := json.Marshal(it.Values)
 	var tags []string
 	for _, t := range it.Tags {
@@ -629,7 +629,7 @@ func snapOf(it rc.Item) syncSnap {
 func (s *syncSim) sync(c *syncClient, to int64) {
 	t := s.t
 	t.Helper()
-	res, err := s.f.store.Sync(s.f.ctx, rc.SyncQuery{AllApps: true, Module: s.module, From: c.from, To: to, Locale: c.locale, Fields: s.fields})
+	res, err := s.f.store.Sync(s.f.ctx, rmcontent.SyncQuery{AllApps: true, Module: s.module, From: c.from, To: to, Locale: c.locale, Fields: s.fields})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -642,7 +642,7 @@ func (s *syncSim) sync(c *syncClient, to int64) {
 	var bad []string
 	var involved []string
 	seen := map[string]bool{}
-	for _, list := range [][]rc.Item{res.Created, res.Updated} {
+	for _, list := range [][]rmcontent.Item{res.Created, res.Updated} {
 		for _, it := range list {
 			if seen[it.ID] {
 				bad = append(bad, it.ID+" is listed twice")
@@ -685,7 +685,7 @@ func (s *syncSim) sync(c *syncClient, to int64) {
 	}
 	slices.Sort(bad)
 	msg := fmt.Sprintf("seed %d, client %s, sync from %s to %s (t0 = %d; SyncMargin %d):\n  %s\nthe client's syncs:\n  %s",
-		s.seed, c.name, from, s.rel(to), t0, rc.SyncMargin, strings.Join(bad, "\n  "), strings.Join(c.log, "\n  "))
+		s.seed, c.name, from, s.rel(to), t0, rmcontent.SyncMargin, strings.Join(bad, "\n  "), strings.Join(c.log, "\n  "))
 	slices.Sort(involved)
 	for _, id := range slices.Compact(involved) {
 		if it := s.items[id]; it != nil {

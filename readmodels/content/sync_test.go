@@ -7,7 +7,7 @@ import (
 
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
-	rc "github.com/halocms/halocms/readmodels/content"
+	rmcontent "github.com/halocms/halocms/readmodels/content"
 )
 
 // TestSync follows one module through a first sync at From and an
@@ -41,7 +41,7 @@ func TestSync(t *testing.T) {
 	// Within SyncMargin before From: committed late, perhaps.
 	f.item(from-1000, "m", "a1", "m1", "late commit", nil, from-1000)
 
-	sync := func(q rc.SyncQuery) rc.SyncResult {
+	sync := func(q rmcontent.SyncQuery) rmcontent.SyncResult {
 		t.Helper()
 		res, err := f.store.Sync(f.ctx, q)
 		if err != nil {
@@ -49,7 +49,7 @@ func TestSync(t *testing.T) {
 		}
 		return res
 	}
-	first := sync(rc.SyncQuery{Apps: []string{"a1"}, Module: "m1", To: from, Locale: "es-ES", Fields: f.fields})
+	first := sync(rmcontent.SyncQuery{Apps: []string{"a1"}, Module: "m1", To: from, Locale: "es-ES", Fields: f.fields})
 	if got := ids(first.Created); !slices.Equal(got, []string{"a", "b", "c", "d", "l", "n", "m"}) {
 		t.Errorf("first sync created %v", got)
 	}
@@ -70,7 +70,7 @@ func TestSync(t *testing.T) {
 	ev(t0+70_000, content.ItemEdited{ItemID: "o", App: "a1", Module: "m2", Name: "other!", Values: map[string]any{}, Changed: []string{"name"}})
 
 	fromV := int64(from)
-	inc := sync(rc.SyncQuery{Apps: []string{"a1"}, Module: "m1", From: &fromV, To: to, Locale: "en-US", Fields: f.fields})
+	inc := sync(rmcontent.SyncQuery{Apps: []string{"a1"}, Module: "m1", From: &fromV, To: to, Locale: "en-US", Fields: f.fields})
 	// e: its publication date passed; g: new; m: within the margin; n: its
 	// state changed (an archive date set) while it stayed live.
 	if got := ids(inc.Created); !slices.Equal(got, []string{"e", "n", "m", "g"}) {
@@ -91,21 +91,21 @@ func TestSync(t *testing.T) {
 	}
 
 	// Just before d expires, it is still live and was not changed.
-	early := sync(rc.SyncQuery{AllApps: true, Module: "m1", From: &fromV, To: t0 + 79_999})
+	early := sync(rmcontent.SyncQuery{AllApps: true, Module: "m1", From: &fromV, To: t0 + 79_999})
 	if slices.Contains(early.Deleted, "d") || slices.Contains(ids(early.Created), "e") != true {
 		t.Errorf("at t0+79999: created %v deleted %v", ids(early.Created), early.Deleted)
 	}
 	// The next incremental sync reports nothing new.
 	toV := int64(to)
-	if again := sync(rc.SyncQuery{AllApps: true, Module: "m1", From: &toV, To: to + 10_000}); len(again.Created)+len(again.Updated)+len(again.Deleted) != 0 {
+	if again := sync(rmcontent.SyncQuery{AllApps: true, Module: "m1", From: &toV, To: to + 10_000}); len(again.Created)+len(again.Updated)+len(again.Deleted) != 0 {
 		t.Errorf("nothing changed, got created %v updated %v deleted %v", ids(again.Created), ids(again.Updated), again.Deleted)
 	}
 
 	// Apps the caller cannot see give nothing.
-	if res := sync(rc.SyncQuery{Apps: []string{"a2"}, Module: "m1", To: to}); len(res.Created) != 0 {
+	if res := sync(rmcontent.SyncQuery{Apps: []string{"a2"}, Module: "m1", To: to}); len(res.Created) != 0 {
 		t.Errorf("foreign app: %v", ids(res.Created))
 	}
-	if _, err := f.store.Sync(f.ctx, rc.SyncQuery{AllApps: true, To: to}); !fault.Is(err, fault.Invalid) {
+	if _, err := f.store.Sync(f.ctx, rmcontent.SyncQuery{AllApps: true, To: to}); !fault.Is(err, fault.Invalid) {
 		t.Errorf("no module: %v", err)
 	}
 }
@@ -124,14 +124,14 @@ func TestSyncFromABehindClock(t *testing.T) {
 		PublishedAt: time.UnixMilli(now - 3_000_000), RemovedAt: time.UnixMilli(now - 60_000), By: "Ann"})
 	f.item(now, "k", "a1", "m1", "concept", nil, 0)
 	behind := int64(now - 300_000) // the device's clock, five minutes behind
-	first, err := f.store.Sync(f.ctx, rc.SyncQuery{Apps: []string{"a1"}, Module: "m1", To: behind, Fields: f.fields})
+	first, err := f.store.Sync(f.ctx, rmcontent.SyncQuery{Apps: []string{"a1"}, Module: "m1", To: behind, Fields: f.fields})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := ids(first.Created); !slices.Equal(got, []string{"w"}) {
 		t.Fatalf("first sync at the device's clock: created %v, want [w]", got)
 	}
-	next, err := f.store.Sync(f.ctx, rc.SyncQuery{Apps: []string{"a1"}, Module: "m1", From: &behind, To: now + 10_000, Fields: f.fields})
+	next, err := f.store.Sync(f.ctx, rmcontent.SyncQuery{Apps: []string{"a1"}, Module: "m1", From: &behind, To: now + 10_000, Fields: f.fields})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
-	projappusers "github.com/halocms/halocms/projections/appusers"
+	projappuser "github.com/halocms/halocms/projections/appuser"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 )
 
@@ -21,7 +21,7 @@ func bulk(tb testing.TB, accounts, perAccount int) *pgxpool.Pool {
 	tb.Helper()
 	ctx := context.Background()
 	pool := pgtest.Pool(tb)
-	if err := (projappusers.Projector{}).Create(ctx, pool, "public"); err != nil {
+	if err := (projappuser.Projector{}).Create(ctx, pool, "public"); err != nil {
 		tb.Fatal(err)
 	}
 	if err := (projloyalty.Projector{}).Create(ctx, pool, "public"); err != nil {

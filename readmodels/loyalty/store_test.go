@@ -19,7 +19,7 @@ import (
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/loyalty"
 	"github.com/halocms/halocms/projections"
-	projappusers "github.com/halocms/halocms/projections/appusers"
+	projappuser "github.com/halocms/halocms/projections/appuser"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	"github.com/halocms/halocms/projections/loyalty/loyaltytest"
 	rmloyalty "github.com/halocms/halocms/readmodels/loyalty"
@@ -61,7 +61,7 @@ func newWorld(t *testing.T, steps int) *world {
 	pool := pgtest.Pool(t)
 	for _, p := range []interface {
 		Create(context.Context, projections.DB, string) error
-	}{projappusers.Projector{}, projloyalty.Projector{}} {
+	}{projappuser.Projector{}, projloyalty.Projector{}} {
 		if err := p.Create(ctx, pool, "public"); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func newWorld(t *testing.T, steps int) *world {
 		}
 		w.people = append(w.people, p)
 	}
-	applyTx(t, ctx, pool, projappusers.Projector{}, evs)
+	applyTx(t, ctx, pool, projappuser.Projector{}, evs)
 
 	w.sim = loyaltytest.New(t0)
 	w.sim.Random(rand.New(rand.NewPCG(5, 6)), 30, steps)

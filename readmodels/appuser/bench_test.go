@@ -1,4 +1,4 @@
-package appusers_test
+package appuser_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/push"
-	projappusers "github.com/halocms/halocms/projections/appusers"
-	rmappusers "github.com/halocms/halocms/readmodels/appusers"
+	projappuser "github.com/halocms/halocms/projections/appuser"
+	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 )
 
 // BenchmarkDevicesSegment walks a tag segment of 100k app users (one
@@ -20,7 +20,7 @@ func BenchmarkDevicesSegment(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	pool := pgtest.Pool(b)
-	if err := (projappusers.Projector{}).Create(ctx, pool, "public"); err != nil {
+	if err := (projappuser.Projector{}).Create(ctx, pool, "public"); err != nil {
 		b.Fatal(err)
 	}
 	// Rows as the projector writes them, made in bulk: 150k app users of
@@ -39,7 +39,7 @@ SELECT id, app, md5(id || 'v'), 'Application Version', '2.0.' || (length(id) % 7
 ANALYZE appusers, appuser_devices, appuser_tags;`); err != nil {
 		b.Fatal(err)
 	}
-	s := rmappusers.New(pool)
+	s := rmappuser.New(pool)
 	for _, c := range []struct {
 		name   string
 		target push.Target

@@ -1,4 +1,4 @@
-package appusers_test
+package appuser_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/identity"
-	projappusers "github.com/halocms/halocms/projections/appusers"
+	projappuser "github.com/halocms/halocms/projections/appuser"
 )
 
 // recorder builds a log of recorded events with increasing positions.
@@ -38,7 +38,7 @@ func setup(t *testing.T) (context.Context, *pgxpool.Pool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	pool := pgtest.Pool(t)
-	if err := (projappusers.Projector{}).Create(ctx, pool, "public"); err != nil {
+	if err := (projappuser.Projector{}).Create(ctx, pool, "public"); err != nil {
 		t.Fatalf("create tables: %v", err)
 	}
 	return ctx, pool
@@ -51,7 +51,7 @@ func apply(t *testing.T, ctx context.Context, pool *pgxpool.Pool, evs ...event.R
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	if err := (projappusers.Projector{}).Apply(ctx, tx, "public", evs); err != nil {
+	if err := (projappuser.Projector{}).Apply(ctx, tx, "public", evs); err != nil {
 		t.Fatalf("apply %d events: %v", len(evs), err)
 	}
 	if err := tx.Commit(ctx); err != nil {

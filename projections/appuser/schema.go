@@ -1,7 +1,7 @@
 // Package appusers projects app users, their push tokens and tags,
 // identified users and pockets into the tables the segmentation read model
 // queries, and numbers the apps (HALO's appId is an integer).
-package appusers
+package appuser
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package appusers
+package appuser
 
 import (
 	"context"

@@ -2,7 +2,7 @@
 // projection's tables: app users by id or alias, segments of app users by
 // tags (for the CMS, paginated, and for push, streamed device by device),
 // identified users and pockets.
-package appusers
+package appuser
 
 import (
 	"bytes"

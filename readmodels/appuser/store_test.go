@@ -1,4 +1,4 @@
-package appusers_test
+package appuser_test
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/push"
-	projappusers "github.com/halocms/halocms/projections/appusers"
-	rmappusers "github.com/halocms/halocms/readmodels/appusers"
+	projappuser "github.com/halocms/halocms/projections/appuser"
+	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 )
 
 // world is a set of app users projected into fresh tables, and the same
@@ -27,7 +27,7 @@ import (
 type world struct {
 	ctx   context.Context
 	pool  *pgxpool.Pool
-	store *rmappusers.Store
+	store *rmappuser.Store
 	users []appuser.AppUser // final states
 	pos   int64
 }
@@ -37,10 +37,10 @@ func newWorld(t *testing.T) *world {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	pool := pgtest.Pool(t)
-	if err := (projappusers.Projector{}).Create(ctx, pool, "public"); err != nil {
+	if err := (projappuser.Projector{}).Create(ctx, pool, "public"); err != nil {
 		t.Fatal(err)
 	}
-	return &world{ctx: ctx, pool: pool, store: rmappusers.New(pool)}
+	return &world{ctx: ctx, pool: pool, store: rmappuser.New(pool)}
 }
 
 // project applies domain events as one batch.
@@ -58,7 +58,7 @@ func (w *world) project(t *testing.T, data ...any) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(w.ctx) //nolint:errcheck
-	if err := (projappusers.Projector{}).Apply(w.ctx, tx, "public", evs); err != nil {
+	if err := (projappuser.Projector{}).Apply(w.ctx, tx, "public", evs); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(w.ctx); err != nil {
@@ -281,8 +281,8 @@ func TestLookups(t *testing.T) {
 		t.Fatal(err)
 	}
 	if u.App != "a" || u.AppNumber != 1 || u.Alias != "anonymous-1" || u.Email != "x@example.com" ||
-		!slices.Equal(u.Devices, []rmappusers.Device{{Platform: "android", Token: "t1"}}) ||
-		!slices.Equal(u.Tags, []rmappusers.Tag{{ID: "g1", Name: "Color", Value: "red", TagType: appuser.UserTag}}) ||
+		!slices.Equal(u.Devices, []rmappuser.Device{{Platform: "android", Token: "t1"}}) ||
+		!slices.Equal(u.Tags, []rmappuser.Tag{{ID: "g1", Name: "Color", Value: "red", TagType: appuser.UserTag}}) ||
 		u.CreatedAt == 0 || u.UpdatedAt < u.CreatedAt {
 		t.Errorf("app user %+v", u)
 	}
@@ -316,28 +316,28 @@ func TestLookups(t *testing.T) {
 		t.Errorf("app 9: %v", err)
 	}
 
-	res, err := s.Search(ctx, rmappusers.SegmentQuery{App: "a", Tags: []rmappusers.TagFilter{{Name: "COLOR", Value: "red"}}, Limit: 10})
+	res, err := s.Search(ctx, rmappuser.SegmentQuery{App: "a", Tags: []rmappuser.TagFilter{{Name: "COLOR", Value: "red"}}, Limit: 10})
 	if err != nil || res.Total != 1 || len(res.Items) != 1 || res.Items[0].ID != "u1" {
 		t.Errorf("search: %+v %v", res, err)
 	}
-	res, _ = s.Search(ctx, rmappusers.SegmentQuery{App: "a", Tags: []rmappusers.TagFilter{{Name: "color"}, {Name: "size"}}, Total: true, Limit: 10})
+	res, _ = s.Search(ctx, rmappuser.SegmentQuery{App: "a", Tags: []rmappuser.TagFilter{{Name: "color"}, {Name: "size"}}, Total: true, Limit: 10})
 	if res.Total != 0 || len(res.Items) != 0 {
 		t.Errorf("total search: %+v", res)
 	}
-	res, _ = s.Search(ctx, rmappusers.SegmentQuery{App: "a", Limit: 10, Offset: 5})
+	res, _ = s.Search(ctx, rmappuser.SegmentQuery{App: "a", Limit: 10, Offset: 5})
 	if res.Total != 1 || len(res.Items) != 0 {
 		t.Errorf("page past the end: %+v", res)
 	}
 
-	ids, err := s.SearchIdentified(ctx, rmappusers.IdentifiedQuery{App: "a", Text: "ANN", Limit: 10})
+	ids, err := s.SearchIdentified(ctx, rmappuser.IdentifiedQuery{App: "a", Text: "ANN", Limit: 10})
 	if err != nil || ids.Total != 1 || ids.Items[0].ID != "identified-1" || ids.Items[0].DisplayName != "Ann Lee" {
 		t.Errorf("identified search: %+v %v", ids, err)
 	}
-	ids, _ = s.SearchIdentified(ctx, rmappusers.IdentifiedQuery{App: "a", Text: "%", Limit: 10})
+	ids, _ = s.SearchIdentified(ctx, rmappuser.IdentifiedQuery{App: "a", Text: "%", Limit: 10})
 	if ids.Total != 0 {
 		t.Errorf("a wildcard searched as a wildcard: %+v", ids)
 	}
-	ids, _ = s.SearchIdentified(ctx, rmappusers.IdentifiedQuery{App: "a", Limit: 1, Offset: 1})
+	ids, _ = s.SearchIdentified(ctx, rmappuser.IdentifiedQuery{App: "a", Limit: 1, Offset: 1})
 	if ids.Total != 2 || len(ids.Items) != 1 || ids.Items[0].ID != "identified-2" {
 		t.Errorf("identified page 2: %+v", ids)
 	}

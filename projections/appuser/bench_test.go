@@ -1,4 +1,4 @@
-package appusers_test
+package appuser_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/event"
-	projappusers "github.com/halocms/halocms/projections/appusers"
+	projappuser "github.com/halocms/halocms/projections/appuser"
 )
 
 // BenchmarkApplyCreated measures the projector on what SDK registrations
@@ -21,7 +21,7 @@ import (
 func BenchmarkApplyCreated(b *testing.B) {
 	ctx := context.Background()
 	pool := pgtest.Pool(b)
-	if err := (projappusers.Projector{}).Create(ctx, pool, "public"); err != nil {
+	if err := (projappuser.Projector{}).Create(ctx, pool, "public"); err != nil {
 		b.Fatal(err)
 	}
 	var pos int64
@@ -51,7 +51,7 @@ func BenchmarkApplyCreated(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := (projappusers.Projector{}).Apply(ctx, tx, "public", evs); err != nil {
+		if err := (projappuser.Projector{}).Apply(ctx, tx, "public", evs); err != nil {
 			b.Fatal(err)
 		}
 		if err := tx.Commit(ctx); err != nil {
