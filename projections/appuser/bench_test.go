@@ -17,7 +17,7 @@ import (
 // token and the 12 system tags and a user tag Android sends, into tables
 // that already hold the previous batches.
 //
-//	go test ./projections/appusers -run '^$' -bench ApplyCreated -benchtime 20x
+//	go test ./projections/appuser -run '^$' -bench ApplyCreated -benchtime 20x
 func BenchmarkApplyCreated(b *testing.B) {
 	ctx := context.Background()
 	pool := pgtest.Pool(b)

@@ -15,7 +15,7 @@ import (
 // device each) among 150k of the app and reports devices per second: one
 // tag (partial) and two tags that must both match (total).
 //
-//	go test ./readmodels/appusers -run '^$' -bench DevicesSegment -benchtime 3x
+//	go test ./readmodels/appuser -run '^$' -bench DevicesSegment -benchtime 3x
 func BenchmarkDevicesSegment(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
