@@ -1,4 +1,4 @@
-# halocms: see docs and /work/shared/design.md ("Running it").
+# halocms: see README.md and docs/.
 #
 # Without DATABASE_URL, PostgreSQL is set up automatically: a local server
 # that lets us in (127.0.0.1:5432 or /var/run/postgresql, no password), else
@@ -7,7 +7,8 @@
 # See .ci/ensure-postgres and adapters/postgres/localcluster.go.
 #
 #   make run              build and serve
-#   make test             all tests against real PostgreSQL
+#   make test             lint, then all tests against real PostgreSQL
+#   make lint             gofmt, go vet, staticcheck and the layout's rules (cmd/archcheck)
 #   make bench            benchmarks (BENCH_ARGS=... passes flags)
 #   make clean            stop the private cluster, remove bin/
 #
@@ -25,7 +26,7 @@ WITH_DB = if [ -z "$${DATABASE_URL:-}" ]; then \
 	  echo "DATABASE_URL=$$DATABASE_URL" >&2; \
 	fi;
 
-.PHONY: all build run test bench clean pg-deps
+.PHONY: all build run test lint bench clean pg-deps
 
 all: build
 
@@ -36,8 +37,16 @@ build:
 run: pg-deps build
 	./bin/cms serve
 
-test: pg-deps
+test: lint pg-deps
 	@$(WITH_DB) $(GO) test -count=1 -timeout 20m ./...
+
+# staticcheck is pinned as a tool in go.mod (go tool fetches it once).
+lint:
+	@out="$$(gofmt -l cmd domain commands projections readmodels adapters)"; \
+	  if [ -n "$$out" ]; then echo "gofmt -w these files:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(GO) run ./cmd/archcheck
 
 bench: pg-deps
 	@$(WITH_DB) $(GO) run ./cmd/bench $(BENCH_ARGS)

@@ -96,17 +96,3 @@ func apnsBlock(n push.Notification) *apnsConfig {
 		Payload: apnsPayload{APS: a},
 	}
 }
-
-// imageJSON is the "image" value HALO's SDKs read: a string of JSON
-// {"url", "layout"}, layout "default" when unset.
-func imageJSON(img push.Image) (string, error) {
-	layout := img.Layout
-	if layout == "" {
-		layout = "default"
-	}
-	b, err := json.Marshal(struct {
-		URL    string `json:"url"`
-		Layout string `json:"layout"`
-	}{img.URL, layout})
-	return string(b), err
-}

@@ -273,7 +273,7 @@ func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i, t := range b.Tags {
-		tag, err := tagBody{ID: t.ID, Name: t.Name, Value: t.Value, TagType: t.TagType}.tag()
+		tag, err := tagBody(t).tag()
 		if err == nil && tag.ID == "" && tag.Name == "" {
 			err = fault.Invalidf("tags[%d] needs an id or a name", i).With("field", "tags")
 		}

@@ -80,14 +80,6 @@ func tagsJSONOf(tags []rmcontent.Tag) []tagJSON {
 	return out
 }
 
-func tagsJSONFromDomain(tags []content.Tag) []tagJSON {
-	out := make([]tagJSON, len(tags))
-	for i, t := range tags {
-		out[i] = tagJSON{ID: t.ID, Name: t.Name, Value: t.Value, TagType: t.TagType}
-	}
-	return out
-}
-
 // rulesJSON are a field's own rules.
 type rulesJSON struct {
 	MinLength  *int     `json:"minLength,omitempty"`

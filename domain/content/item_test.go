@@ -71,7 +71,7 @@ func TestCreateItem(t *testing.T) {
 	}
 
 	// Values absent: an empty map, never nil.
-	evs, err = CreateItem(Item{}, "i2", m, Content{Name: "x", Values: nil}, Dates{}, "Ann")
+	_, err = CreateItem(Item{}, "i2", m, Content{Name: "x", Values: nil}, Dates{}, "Ann")
 	if err == nil {
 		t.Fatal("a missing required value was accepted")
 	}

@@ -98,7 +98,7 @@ func TestViewCacheReadsOverlappingAChange(t *testing.T) {
 	_, _, old := small.get("x")
 	_, _, ty := small.get("y")
 	small.put("y", ty, view(5)) // evicts x's slot
-	_, _, tx = small.get("x")   // and makes a new one
+	small.get("x")              // and makes a new one
 	small.put("x", old, view(6))
 	if _, ok := held(small, "x"); ok {
 		t.Fatal("a read kept its view in a slot made after it began")
