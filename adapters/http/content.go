@@ -3,16 +3,13 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	cmdcontent "github.com/halocms/halocms/commands/content"
-	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/rights"
@@ -36,120 +33,21 @@ type ContentCommands interface {
 	Batch(ctx context.Context, ops []cmdcontent.BatchOp) []cmdcontent.BatchResult
 }
 
-// ContentQueries reads modules, module types and items.
+// ContentQueries answers the reads of content for the caller (see
+// rmcontent.Queries: it checks who may read what).
 type ContentQueries interface {
 	Module(ctx context.Context, id string) (rmcontent.Module, error)
-	Modules(ctx context.Context, q rmcontent.ModuleQuery) ([]rmcontent.Module, error)
-	// KnownModule is a module as last read, possibly changed since (see
-	// rmcontent.Query.Known).
-	KnownModule(id string) (rmcontent.Module, bool)
+	Modules(ctx context.Context, app string) ([]rmcontent.Module, error)
 	ModuleTypes(ctx context.Context) ([]rmcontent.ModuleType, error)
 	Item(ctx context.Context, id string) (rmcontent.Item, error)
-	Items(ctx context.Context, ids []string) ([]rmcontent.Item, error)
-	ItemPlaces(ctx context.Context, ids []string) ([]rmcontent.ItemPlace, error)
-	Search(ctx context.Context, q rmcontent.Query) (rmcontent.Result, error)
-	SearchInMemory(ctx context.Context, q rmcontent.Query) (rmcontent.Result, bool, error)
-	Version(ctx context.Context, app string) (int64, error)
-	Sync(ctx context.Context, q rmcontent.SyncQuery) (rmcontent.SyncResult, error)
-}
-
-// readScope is what a caller may read: everything (admins), or the apps,
-// modules and items they hold the read right on; app tokens read the
-// published content of their own app.
-type readScope struct {
-	all           bool
-	apps          []string
-	modules       []string
-	items         []string
-	itemModules   []string // the modules of items: a right on an item shows its module
-	publishedOnly bool
-}
-
-func (s *server) readScope(ctx context.Context) (readScope, error) {
-	a := access.From(ctx)
-	switch {
-	case a.IsAdmin():
-		return readScope{all: true}, nil
-	case a.ClientApp() != "":
-		// App tokens, and users identified through an app, read the
-		// published content of that app.
-		return readScope{apps: []string{a.ClientApp()}, publishedOnly: true}, nil
-	case a.Kind != access.User:
-		return readScope{}, access.ErrUnauthenticated
-	}
-	rs, err := s.Authorizer.Of(ctx, a.ID, "")
-	if err != nil {
-		return readScope{}, err
-	}
-	sc := readScope{apps: []string{}, modules: []string{}, items: []string{}}
-	modules, items := map[string][]string{}, map[string][]string{} // id → the apps of its rights
-	for _, r := range rs {
-		if !slices.Contains(r.Permissions, rights.Read.String()) {
-			continue
-		}
-		switch r.ScopeKind {
-		case rights.AppScope.String():
-			sc.apps = append(sc.apps, r.App)
-		case rights.ModuleScope.String():
-			modules[r.ScopeID] = append(modules[r.ScopeID], r.App)
-		case rights.ItemScope.String():
-			items[r.ScopeID] = append(items[r.ScopeID], r.App)
-		}
-	}
-	// A right on a module or an item counts only inside its own app: the
-	// searches match module and item ids whatever their app, and a right
-	// recorded before grants checked this could name another app's.
-	if len(modules) > 0 {
-		ms, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true, IDs: slices.Collect(maps.Keys(modules))})
-		if err != nil {
-			return readScope{}, err
-		}
-		for _, m := range ms {
-			if slices.Contains(modules[m.ID], m.App) {
-				sc.modules = append(sc.modules, m.ID)
-			}
-		}
-	}
-	if len(items) > 0 {
-		its, err := s.ContentRead.ItemPlaces(ctx, slices.Collect(maps.Keys(items)))
-		if err != nil {
-			return readScope{}, err
-		}
-		for _, it := range its {
-			if slices.Contains(items[it.ID], it.App) {
-				sc.items, sc.itemModules = append(sc.items, it.ID), append(sc.itemModules, it.Module)
-			}
-		}
-	}
-	return sc, nil
-}
-
-// canSeeModule reports whether the scope lets the caller see a module
-// (a right on one of its items shows the module too).
-func (sc readScope) canSeeModule(m rmcontent.Module) bool {
-	return sc.all || slices.Contains(sc.apps, m.App) || slices.Contains(sc.modules, m.ID) || slices.Contains(sc.itemModules, m.ID)
-}
-
-// readModule reads a module the caller may see. App tokens get another
-// app's module as unknown; a CMS user who may read no app, module or item
-// at all gets 403 for an unknown module too, so that neither can probe ids.
-func (s *server) readModule(ctx context.Context, id string) (rmcontent.Module, error) {
-	m, err := s.ContentRead.Module(ctx, id)
-	if err == nil && m.DeletedAt != nil {
-		err = fault.NotFoundf("module %s not found", id)
-	}
-	if err != nil {
-		return m, s.refusedFirstIn(ctx, rights.Read, err, onItem...)
-	}
-	sc, err := s.readScope(ctx)
-	if err != nil {
-		return m, err
-	}
-	if !sc.canSeeModule(m) {
-		return m, unknownToClients(ctx, fault.Forbiddenf("read permission on this module is required").With("permission", rights.Read.String()),
-			fault.NotFoundf("module %s not found", id))
-	}
-	return m, nil
+	Instances(ctx context.Context, req rmcontent.InstancesRequest) (rmcontent.Result, error)
+	Search(ctx context.Context, req rmcontent.SearchRequest) (rmcontent.Answer, error)
+	Sync(ctx context.Context, req rmcontent.SyncRequest) (rmcontent.SyncResult, error)
+	// ReadBack, ReadBackItems and ReadBackModule read what a command
+	// wrote, to answer the write.
+	ReadBack(ctx context.Context, id string) (rmcontent.Item, error)
+	ReadBackItems(ctx context.Context, ids []string) ([]rmcontent.Item, error)
+	ReadBackModule(ctx context.Context, id string) (rmcontent.Module, error)
 }
 
 // boolParam reads a true/false query parameter, def when it is absent;
@@ -210,12 +108,6 @@ const (
 )
 
 func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	sc, err := s.readScope(ctx)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	page, limit, err := pageParams(r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -231,16 +123,14 @@ func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	mods, err := s.ContentRead.Modules(ctx, rmcontent.ModuleQuery{AllApps: true, App: r.URL.Query().Get("app")})
+	mods, err := s.ContentRead.Modules(r.Context(), r.URL.Query().Get("app"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	items := []moduleJSON{}
-	for _, m := range mods {
-		if sc.canSeeModule(m) {
-			items = append(items, moduleJSONOf(m, withFields))
-		}
+	items := make([]moduleJSON, len(mods))
+	for i, m := range mods {
+		items[i] = moduleJSONOf(m, withFields)
 	}
 	if skip {
 		writeJSON(w, http.StatusOK, items)
@@ -254,7 +144,7 @@ func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) getModule(w http.ResponseWriter, r *http.Request) {
-	m, err := s.readModule(r.Context(), chi.URLParam(r, "id"))
+	m, err := s.ContentRead.Module(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -271,7 +161,7 @@ func (s *server) getModule(w http.ResponseWriter, r *http.Request) {
 // content taken from the command's result: if the projection has not
 // caught up within its bound, the answer is still the module as written.
 func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, m content.Module) {
-	v, err := s.ContentRead.Module(r.Context(), m.ID)
+	v, err := s.ContentRead.ReadBackModule(r.Context(), m.ID)
 	if err != nil && !fault.Is(err, fault.NotFound) {
 		s.fail(w, r, err)
 		return
@@ -329,7 +219,7 @@ func (s *server) updateModule(w http.ResponseWriter, r *http.Request) {
 		err = fault.Invalidf("id in the body must be the module's (%s)", id).With("field", "id")
 	case b.App != "":
 		// app, when sent, must be the module's own: a module stays in its app.
-		if m, rerr := s.ContentRead.Module(ctx, id); rerr == nil && m.App != b.App {
+		if m, rerr := s.ContentRead.ReadBackModule(ctx, id); rerr == nil && m.App != b.App {
 			err = fault.Invalidf("app must be the module's own: a module cannot move to another app").With("field", "app")
 		}
 	}
@@ -359,7 +249,7 @@ func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) {
 // instanceView reads an item back after a write. If the projection has
 // not caught up within its bound, the command's own result fills in.
 func (s *server) instanceView(ctx context.Context, i content.Item) instanceJSON {
-	it, err := s.ContentRead.Item(ctx, i.ID)
+	it, err := s.ContentRead.ReadBack(ctx, i.ID)
 	if err != nil || it.Revision < i.Revision {
 		it = itemFromCommand(it, err == nil, i)
 	}
@@ -389,7 +279,7 @@ func (s *server) contentError(ctx context.Context, err error) error {
 	default:
 		return err
 	}
-	it, rerr := s.ContentRead.Item(ctx, id)
+	it, rerr := s.ContentRead.ReadBack(ctx, id)
 	if rerr == nil {
 		fe.Extra = asMap(instanceJSONOf(it))
 	}
@@ -397,33 +287,12 @@ func (s *server) contentError(ctx context.Context, err error) error {
 }
 
 func (s *server) getInstance(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	it, err := s.ContentRead.Item(ctx, chi.URLParam(r, "id"))
-	if err == nil {
-		err = s.Authorizer.Authorize(ctx, access.From(ctx), rights.Read, rights.Resource{App: it.App, Module: it.Module, Item: it.ID})
-	}
-	if err == nil && access.From(ctx).ClientApp() != "" {
-		now := time.Now()
-		d := content.Dates{PublishedAt: fromMs(it.PublishedAt), RemovedAt: fromMs(it.RemovedAt), ArchivedAt: fromMs(it.ArchivedAt)}
-		if content.StateOf(d, it.DeletedAt != nil, now) != content.Published {
-			err = fault.NotFoundf("Instance not found")
-		}
-	}
+	it, err := s.ContentRead.Item(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		// App tokens read another app's items as unknown; a CMS user who
-		// may read no app, module or item at all is refused an unknown
-		// item too.
-		s.fail(w, r, s.refusedFirstIn(ctx, rights.Read, unknownToClients(ctx, err, fault.NotFoundf("Instance not found")), onItem...))
+		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, instanceJSONOf(it))
-}
-
-func fromMs(p *int64) time.Time {
-	if p == nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(*p)
 }
 
 // readInstanceBody decodes an instance body into a command's input.
@@ -511,9 +380,9 @@ func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
 		var err error
 		switch {
 		case t == cmdcontent.Publish && b.ArchivedAt == nil:
-			at, err = msTime(b.PublishedAt, "publishedAt")
+			at, err = content.ParseMillis(b.PublishedAt, "publishedAt")
 		case t == cmdcontent.Archive && b.PublishedAt == nil:
-			at, err = msTime(b.ArchivedAt, "archivedAt")
+			at, err = content.ParseMillis(b.ArchivedAt, "archivedAt")
 		case b.PublishedAt != nil || b.ArchivedAt != nil:
 			// A date this command does not take is a mistake, not to be
 			// ignored.

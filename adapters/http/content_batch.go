@@ -210,12 +210,12 @@ func (s *server) batchError(r *http.Request, err error) haloErrorBody {
 // caller probe ids, at the cost of reads per operation.
 func (s *server) writesSomewhere(ctx context.Context) error {
 	a := access.From(ctx)
-	err := s.Authorizer.AuthorizeAnywhere(ctx, a, rights.Write, onModule...)
+	err := s.Authorizer.AuthorizeAnywhere(ctx, a, rights.Write, rights.CoveringModule...)
 	for _, p := range []rights.Permission{rights.Update, rights.Delete} {
 		if err == nil || !fault.Is(err, fault.Forbidden) {
 			return err
 		}
-		err = s.Authorizer.AuthorizeAnywhere(ctx, a, p, onItem...)
+		err = s.Authorizer.AuthorizeAnywhere(ctx, a, p, rights.CoveringItem...)
 	}
 	if fault.Is(err, fault.Forbidden) {
 		return fault.Forbiddenf("a batch needs the write, update or delete permission on some app, module or item").
@@ -243,7 +243,7 @@ func (s *server) readBack(ctx context.Context, results []cmdcontent.BatchResult)
 		ids = append(ids, id)
 	}
 	for try := 0; try < 2 && len(ids) > 0; try++ {
-		items, err := s.ContentRead.Items(ctx, ids)
+		items, err := s.ContentRead.ReadBackItems(ctx, ids)
 		if err != nil {
 			continue
 		}

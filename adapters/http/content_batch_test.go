@@ -12,14 +12,14 @@ import (
 )
 
 // laggingRead is a read model that shows a batch's items in steps: each
-// Items call answers from the next snapshot, and counts the ids asked.
+// ReadBackItems call answers from the next snapshot, and counts the ids asked.
 type laggingRead struct {
 	ContentQueries
 	snapshots []map[string]rmcontent.Item
 	calls     [][]string
 }
 
-func (l *laggingRead) Items(_ context.Context, ids []string) ([]rmcontent.Item, error) {
+func (l *laggingRead) ReadBackItems(_ context.Context, ids []string) ([]rmcontent.Item, error) {
 	l.calls = append(l.calls, slices.Sorted(slices.Values(ids)))
 	snap := l.snapshots[min(len(l.calls), len(l.snapshots))-1]
 	var out []rmcontent.Item
@@ -31,7 +31,7 @@ func (l *laggingRead) Items(_ context.Context, ids []string) ([]rmcontent.Item, 
 	return out, nil
 }
 
-func (l *laggingRead) Item(context.Context, string) (rmcontent.Item, error) {
+func (l *laggingRead) ReadBack(context.Context, string) (rmcontent.Item, error) {
 	panic("the batch read back one item on its own")
 }
 
@@ -39,7 +39,7 @@ func (l *laggingRead) Item(context.Context, string) (rmcontent.Item, error) {
 // twice, all together, and answers the rest from what the commands wrote.
 func TestBatchReadBackWhileLagging(t *testing.T) {
 	row := func(id string, rev int64, name string) rmcontent.Item {
-		// Items answers the values as stored.
+		// ReadBackItems answers the values as stored.
 		return rmcontent.Item{ID: id, App: "app", Module: "m", Name: name, Revision: rev, CreatedAt: 42, RawValues: []byte(`{"v": "` + name + `"}`)}
 	}
 	written := func(id string, rev int64, name string) cmdcontent.BatchResult {

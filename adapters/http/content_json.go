@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -388,34 +387,6 @@ type instanceBody struct {
 	PushSchedule any            `json:"pushSchedule"`
 }
 
-// msTime reads an epoch-milliseconds date: a number (floats too), a
-// numeric string, or null for unset.
-func msTime(v any, field string) (time.Time, error) {
-	var f float64
-	switch x := v.(type) {
-	case nil:
-		return time.Time{}, nil
-	case json.Number:
-		var err error
-		if f, err = x.Float64(); err != nil {
-			return time.Time{}, fault.Invalidf("%s must be a date in epoch milliseconds", field).With("field", field)
-		}
-	case float64:
-		f = x
-	case string:
-		var err error
-		if f, err = strconv.ParseFloat(x, 64); err != nil {
-			return time.Time{}, fault.Invalidf("%s must be a date in epoch milliseconds", field).With("field", field)
-		}
-	default:
-		return time.Time{}, fault.Invalidf("%s must be a date in epoch milliseconds", field).With("field", field)
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 253402300799999 {
-		return time.Time{}, fault.Invalidf("%s is out of range", field).With("field", field)
-	}
-	return time.UnixMilli(int64(f)).UTC(), nil
-}
-
 func (b instanceBody) input() (cmdcontent.ItemInput, error) {
 	var in cmdcontent.ItemInput
 	in.ID, in.Module, in.Revision = b.ID, b.Module, b.Revision
@@ -443,7 +414,7 @@ func (b instanceBody) input() (cmdcontent.ItemInput, error) {
 		dst  *time.Time
 	}{{b.PublishedAt, "publishedAt", &in.Dates.PublishedAt}, {b.RemovedAt, "removedAt", &in.Dates.RemovedAt},
 		{b.ArchivedAt, "archivedAt", &in.Dates.ArchivedAt}} {
-		t, err := msTime(d.v, d.name)
+		t, err := content.ParseMillis(d.v, d.name)
 		if err != nil {
 			return in, err
 		}

@@ -20,6 +20,7 @@ type Metrics struct {
 	appends  prometheus.Counter
 	syncHeld prometheus.Histogram
 	searches *prometheus.CounterVec
+	lookups  *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's collectors (and the Go runtime's) in a
@@ -52,7 +53,11 @@ func NewMetrics() *Metrics {
 		Help: "Content searches run (not answered from the answer cache), by where their page and total came from: " +
 			"memory (the in-memory copy of the module, CMS_SEARCH_INDEX_ITEMS) or postgresql.",
 	}, []string{"index"})
-	m.reg.MustRegister(m.latency, m.commands, m.appends, m.syncHeld, m.searches,
+	m.lookups = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cms_search_cache_lookups_total",
+		Help: "Content searches looked up in the answer cache, by result (hit, miss, stale or bypass).",
+	}, []string{"result"})
+	m.reg.MustRegister(m.latency, m.commands, m.appends, m.syncHeld, m.searches, m.lookups,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -68,6 +73,9 @@ func (m *Metrics) SyncHeldBack(d time.Duration) { m.syncHeld.Observe(d.Seconds()
 
 // Searched counts a content search run by index (memory or postgresql).
 func (m *Metrics) Searched(index string) { m.searches.WithLabelValues(index).Inc() }
+
+// CacheLookup counts a content search looked up in the answer cache.
+func (m *Metrics) CacheLookup(result string) { m.lookups.WithLabelValues(result).Inc() }
 
 // Command records the outcome of one command.
 func (m *Metrics) Command(name string, err error) {

@@ -28,15 +28,6 @@ func (s *server) refusedFirst(ctx context.Context, p rights.Permission, err erro
 	return s.refusedFirstIn(ctx, p, err, rights.AppScope)
 }
 
-// onModule and onItem are the grants of p that count for a content
-// request naming a module or an item not known: a right on a module
-// allows p on the module and its items, a right on an item on that item
-// only.
-var (
-	onModule = []rights.ScopeKind{rights.AppScope, rights.ModuleScope}
-	onItem   = []rights.ScopeKind{rights.AppScope, rights.ModuleScope, rights.ItemScope}
-)
-
 // refusedFirstIn is refusedFirst where a grant of p on a scope of any of
 // kinds counts, not only on a whole app: content, where an editor of one
 // module may create items in it, is told what is wrong with a request.
@@ -56,8 +47,8 @@ func (s *server) refusedFirstIn(ctx context.Context, p rights.Permission, err er
 // their refusal, as for an unknown item); otherwise a right p on some
 // app, module or item does. It costs queries on the failure path only.
 func (s *server) itemRefusedFirst(ctx context.Context, id string, p rights.Permission, err error) error {
-	return s.knownRefusedFirst(ctx, p, err, onItem, func() (rights.Resource, error) {
-		it, err := s.ContentRead.Item(ctx, id)
+	return s.knownRefusedFirst(ctx, p, err, rights.CoveringItem, func() (rights.Resource, error) {
+		it, err := s.ContentRead.ReadBack(ctx, id)
 		return rights.Resource{App: it.App, Module: it.Module, Item: it.ID}, err
 	})
 }
@@ -67,10 +58,10 @@ func (s *server) itemRefusedFirst(ctx context.Context, id string, p rights.Permi
 // or module counts when the module is not known.
 func (s *server) moduleRefusedFirst(ctx context.Context, id string, p rights.Permission, err error) error {
 	if id == "" {
-		return s.refusedFirstIn(ctx, p, err, onModule...)
+		return s.refusedFirstIn(ctx, p, err, rights.CoveringModule...)
 	}
-	return s.knownRefusedFirst(ctx, p, err, onModule, func() (rights.Resource, error) {
-		m, err := s.ContentRead.Module(ctx, id)
+	return s.knownRefusedFirst(ctx, p, err, rights.CoveringModule, func() (rights.Resource, error) {
+		m, err := s.ContentRead.ReadBackModule(ctx, id)
 		return rights.Resource{App: m.App, Module: m.ID}, err
 	})
 }
@@ -88,14 +79,4 @@ func (s *server) knownRefusedFirst(ctx context.Context, p rights.Permission, err
 		return err
 	}
 	return s.refusedFirstIn(ctx, p, err, kinds...)
-}
-
-// unknownToClients answers an app token (or an identified user) refused
-// reading another app's content as if the content did not exist, as HALO
-// does; other errors pass as they are.
-func unknownToClients(ctx context.Context, err error, notFound error) error {
-	if fault.Is(err, fault.Forbidden) && access.From(ctx).ClientApp() != "" {
-		return notFound
-	}
-	return err
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
-	"golang.org/x/sync/semaphore"
 
 	cmdcontent "github.com/halocms/halocms/commands/content"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
@@ -78,17 +77,10 @@ type Readiness interface {
 	Ready(ctx context.Context) error
 }
 
-// ProjectionLag tells how far a projection's read model is complete (see
-// projections.Runtime.Horizon).
-type ProjectionLag interface {
-	// Horizon returns an instant, by the database's clock, before which
-	// every event projection name will ever apply is applied (within the
-	// limits projections.Runtime.Horizon states): no later than now, the
-	// start of a transaction still open that has written or of a
-	// statement still running (either may yet commit events), or the
-	// first stamp of the transaction of the first event it has yet to
-	// apply.
-	Horizon(ctx context.Context, name string) (time.Time, error)
+// ReadLine bounds the hot reads that run in PostgreSQL at once (see
+// postgres.ReadLine).
+type ReadLine interface {
+	Enter(ctx context.Context, weight int64) (leave func(), err error)
 }
 
 // Deps are the application services the router calls. All are required.
@@ -104,7 +96,7 @@ type Deps struct {
 	Push        PushCommands
 	PushRead    PushQueries
 	Ready       Readiness
-	Lag         ProjectionLag
+	Line        ReadLine
 	Metrics     *Metrics
 	Log         *slog.Logger
 
@@ -129,52 +121,25 @@ type Config struct {
 	MaxBodyBytes int64
 	// BatchBodyBytes bounds content batch bodies (default 16 MiB).
 	BatchBodyBytes int64
-	// SearchCacheEntries bounds the content search answer cache (default
-	// 1024 answers; negative: no cache). See searchCache.
-	SearchCacheEntries int
-	// ReadConcurrency bounds the hot reads that run in PostgreSQL at once
-	// (0: no bound): content searches and loyalty account reads (an
-	// account, its transactions). The others wait in line, first come
-	// first served. Under load, reads sharing the CPUs all slow down
-	// together and the slowest wait many times the average; in line, each
-	// runs nearly alone and the p99 stays close to the mean. A search
-	// answered by one statement (rmcontent.OneStatement) counts twice: it
-	// keeps PostgreSQL busy from start to end, where the others leave it
-	// idle between their statements.
-	ReadConcurrency int
-	// SearchTimeout bounds a content search, its wait in line included
-	// (default 10 s; negative: none): one that takes longer is stopped and
-	// answered 503, so that no search (an app's token is public) keeps
-	// PostgreSQL busy for long.
-	SearchTimeout time.Duration
 }
 
 type server struct {
 	Deps
 	cfg     Config
-	cache   *searchCache
 	numbers appNumbers
-	reads   *semaphore.Weighted // see Config.ReadConcurrency; nil: no bound
 }
 
-// inLine waits for weight places in the read line (Config.ReadConcurrency)
-// and returns what gives them back.
+// inLine waits for weight places in the read line and returns what gives
+// them back.
 func (s *server) inLine(ctx context.Context, weight int64) (release func(), err error) {
-	if s.reads == nil {
-		return func() {}, nil
-	}
-	weight = min(weight, int64(s.cfg.ReadConcurrency))
-	if err := s.reads.Acquire(ctx, weight); err != nil {
-		return nil, err
-	}
-	return func() { s.reads.Release(weight) }, nil
+	return s.Line.Enter(ctx, weight)
 }
 
 // NewRouter builds the whole HTTP API.
 func NewRouter(d Deps, cfg Config) http.Handler {
 	if d.Sessions == nil || d.Identity == nil || d.Users == nil || d.Rights == nil || d.Authorizer == nil ||
 		d.Audit == nil || d.Content == nil || d.ContentRead == nil || d.Push == nil || d.PushRead == nil || d.AppUsers == nil || d.AppUsersRead == nil ||
-		d.Loyalty == nil || d.LoyaltyRead == nil || d.LoyaltyAudit == nil || d.Ready == nil || d.Lag == nil || d.Metrics == nil || d.Log == nil {
+		d.Loyalty == nil || d.LoyaltyRead == nil || d.LoyaltyAudit == nil || d.Ready == nil || d.Line == nil || d.Metrics == nil || d.Log == nil {
 		panic("httpapi.NewRouter: nil dependency")
 	}
 	if cfg.MaxBodyBytes == 0 {
@@ -183,16 +148,7 @@ func NewRouter(d Deps, cfg Config) http.Handler {
 	if cfg.BatchBodyBytes == 0 {
 		cfg.BatchBodyBytes = 16 << 20
 	}
-	if cfg.SearchCacheEntries == 0 {
-		cfg.SearchCacheEntries = 1024
-	}
-	if cfg.SearchTimeout == 0 {
-		cfg.SearchTimeout = 10 * time.Second
-	}
-	s := &server{Deps: d, cfg: cfg, cache: newSearchCache(cfg.SearchCacheEntries, d.Metrics)}
-	if cfg.ReadConcurrency > 0 {
-		s.reads = semaphore.NewWeighted(int64(cfg.ReadConcurrency))
-	}
+	s := &server{Deps: d, cfg: cfg}
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, s.clientIP, s.metrics, s.limitBody)
 	r.Use(middleware.StripSlashes) // every path works with and without a trailing slash

@@ -2,11 +2,12 @@ package httpapi
 
 import (
 	"encoding/json"
-	cmdsession "github.com/halocms/halocms/commands/session"
-	"github.com/halocms/halocms/domain/fault"
 	"mime"
 	"net/http"
 	"strings"
+
+	cmdsession "github.com/halocms/halocms/commands/session"
+	"github.com/halocms/halocms/domain/fault"
 )
 
 func kindLabel(err error) string { return strings.ReplaceAll(fault.KindOf(err).String(), " ", "_") }

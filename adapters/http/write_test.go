@@ -22,7 +22,7 @@ func TestAnswersCarryTheirLength(t *testing.T) {
 		case "/json":
 			writeJSON(w, http.StatusCreated, big)
 		case "/encoded":
-			writeEncoded(w, bytes.Repeat(encoded, 300))
+			writeBody(w, http.StatusOK, bytes.Repeat(encoded, 300))
 		case "/unencodable":
 			writeJSON(w, http.StatusOK, map[string]any{"f": func() {}})
 		}

@@ -266,14 +266,16 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	stopExpirer := a.startExpirer(ctx)
 	defer stopExpirer()
 
+	line := postgres.NewReadLine(a.cfg.ReadConcurrency)
+	contentRead := rmcontent.NewQueries(a.contents, a.authz, a.runtime, line, a.metrics,
+		rmcontent.QueriesConfig{CacheEntries: a.cfg.SearchCache, SearchTimeout: a.cfg.SearchTimeout})
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
-		Audit: a.auditor, Content: a.content, ContentRead: a.contents, Push: a.push, PushRead: a.pushes,
-		Ready: readiness{a}, Lag: a.runtime, Metrics: a.metrics, Log: a.log,
+		Audit: a.auditor, Content: a.content, ContentRead: contentRead, Push: a.push, PushRead: a.pushes,
+		Ready: readiness{a}, Line: line, Metrics: a.metrics, Log: a.log,
 		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
 		Loyalty: a.loyalty, LoyaltyRead: a.loyaltyRead, LoyaltyAudit: a.auditor,
-	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies, SearchCacheEntries: a.cfg.SearchCache,
-		ReadConcurrency: a.cfg.ReadConcurrency, SearchTimeout: a.cfg.SearchTimeout})
+	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("serving", "addr", ln.Addr().String())

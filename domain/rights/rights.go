@@ -57,6 +57,15 @@ var (
 
 func (k ScopeKind) String() string { return k.name }
 
+// CoveringModule and CoveringItem are the kinds of scope whose rights
+// cover a module and its items, or an item: a right on a module allows
+// its permissions on the module and its items, a right on an item on that
+// item only.
+var (
+	CoveringModule = []ScopeKind{AppScope, ModuleScope}
+	CoveringItem   = []ScopeKind{AppScope, ModuleScope, ItemScope}
+)
+
 // ParseScopeKind parses a stored scope kind.
 func ParseScopeKind(s string) (ScopeKind, error) {
 	for _, k := range []ScopeKind{AppScope, ModuleScope, ItemScope} {
