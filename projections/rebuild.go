@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -102,353 +99,341 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 	if !ok {
 		return RebuildResult{}, fmt.Errorf("%w: %q", ErrUnknownProjection, name)
 	}
-	start := time.Now()
-	res := RebuildResult{Projection: name}
+	r := &rebuild{rt: rt, p: p, name: name, opts: opts, start: time.Now(), batch: rt.rebuildBatch(opts)}
+	r.res.Projection = name
 	if err := rt.ensure(ctx, p); err != nil {
-		return res, err
+		return r.res, err
 	}
+	unlock, err := rt.lockRebuild(ctx, name)
+	if err != nil {
+		return r.res, err
+	}
+	defer unlock()
+	if err := r.prepare(ctx); err != nil {
+		return r.res, err
+	}
+	if err := r.countLog(ctx); err != nil {
+		return r.res, r.abandon(ctx, err)
+	}
+	if err := r.replay(ctx); err != nil {
+		return r.res, r.abandon(ctx, fmt.Errorf("projection %s rebuild: %w", name, err))
+	}
+	// Fresh statistics for the live runners, which plan their statements
+	// on the new tables after the switch (see growth).
+	if err := rt.growth.analyze(ctx, rt.pool, p, r.newSchema); err != nil {
+		return r.res, r.abandon(ctx, fmt.Errorf("projection %s rebuild: %w", name, err))
+	}
+	if err := r.switchReads(ctx); err != nil {
+		return r.res, r.abandon(ctx, fmt.Errorf("projection %s: switch to v%d: %w", name, r.newV, err))
+	}
+	r.switched()
+	r.res.OldDropped = rt.dropSchema(ctx, r.oldSchema, opts.DropTimeout)
+	r.res.Took = time.Since(r.start)
+	return r.res, nil
+}
 
-	// One rebuild per projection at a time: a session advisory lock on a
-	// connection held for the whole rebuild.
+// rebuild is one run of RebuildWith: its steps are its methods.
+type rebuild struct {
+	rt    *Runtime
+	p     Projector
+	name  string
+	opts  RebuildOptions
+	start time.Time
+	batch int // events per read and per Apply
+
+	oldV, newV           int
+	oldSchema, newSchema string
+
+	pos         event.Position // the new version's checkpoint
+	done, total int64          // events applied, and expected (see RebuildOptions.Progress)
+	keepNew     bool           // after a Verify mismatch, for inspection
+	res         RebuildResult
+}
+
+// rebuildBatch is the batch size of a rebuild with opts.
+func (rt *Runtime) rebuildBatch(opts RebuildOptions) int {
+	switch {
+	case opts.BatchSize > 0:
+		return opts.BatchSize
+	case rt.opts.RebuildBatchSize > 0:
+		return rt.opts.RebuildBatchSize
+	}
+	return DefaultRebuildBatchSize
+}
+
+// lockRebuild makes sure no other rebuild of projection name runs, in any
+// process, until the returned unlock is called: it takes a session
+// advisory lock on a connection held for the whole rebuild.
+func (rt *Runtime) lockRebuild(ctx context.Context, name string) (unlock func(), err error) {
 	conn, err := rt.pool.Acquire(ctx)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	defer conn.Release()
 	var locked bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, lockKey("rebuild", name)).Scan(&locked); err != nil {
-		return res, err
+		conn.Release()
+		return nil, err
 	}
 	if !locked {
-		return res, fmt.Errorf("projection %s: %w", name, ErrRebuildRunning)
+		conn.Release()
+		return nil, fmt.Errorf("projection %s: %w", name, ErrRebuildRunning)
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, lockKey("rebuild", name)) //nolint:errcheck
+	return func() {
+		conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, lockKey("rebuild", name)) //nolint:errcheck
+		conn.Release()
+	}, nil
+}
 
-	var oldV int
-	if err := rt.pool.QueryRow(ctx, `SELECT version FROM projection_checkpoints WHERE name = $1`, name).Scan(&oldV); err != nil {
-		return res, err
+// prepare makes a fresh, empty new version next to the live one, and the
+// rebuild's private checkpoint row, dropping what earlier rebuilds left.
+func (r *rebuild) prepare(ctx context.Context) error {
+	rt := r.rt
+	if err := rt.pool.QueryRow(ctx, `SELECT version FROM projection_checkpoints WHERE name = $1`, r.name).Scan(&r.oldV); err != nil {
+		return err
 	}
-	newV := oldV + 1
-	res.OldVersion = oldV
-	oldSchema, newSchema := SchemaName(name, oldV), SchemaName(name, newV)
-	rt.dropStale(ctx, name, oldV, opts.DropTimeout)
-
-	// A fresh, empty new version and the private checkpoint.
-	err = pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+ident(newSchema)+` CASCADE`); err != nil {
+	r.newV = r.oldV + 1
+	r.res.OldVersion = r.oldV
+	r.oldSchema, r.newSchema = SchemaName(r.name, r.oldV), SchemaName(r.name, r.newV)
+	rt.dropStale(ctx, r.name, r.oldV, r.opts.DropTimeout)
+	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+ident(r.newSchema)+` CASCADE`); err != nil {
 			return err
 		}
-		if err := createVersion(ctx, tx, p, newSchema); err != nil {
+		if err := createVersion(ctx, tx, r.p, r.newSchema); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO projection_checkpoints (name, version) VALUES ($1, $2)
-			ON CONFLICT (name) DO UPDATE SET version = $2, tx_id = '0', position = 0, updated_at = now()`, rebuildRow(name), newV)
+			ON CONFLICT (name) DO UPDATE SET version = $2, tx_id = '0', position = 0, updated_at = now()`, rebuildRow(r.name), r.newV)
 		return err
 	})
 	if err != nil {
-		return res, fmt.Errorf("projection %s: prepare v%d: %w", name, newV, err)
+		return fmt.Errorf("projection %s: prepare v%d: %w", r.name, r.newV, err)
 	}
-	keepNew := false // after a Verify mismatch, for inspection
-	cleanup := func() {
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		_, _ = rt.pool.Exec(c, `DELETE FROM projection_checkpoints WHERE name = $1`, rebuildRow(name))
-		var live int
-		if err := rt.pool.QueryRow(c, `SELECT version FROM projection_checkpoints WHERE name = $1`, name).Scan(&live); err != nil || live == newV {
-			return // unknown, or the switch did commit: the new version is live
-		}
-		if !keepNew {
-			rt.dropSchema(c, newSchema, opts.DropTimeout)
-		}
-	}
-	rt.log.Info("projection rebuild started", "projection", name, "version", newV, "schema", newSchema)
+	rt.log.Info("projection rebuild started", "projection", r.name, "version", r.newV, "schema", r.newSchema)
+	return nil
+}
 
-	var total int64
-	if err := rt.pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())`).Scan(&total); err != nil {
-		cleanup()
-		return res, err
+// abandon undoes what a failed rebuild prepared, unless its switch did
+// commit (on a connection lost while committing, say), and returns err.
+// It drops the new version, but after a Verify mismatch, which keeps it
+// for inspection (the next rebuild drops it).
+func (r *rebuild) abandon(ctx context.Context, err error) error {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_, _ = r.rt.pool.Exec(c, `DELETE FROM projection_checkpoints WHERE name = $1`, rebuildRow(r.name))
+	var live int
+	if r.rt.pool.QueryRow(c, `SELECT version FROM projection_checkpoints WHERE name = $1`, r.name).Scan(&live) != nil || live == r.newV {
+		return err // unknown, or the switch did commit: the new version is live
 	}
-	batch := opts.BatchSize
-	if batch <= 0 {
-		batch = rt.opts.RebuildBatchSize
+	if !r.keepNew {
+		r.rt.dropSchema(c, r.newSchema, r.opts.DropTimeout)
 	}
-	if batch <= 0 {
-		batch = DefaultRebuildBatchSize
-	}
-	var done int64
-	progress := func() {
-		if done > total {
-			total = done
-		}
-		if opts.Progress != nil {
-			opts.Progress(done, total)
-		}
-	}
-	progress()
+	return err
+}
 
-	// Replay: a reader goroutine fetches the next batch while the current
-	// one is applied.
-	var pos event.Position
-	readCtx, stopReading := context.WithCancel(ctx)
-	type batchOrErr struct {
-		events []event.Recorded
-		err    error
+// countLog takes the log's readable size as the expected total, and
+// reports the start.
+func (r *rebuild) countLog(ctx context.Context) error {
+	if err := r.rt.pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())`).Scan(&r.total); err != nil {
+		return err
 	}
-	batches := make(chan batchOrErr, 2)
-	defer func() {
-		stopReading()
-		for range batches { // wait for the reader to end
-		}
-	}()
-	go func() {
-		defer close(batches)
-		var after event.Position
-		for {
-			evs, err := rt.readLog(readCtx, nil, p, after, batch)
-			select {
-			case batches <- batchOrErr{evs, err}:
-			case <-readCtx.Done():
-				return
-			}
-			if err != nil || len(evs) < batch {
-				return // near the head: the switch transaction does the rest
-			}
-			after = evs[len(evs)-1].Position
-		}
-	}()
+	r.progress()
+	return nil
+}
+
+// progress reports the events applied so far, raising the expected total
+// when the log grew past it.
+func (r *rebuild) progress() {
+	r.total = max(r.total, r.done)
+	if r.opts.Progress != nil {
+		r.opts.Progress(r.done, r.total)
+	}
+}
+
+// replay applies the log to the new version up to near its head (the
+// switch applies the rest), batch by batch, each in a transaction of its
+// own with the rebuild's checkpoint. A reader goroutine fetches the next
+// batch while the current one is applied.
+func (r *rebuild) replay(ctx context.Context) error {
+	batches, stop := r.readAhead(ctx)
+	defer stop()
 	for b := range batches {
 		if b.err != nil {
-			cleanup()
-			return res, fmt.Errorf("projection %s rebuild: %w", name, b.err)
+			return b.err
 		}
 		if len(b.events) == 0 {
 			continue
 		}
-		last := b.events[len(b.events)-1].Position
-		err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
-			if err := p.Apply(ctx, tx, newSchema, b.events); err != nil {
-				return fmt.Errorf("apply %d events up to %s: %w", len(b.events), last, err)
+		if err := r.apply(ctx, b.events); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readBatch is a batch of the log, or why it could not be read.
+type readBatch struct {
+	events []event.Recorded
+	err    error
+}
+
+// readAhead reads the log from its start in batches on a goroutine of its
+// own, and ends after the first short batch (near the head) or the first
+// error. stop ends it early and waits for it.
+func (r *rebuild) readAhead(ctx context.Context) (batches <-chan readBatch, stop func()) {
+	readCtx, stopReading := context.WithCancel(ctx)
+	ch := make(chan readBatch, 2)
+	go func() {
+		defer close(ch)
+		var after event.Position
+		for {
+			evs, err := r.rt.readLog(readCtx, nil, r.p, after, r.batch)
+			select {
+			case ch <- readBatch{evs, err}:
+			case <-readCtx.Done():
+				return
 			}
-			return writeCheckpoint(ctx, tx, rebuildRow(name), last)
-		})
-		if err == nil && rt.growth.add(newSchema, len(b.events)) {
-			err = rt.growth.analyzeDue(ctx, rt.pool, p, newSchema)
+			if err != nil || len(evs) < r.batch {
+				return
+			}
+			after = evs[len(evs)-1].Position
 		}
+	}()
+	return ch, func() {
+		stopReading()
+		for range ch { // wait for the reader to end
+		}
+	}
+}
+
+// apply applies a batch of the replay to the new version, with the
+// rebuild's checkpoint, and runs the ANALYZE its growth makes due.
+func (r *rebuild) apply(ctx context.Context, events []event.Recorded) error {
+	rt := r.rt
+	last := events[len(events)-1].Position
+	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
+		if err := r.p.Apply(ctx, tx, r.newSchema, events); err != nil {
+			return fmt.Errorf("apply %d events up to %s: %w", len(events), last, err)
+		}
+		return writeCheckpoint(ctx, tx, rebuildRow(r.name), last)
+	})
+	if err == nil && rt.growth.add(r.newSchema, len(events)) {
+		err = rt.growth.analyzeDue(ctx, rt.pool, r.p, r.newSchema)
+	}
+	if err != nil {
+		return err
+	}
+	r.pos = last
+	r.done += int64(len(events))
+	r.progress()
+	return nil
+}
+
+// switchReads is the switch, in one transaction: with the live checkpoint
+// locked (live batches wait), it applies the log's tail to the new
+// version, verifies it if asked to, and points the live checkpoint and
+// the public views at it.
+func (r *rebuild) switchReads(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, r.rt.pool, func(tx pgx.Tx) error {
+		live, err := r.lockLive(ctx, tx)
 		if err != nil {
-			cleanup()
-			return res, fmt.Errorf("projection %s rebuild: %w", name, err)
+			return err
 		}
-		pos = last
-		done += int64(len(b.events))
-		progress()
-	}
+		if err := r.catchUp(ctx, tx); err != nil {
+			return err
+		}
+		if r.pos.Less(live) {
+			// Cannot happen: the live version only applied readable events.
+			return fmt.Errorf("rebuild at %s is behind the live checkpoint %s", r.pos, live)
+		}
+		if r.opts.Verify {
+			if err := r.rt.verify(ctx, tx, r.p, r.oldSchema, r.newSchema, live, r.pos, r.batch); err != nil {
+				r.keepNew = errors.Is(err, ErrRebuildMismatch)
+				return err
+			}
+			r.res.Verified = true
+		}
+		return r.pointReads(ctx, tx)
+	})
+}
 
-	// Fresh statistics for the live runners, which plan their statements
-	// on the new tables after the switch (see growth).
-	if err := rt.growth.analyze(ctx, rt.pool, p, newSchema); err != nil {
-		cleanup()
-		return res, fmt.Errorf("projection %s rebuild: %w", name, err)
-	}
-
-	// The switch.
-	lockTimeout := opts.LockTimeout
+// lockLive locks the live checkpoint row in tx, within
+// RebuildOptions.LockTimeout, and returns its position; the live version
+// must still be the one the rebuild started from.
+func (r *rebuild) lockLive(ctx context.Context, tx pgx.Tx) (event.Position, error) {
+	lockTimeout := r.opts.LockTimeout
 	if lockTimeout <= 0 {
 		lockTimeout = 30 * time.Second
 	}
-	err = pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, lockTimeout.Milliseconds())); err != nil {
-			return err
-		}
-		var liveV int
-		var liveTx, livePos int64
-		if err := tx.QueryRow(ctx, `SELECT version, tx_id::text::bigint, position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`,
-			name).Scan(&liveV, &liveTx, &livePos); err != nil {
-			return fmt.Errorf("lock live checkpoint: %w", err)
-		}
-		if liveV != oldV {
-			return fmt.Errorf("live version changed from %d to %d during the rebuild", oldV, liveV)
-		}
-		live := event.Position{TxID: uint64(liveTx), Pos: livePos}
-		// The tail, up to the head: the live runners are paused meanwhile.
-		for {
-			evs, err := rt.readLog(ctx, tx, p, pos, batch)
-			if err != nil {
-				return err
-			}
-			if len(evs) > 0 {
-				if err := p.Apply(ctx, tx, newSchema, evs); err != nil {
-					return fmt.Errorf("apply tail: %w", err)
-				}
-				pos = evs[len(evs)-1].Position
-				done += int64(len(evs))
-				progress()
-			}
-			if len(evs) < batch {
-				break
-			}
-		}
-		if pos.Less(live) {
-			// Cannot happen: the live version only applied readable events.
-			return fmt.Errorf("rebuild at %s is behind the live checkpoint %s", pos, live)
-		}
-		if opts.Verify {
-			if err := rt.verify(ctx, tx, p, oldSchema, newSchema, live, pos, batch); err != nil {
-				keepNew = errors.Is(err, ErrRebuildMismatch)
-				return err
-			}
-			res.Verified = true
-		}
-		if err := writeCheckpoint(ctx, tx, name, pos); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE projection_checkpoints SET version = $2 WHERE name = $1`, name, newV); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM projection_checkpoints WHERE name = $1`, rebuildRow(name)); err != nil {
-			return err
-		}
-		if err := announce(ctx, tx, announcement{Change: Change{Projection: name, All: true}, at: pos}); err != nil {
-			return err
-		}
-		return switchViews(ctx, tx, p.Tables(), newSchema)
-	})
-	if err != nil {
-		cleanup()
-		return res, fmt.Errorf("projection %s: switch to v%d: %w", name, newV, err)
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, lockTimeout.Milliseconds())); err != nil {
+		return event.Position{}, err
 	}
-	res.Version, res.Events, res.Position = newV, done, pos
-	rt.changedHere(announcement{Change: Change{Projection: name, All: true}, at: pos})
-	rt.watcher.kick()
-	rt.fireAll()
-	total = done
-	progress()
-	rt.log.Info("projection rebuilt and switched", "projection", name, "version", newV, "events", done,
-		"took", time.Since(start).Round(time.Millisecond))
-
-	res.OldDropped = rt.dropSchema(ctx, oldSchema, opts.DropTimeout)
-	res.Took = time.Since(start)
-	return res, nil
+	var liveV int
+	var liveTx, livePos int64
+	if err := tx.QueryRow(ctx, `SELECT version, tx_id::text::bigint, position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`,
+		r.name).Scan(&liveV, &liveTx, &livePos); err != nil {
+		return event.Position{}, fmt.Errorf("lock live checkpoint: %w", err)
+	}
+	if liveV != r.oldV {
+		return event.Position{}, fmt.Errorf("live version changed from %d to %d during the rebuild", r.oldV, liveV)
+	}
+	return event.Position{TxID: uint64(liveTx), Pos: livePos}, nil
 }
 
-// verify brings the old version from its checkpoint live to pos (what its
-// live runner would have done next) and compares every table.
-func (rt *Runtime) verify(ctx context.Context, tx pgx.Tx, p Projector, oldSchema, newSchema string, live, pos event.Position, batch int) error {
-	for after := live; after.Less(pos); {
-		evs, err := rt.readLog(ctx, tx, p, after, batch)
+// catchUp applies the tail of the log, up to its head, to the new
+// version in tx, while the live runners wait for the lock on their
+// checkpoint.
+func (r *rebuild) catchUp(ctx context.Context, tx pgx.Tx) error {
+	for {
+		evs, err := r.rt.readLog(ctx, tx, r.p, r.pos, r.batch)
 		if err != nil {
 			return err
 		}
-		n := 0
-		for n < len(evs) && !pos.Less(evs[n].Position) {
-			n++
-		}
-		if n == 0 {
-			return fmt.Errorf("verify: log ends at %s before %s", after, pos)
-		}
-		if err := p.Apply(ctx, tx, oldSchema, evs[:n]); err != nil {
-			return fmt.Errorf("verify: apply to the old version: %w", err)
-		}
-		after = evs[n-1].Position
-	}
-	var diffs []string
-	var compared map[string][]string
-	if c, ok := p.(Compared); ok {
-		compared = c.ComparedColumns()
-	}
-	for _, t := range p.Tables() {
-		cols := "*"
-		if cs := compared[t]; len(cs) > 0 {
-			quoted := make([]string, len(cs))
-			for i, c := range cs {
-				quoted[i] = ident(c)
+		if len(evs) > 0 {
+			if err := r.p.Apply(ctx, tx, r.newSchema, evs); err != nil {
+				return fmt.Errorf("apply tail: %w", err)
 			}
-			cols = strings.Join(quoted, ", ")
+			r.pos = evs[len(evs)-1].Position
+			r.done += int64(len(evs))
+			r.progress()
 		}
-		o, n := "SELECT "+cols+" FROM "+ident(oldSchema, t), "SELECT "+cols+" FROM "+ident(newSchema, t)
-		var onlyOld, onlyNew int64
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM (`+o+` EXCEPT ALL `+n+`) d),
-			(SELECT count(*) FROM (`+n+` EXCEPT ALL `+o+`) d)`).Scan(&onlyOld, &onlyNew); err != nil {
-			return fmt.Errorf("verify %s: %w", t, err)
-		}
-		if onlyOld != 0 || onlyNew != 0 {
-			diffs = append(diffs, fmt.Sprintf("%s: %d rows only in the live version, %d only in the rebuilt one", t, onlyOld, onlyNew))
+		if len(evs) < r.batch {
+			return nil
 		}
 	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("%w at %s: %s", ErrRebuildMismatch, pos, strings.Join(diffs, "; "))
-	}
-	return nil
 }
 
-// switchViews points the public views at schema. CREATE OR REPLACE keeps
-// views that other views depend on; if the columns changed it cannot, and
-// the view is dropped and created again.
-func switchViews(ctx context.Context, tx pgx.Tx, tables []string, schema string) error {
-	for _, t := range tables {
-		view, src := ident("public", t), ident(schema, t)
-		if _, err := tx.Exec(ctx, `SAVEPOINT cms_view`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE OR REPLACE VIEW `+view+` AS SELECT * FROM `+src); err != nil {
-			if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT cms_view`); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `DROP VIEW IF EXISTS `+view); err != nil {
-				return fmt.Errorf("replace view %s: %w", t, err)
-			}
-			if _, err := tx.Exec(ctx, `CREATE VIEW `+view+` AS SELECT * FROM `+src); err != nil {
-				return fmt.Errorf("create view %s: %w", t, err)
-			}
-		}
-		if _, err := tx.Exec(ctx, `RELEASE SAVEPOINT cms_view`); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// dropSchema drops a projection version's schema, giving up (with a
-// warning) if it cannot get the locks in time.
-func (rt *Runtime) dropSchema(ctx context.Context, schema string, timeout time.Duration) bool {
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
-	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, timeout.Milliseconds())); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+ident(schema)+` CASCADE`)
+// pointReads makes the new version the live one in tx: the live
+// checkpoint moves to it and its position, the rebuild's row goes, the
+// change of all is announced and the public views are re-created over
+// the new tables.
+func (r *rebuild) pointReads(ctx context.Context, tx pgx.Tx) error {
+	if err := writeCheckpoint(ctx, tx, r.name, r.pos); err != nil {
 		return err
-	})
-	if err != nil {
-		rt.log.Warn("could not drop old projection schema; the next rebuild will", "schema", schema, "err", err)
-		return false
 	}
-	return true
+	if _, err := tx.Exec(ctx, `UPDATE projection_checkpoints SET version = $2 WHERE name = $1`, r.name, r.newV); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM projection_checkpoints WHERE name = $1`, rebuildRow(r.name)); err != nil {
+		return err
+	}
+	if err := announce(ctx, tx, announcement{Change: Change{Projection: r.name, All: true}, at: r.pos}); err != nil {
+		return err
+	}
+	return switchViews(ctx, tx, r.p.Tables(), r.newSchema)
 }
 
-// dropStale drops schemas of versions older than current left by earlier
-// rebuilds.
-func (rt *Runtime) dropStale(ctx context.Context, name string, current int, timeout time.Duration) {
-	re := regexp.MustCompile(`^proj_` + regexp.QuoteMeta(name) + `_v([0-9]+)$`)
-	rows, err := rt.pool.Query(ctx, `SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)`, "proj_"+name+"_v")
-	if err != nil {
-		return
-	}
-	var stale []string
-	for rows.Next() {
-		var s string
-		if rows.Scan(&s) != nil {
-			continue
-		}
-		if m := re.FindStringSubmatch(s); m != nil {
-			if v, err := strconv.Atoi(m[1]); err == nil && v < current {
-				stale = append(stale, s)
-			}
-		}
-	}
-	rows.Close()
-	for _, s := range stale {
-		rt.dropSchema(ctx, s, timeout)
-	}
+// switched follows the switch's commit: it records the result, tells
+// this process's readers (OnChange), waiters and runners, and reports the
+// final progress.
+func (r *rebuild) switched() {
+	rt := r.rt
+	r.res.Version, r.res.Events, r.res.Position = r.newV, r.done, r.pos
+	rt.changedHere(announcement{Change: Change{Projection: r.name, All: true}, at: r.pos})
+	rt.watcher.kick()
+	rt.fireAll()
+	r.total = r.done
+	r.progress()
+	rt.log.Info("projection rebuilt and switched", "projection", r.name, "version", r.newV, "events", r.done,
+		"took", time.Since(r.start).Round(time.Millisecond))
 }
