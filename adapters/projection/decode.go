@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
 )
 
 // readLog returns up to limit events after the given position, on q (a
 // transaction), or on the pool when q is nil, decoded for p (see Handles).
-func (rt *Runtime) readLog(ctx context.Context, q DB, p Projector, after event.Position, limit int) ([]event.Recorded, error) {
+func (rt *Runtime) readLog(ctx context.Context, q projections.DB, p projections.Projector, after event.Position, limit int) ([]event.Recorded, error) {
 	var querier postgres.Querier
 	if q != nil {
 		querier = q
@@ -43,8 +44,8 @@ func (rt *Runtime) decode(rec event.Recorded) (event.Recorded, error) {
 // it does not use events of rec's type (the last of a batch, or a type the
 // codec does not know: see skipFor); Apply then sees the raw data, which
 // it ignores like any event it does not use.
-func (rt *Runtime) decodeFor(p Projector, rec event.Recorded) (event.Recorded, error) {
-	if s, ok := p.(Selective); ok && !s.Handles(rec.Type) {
+func (rt *Runtime) decodeFor(p projections.Projector, rec event.Recorded) (event.Recorded, error) {
+	if s, ok := p.(projections.Selective); ok && !s.Handles(rec.Type) {
 		return rec, nil
 	}
 	return rt.decode(rec)
@@ -53,8 +54,8 @@ func (rt *Runtime) decodeFor(p Projector, rec event.Recorded) (event.Recorded, e
 // skipFor lists the known event types p declares (Selective) it does not
 // use: its subscriber leaves their events out of its batches (but for a
 // batch's last, which the checkpoint advances to; see EventsSchema.Skip).
-func (rt *Runtime) skipFor(p Projector) []string {
-	s, ok := p.(Selective)
+func (rt *Runtime) skipFor(p projections.Projector) []string {
+	s, ok := p.(projections.Selective)
 	if !ok {
 		return nil
 	}
@@ -70,7 +71,7 @@ func (rt *Runtime) skipFor(p Projector) []string {
 // decodeAll decodes a batch's events for p in place, on up to GOMAXPROCS
 // goroutines: a runner is a serial stage (a batch import waits for the
 // content projection), and decoding is most of its own work.
-func (rt *Runtime) decodeAll(p Projector, recs []event.Recorded) error {
+func (rt *Runtime) decodeAll(p projections.Projector, recs []event.Recorded) error {
 	const minPerWorker = 100
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(recs)/minPerWorker))
 	errs := make([]error, workers)
@@ -94,7 +95,7 @@ func (rt *Runtime) decodeAll(p Projector, recs []event.Recorded) error {
 
 // skipList is skipFor(p), never nil: a NULL list would make every type
 // look skipped.
-func (rt *Runtime) skipList(p Projector) []string {
+func (rt *Runtime) skipList(p projections.Projector) []string {
 	if skip := rt.skipFor(p); skip != nil {
 		return skip
 	}

@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
 )
 
 // SchemaName is the PostgreSQL schema holding version of projection name.
@@ -31,7 +32,7 @@ func lockKey(purpose, name string) string { return "cms.projection." + purpose +
 // ensure creates the checkpoint row, the schema of the current version
 // with its tables, and the public views, if missing. Concurrent callers
 // (several processes starting) serialise on an advisory lock.
-func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
+func (rt *Runtime) ensure(ctx context.Context, p projections.Projector) error {
 	name := p.Name()
 	rewound := false
 	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
@@ -105,7 +106,7 @@ func (rt *Runtime) ensure(ctx context.Context, p Projector) error {
 
 // outdatedVersion tells why the version readers and live runners use
 // cannot take the projector's writes ("" when it can): see outdated.
-func (rt *Runtime) outdatedVersion(ctx context.Context, p Projector) (string, error) {
+func (rt *Runtime) outdatedVersion(ctx context.Context, p projections.Projector) (string, error) {
 	var version int
 	if err := rt.pool.QueryRow(ctx, `SELECT version FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&version); err != nil {
 		return "", err
@@ -116,7 +117,7 @@ func (rt *Runtime) outdatedVersion(ctx context.Context, p Projector) (string, er
 // outdated tells why the tables in schema cannot take the projector's
 // writes, "" when they can: some of its tables are missing, or they were
 // made for another Layout.
-func outdated(ctx context.Context, db DB, p Projector, schema string) (string, error) {
+func outdated(ctx context.Context, db projections.DB, p projections.Projector, schema string) (string, error) {
 	var missing []string
 	for _, t := range p.Tables() {
 		var ok bool
@@ -143,14 +144,14 @@ func outdated(ctx context.Context, db DB, p Projector, schema string) (string, e
 }
 
 // layout is p's Layout, "" when it has none.
-func layout(p Projector) string {
-	if l, ok := p.(Layouter); ok {
+func layout(p projections.Projector) string {
+	if l, ok := p.(projections.Layouter); ok {
 		return l.Layout()
 	}
 	return ""
 }
 
-func createVersion(ctx context.Context, tx pgx.Tx, p Projector, schema string) error {
+func createVersion(ctx context.Context, tx pgx.Tx, p projections.Projector, schema string) error {
 	if _, err := tx.Exec(ctx, `CREATE SCHEMA `+ident(schema)); err != nil {
 		return err
 	}

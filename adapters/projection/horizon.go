@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/halocms/halocms/projections"
 )
 
 // Horizon returns an instant, by the database's clock, before which every
@@ -82,7 +84,7 @@ var ErrSessionsHidden = errors.New("track_activities is off: a horizon cannot se
 
 // SessionsVisible reports ErrSessionsHidden when the sessions of the
 // database, as db connects to it, do not show their transactions.
-func SessionsVisible(ctx context.Context, db DB) error {
+func SessionsVisible(ctx context.Context, db projections.DB) error {
 	var on bool
 	if err := db.QueryRow(ctx, `SELECT current_setting('track_activities')::bool`).Scan(&on); err != nil {
 		return err
@@ -112,7 +114,7 @@ const pendingStampQuery = `SELECT t.recorded_at FROM events t
 	WHERE t.transaction_id = (SELECT e.transaction_id ` + firstPendingFrom + `)
 	ORDER BY t.transaction_id, t.global_position LIMIT 1`
 
-func (rt *Runtime) firstPending(ctx context.Context, p Projector) (time.Time, bool, error) {
+func (rt *Runtime) firstPending(ctx context.Context, p projections.Projector) (time.Time, bool, error) {
 	var at time.Time
 	err := rt.pool.QueryRow(ctx, firstPendingQuery, p.Name(), rt.skipList(p)).Scan(&at)
 	if errors.Is(err, pgx.ErrNoRows) {

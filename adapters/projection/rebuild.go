@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
 )
 
 // RebuildOptions tune Rebuild.
@@ -135,7 +136,7 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 // rebuild is one run of RebuildWith: its steps are its methods.
 type rebuild struct {
 	rt    *Runtime
-	p     Projector
+	p     projections.Projector
 	name  string
 	opts  RebuildOptions
 	start time.Time

@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/halocms/halocms/adapters/postgres"
 	cmswm "github.com/halocms/halocms/adapters/watermill"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
 )
 
 // Runner states reported by Health.
@@ -27,7 +28,7 @@ const (
 // runner runs one projection live.
 type runner struct {
 	rt   *Runtime
-	p    Projector
+	p    projections.Projector
 	name string
 	wake *postgres.Broadcast // relevant notifications; see notifiesFor
 
@@ -224,8 +225,8 @@ func (r *runner) eventsWaiting(ctx context.Context) bool {
 // The others' events wait for its next idle poll (Options.IdleWait): no
 // one waits for p to apply them, since every write waits only for the
 // projections it depends on, and p would only skip them.
-func notifiesFor(p Projector) func(payload string) bool {
-	s, ok := p.(Selective)
+func notifiesFor(p projections.Projector) func(payload string) bool {
+	s, ok := p.(projections.Selective)
 	if !ok {
 		return func(string) bool { return true }
 	}

@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
 )
 
 // verify brings the old version from its checkpoint live to pos (what its
 // live runner would have done next) and compares every table.
-func (rt *Runtime) verify(ctx context.Context, tx pgx.Tx, p Projector, oldSchema, newSchema string, live, pos event.Position, batch int) error {
+func (rt *Runtime) verify(ctx context.Context, tx pgx.Tx, p projections.Projector, oldSchema, newSchema string, live, pos event.Position, batch int) error {
 	for after := live; after.Less(pos); {
 		evs, err := rt.readLog(ctx, tx, p, after, batch)
 		if err != nil {
@@ -32,7 +33,7 @@ func (rt *Runtime) verify(ctx context.Context, tx pgx.Tx, p Projector, oldSchema
 	}
 	var diffs []string
 	var compared map[string][]string
-	if c, ok := p.(Compared); ok {
+	if c, ok := p.(projections.Compared); ok {
 		compared = c.ComparedColumns()
 	}
 	for _, t := range p.Tables() {

@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
 )
 
 // writeCheckpoint sets the checkpoint row (a projection's, or a rebuild's
 // own) to p, in q: the transaction that applied the events up to p, so
 // that both commit or neither does.
-func writeCheckpoint(ctx context.Context, q DB, row string, p event.Position) error {
+func writeCheckpoint(ctx context.Context, q projections.DB, row string, p event.Position) error {
 	tag, err := q.Exec(ctx, `UPDATE projection_checkpoints SET tx_id = $2::text::xid8, position = $3, updated_at = now() WHERE name = $1`,
 		row, fmt.Sprint(p.TxID), p.Pos)
 	if err != nil {
@@ -32,7 +33,7 @@ type checkpoint struct {
 
 // readCheckpoints reads the live checkpoints of names (all if nil; a
 // rebuild's own rows are left out).
-func readCheckpoints(ctx context.Context, q DB, names []string) ([]checkpoint, error) {
+func readCheckpoints(ctx context.Context, q projections.DB, names []string) ([]checkpoint, error) {
 	rows, err := q.Query(ctx, `SELECT name, tx_id::text::bigint, position FROM projection_checkpoints
 		WHERE ($1::text[] IS NULL OR name = ANY($1)) AND strpos(name, '@') = 0`, names)
 	if err != nil {

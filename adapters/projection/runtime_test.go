@@ -1,4 +1,4 @@
-package projections_test
+package projection_test
 
 import (
 	"bufio"
@@ -24,6 +24,7 @@ import (
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/projections"
 )
@@ -292,19 +293,19 @@ func (e *env) appendConcurrently(t *testing.T, workers, n int) {
 }
 
 type running struct {
-	rt     *projections.Runtime
+	rt     *projection.Runtime
 	cancel context.CancelFunc
 }
 
 func (r running) stop() { r.cancel(); r.rt.Wait() }
 
-func (e *env) start(t *testing.T, configure func(*projections.Options), ps ...projections.Projector) running {
+func (e *env) start(t *testing.T, configure func(*projection.Options), ps ...projections.Projector) running {
 	t.Helper()
-	opts := projections.Options{RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}
+	opts := projection.Options{RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}
 	if configure != nil {
 		configure(&opts)
 	}
-	rt := projections.NewRuntime(e.pool, e.store, nil, testLogger(), opts, ps...)
+	rt := projection.NewRuntime(e.pool, e.store, nil, testLogger(), opts, ps...)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := rt.Start(ctx); err != nil {
 		cancel()
@@ -364,7 +365,7 @@ func (e *env) waitReadable(t testing.TB) {
 
 // caughtUp waits (generously) for the projections to reach the last
 // committed event.
-func caughtUp(t *testing.T, e *env, rt *projections.Runtime, names ...string) {
+func caughtUp(t *testing.T, e *env, rt *projection.Runtime, names ...string) {
 	t.Helper()
 	if !rt.WaitForBound(context.Background(), 20*time.Second, e.lastCommitted(t), names...) {
 		t.Fatalf("projections %v did not catch up", names)
@@ -381,7 +382,7 @@ func TestProjectsEveryEventExactlyOnce(t *testing.T) {
 			e := newEnv(t)
 			c := &counter{name: "once"}
 			e.appendEvents(t, "before", 13, 500)
-			r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = batch }, c)
+			r := e.start(t, func(o *projection.Options) { o.LiveBatchSize = batch }, c)
 			e.appendConcurrently(t, 4, 150)
 			caughtUp(t, e, r.rt, "once")
 			assertExact(t, e.pool, c, nil)
@@ -432,7 +433,7 @@ func TestFailureMidBatchIsRolledBackAndRetried(t *testing.T) {
 	}
 	e.appendEvents(t, "s", 11, 600)
 	var onErr atomic.Int32
-	r := e.start(t, func(o *projections.Options) {
+	r := e.start(t, func(o *projection.Options) {
 		o.LiveBatchSize = 50
 		o.OnError = func(string, error) { onErr.Add(1) }
 	}, c)
@@ -462,7 +463,7 @@ func TestCancelMidBatchThenRestart(t *testing.T) {
 		}
 		return nil
 	}
-	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, c)
+	r := e.start(t, func(o *projection.Options) { o.LiveBatchSize = 100 }, c)
 	<-midBatch
 	r.stop()
 
@@ -570,7 +571,7 @@ func TestKilledRunnerHelper(t *testing.T) {
 		}
 		return nil
 	}
-	e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, c)
+	e.start(t, func(o *projection.Options) { o.LiveBatchSize = 100 }, c)
 	time.Sleep(time.Minute)
 }
 
@@ -607,8 +608,8 @@ func TestRunnerFindsEventsHiddenBeforeItListened(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // their notification has come and gone
 
 	c := &counter{name: "hidden"}
-	rt := projections.NewRuntime(e.pool, e.store, l, testLogger(),
-		projections.Options{IdleWait: time.Hour, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}, c)
+	rt := projection.NewRuntime(e.pool, e.store, l, testLogger(),
+		projection.Options{IdleWait: time.Hour, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}, c)
 	rctx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); rt.Wait() }()
 	if err := rt.Start(rctx); err != nil {
@@ -650,7 +651,7 @@ func TestFirstPendingReadsTheIndex(t *testing.T) {
 	generic := pgtest.Generic(t, e.pool)
 	for name, db := range map[string]*pgxpool.Pool{"custom": e.pool, "generic": generic} {
 		for _, skip := range [][]string{{}, {"a.x"}} {
-			for _, sql := range []string{projections.FirstPendingQuery, projections.PendingStampQuery} {
+			for _, sql := range []string{projection.FirstPendingQuery, projection.PendingStampQuery} {
 				rows, err := db.Query(ctx, "EXPLAIN "+sql, "probe", skip)
 				if err != nil {
 					t.Fatal(err)
@@ -669,7 +670,7 @@ func TestFirstPendingReadsTheIndex(t *testing.T) {
 	first := func(types ...string) (time.Time, bool) {
 		t.Helper()
 		var at time.Time
-		err := e.pool.QueryRow(ctx, projections.FirstPendingQuery, "probe", append([]string{}, types...)).Scan(&at)
+		err := e.pool.QueryRow(ctx, projection.FirstPendingQuery, "probe", append([]string{}, types...)).Scan(&at)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return at, false
 		}
@@ -704,7 +705,7 @@ func TestHorizon(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	rt := projections.New(e.pool, e.store, nil, testLogger(), &counter{name: "hz"}) // not started: no runner's transactions
+	rt := projection.New(e.pool, e.store, nil, testLogger(), &counter{name: "hz"}) // not started: no runner's transactions
 	e.appendEvents(t, "h", 2, 5)
 	e.waitReadable(t)
 	if _, err := e.pool.Exec(ctx, `INSERT INTO projection_checkpoints (name, tx_id, position)
@@ -823,7 +824,7 @@ func TestHorizon(t *testing.T) {
 	if h := horizon(); !h.Equal(first) {
 		t.Errorf("the second event of a transaction pending, stamped %s, the first %s: horizon %s, want the transaction's earliest", second, first, h)
 	}
-	if _, err := rt.Horizon(ctx, "nope"); !errors.Is(err, projections.ErrUnknownProjection) {
+	if _, err := rt.Horizon(ctx, "nope"); !errors.Is(err, projection.ErrUnknownProjection) {
 		t.Errorf("Horizon of an unknown projection: %v", err)
 	}
 }
@@ -834,7 +835,7 @@ func TestSessionsVisible(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	if err := projections.SessionsVisible(ctx, e.pool); err != nil {
+	if err := projection.SessionsVisible(ctx, e.pool); err != nil {
 		t.Fatalf("track_activities on: %v", err)
 	}
 	conn, err := pgx.Connect(ctx, e.url)
@@ -845,7 +846,7 @@ func TestSessionsVisible(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SET track_activities = off`); err != nil {
 		t.Fatal(err)
 	}
-	if err := projections.SessionsVisible(ctx, conn); !errors.Is(err, projections.ErrSessionsHidden) {
+	if err := projection.SessionsVisible(ctx, conn); !errors.Is(err, projection.ErrSessionsHidden) {
 		t.Errorf("track_activities off: %v, want ErrSessionsHidden", err)
 	}
 }
@@ -859,7 +860,7 @@ func TestTwoRuntimesSameProjection(t *testing.T) {
 	c1, c2 := &counter{name: "shared", gate: g}, &counter{name: "shared", gate: g}
 	e.appendEvents(t, "pre", 5, 300)
 	e2 := openEnv(t, e.url) // the second process has its own pool
-	cfg := func(o *projections.Options) { o.LiveBatchSize = 20; o.IdleWait = 50 * time.Millisecond }
+	cfg := func(o *projection.Options) { o.LiveBatchSize = 20; o.IdleWait = 50 * time.Millisecond }
 	r1 := e.start(t, cfg, c1)
 	r2 := e2.start(t, cfg, c2)
 	e.appendConcurrently(t, 4, 200)
@@ -885,7 +886,7 @@ func TestWaitFor(t *testing.T) {
 	// because other tests' transactions, anywhere in the cluster, can hide
 	// new events from the runner for many seconds on a loaded machine (a
 	// run with two busy loops beside the whole suite once took over 20 s).
-	r := e.start(t, func(o *projections.Options) { o.WaitTimeout, o.IdleWait = time.Minute, time.Hour }, c)
+	r := e.start(t, func(o *projection.Options) { o.WaitTimeout, o.IdleWait = time.Minute, time.Hour }, c)
 	caughtUp(t, e, r.rt)
 
 	// Caught up: true (woken by NOTIFY: the idle wait is an hour).
@@ -1011,7 +1012,7 @@ func TestWaitForAfterLostTables(t *testing.T) {
 // statusWhen polls Status until ok holds for the first projection (events
 // become readable once no older transaction in the cluster is running) or
 // twenty seconds pass.
-func statusWhen(t *testing.T, rt *projections.Runtime, ok func(projections.Status) bool) []projections.Status {
+func statusWhen(t *testing.T, rt *projection.Runtime, ok func(projection.Status) bool) []projection.Status {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -1034,8 +1035,8 @@ func TestStatus(t *testing.T) {
 	e.waitReadable(t)
 	time.Sleep(20 * time.Millisecond)
 
-	rt := projections.New(e.pool, e.store, nil, testLogger(), c)
-	st := statusWhen(t, rt, func(s projections.Status) bool { return s.LagEvents == 120 })
+	rt := projection.New(e.pool, e.store, nil, testLogger(), c)
+	st := statusWhen(t, rt, func(s projection.Status) bool { return s.LagEvents == 120 })
 	if len(st) != 1 || st[0].Name != "stat" || !st[0].Registered || st[0].LagEvents != 120 || st[0].LagSeconds <= 0 {
 		t.Fatalf("before start: %+v, want lag of 120 events and > 0s", st)
 	}
@@ -1045,9 +1046,9 @@ func TestStatus(t *testing.T) {
 
 	r := e.start(t, nil, c)
 	caughtUp(t, e, r.rt)
-	st = statusWhen(t, r.rt, func(s projections.Status) bool { return s.LagEvents == 0 })
+	st = statusWhen(t, r.rt, func(s projection.Status) bool { return s.LagEvents == 0 })
 	s := st[0]
-	if s.LagEvents != 0 || s.LagSeconds != 0 || s.Version != 1 || s.Checkpoint != e.lastCommitted(t) || s.Runner == nil || s.Runner.State != projections.StateRunning {
+	if s.LagEvents != 0 || s.LagSeconds != 0 || s.Version != 1 || s.Checkpoint != e.lastCommitted(t) || s.Runner == nil || s.Runner.State != projection.StateRunning {
 		t.Fatalf("caught up: %+v (runner %+v)", s, s.Runner)
 	}
 	if err := r.rt.Ready(); err != nil {
@@ -1056,7 +1057,7 @@ func TestStatus(t *testing.T) {
 
 	r.stop()
 	e.appendEvents(t, "s", 4, 10)
-	st = statusWhen(t, r.rt, func(s projections.Status) bool { return s.LagEvents == 10 })
+	st = statusWhen(t, r.rt, func(s projection.Status) bool { return s.LagEvents == 10 })
 	if st[0].LagEvents != 10 || st[0].LagSeconds <= 0 {
 		t.Errorf("stopped behind: lag %d events, %fs; want 10 and > 0", st[0].LagEvents, st[0].LagSeconds)
 	}
@@ -1074,7 +1075,7 @@ func TestRebuildWhileLive(t *testing.T) {
 	e := newEnv(t)
 	live := &counter{name: "rb"}
 	e.appendEvents(t, "s", 50, 3000)
-	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, live)
+	r := e.start(t, func(o *projection.Options) { o.LiveBatchSize = 100 }, live)
 
 	stop := make(chan struct{})
 	var appended atomic.Int64
@@ -1099,11 +1100,11 @@ func TestRebuildWhileLive(t *testing.T) {
 	e.waitReadable(t)
 	// The rebuilding process: its own pool and runtime, not started.
 	e2 := openEnv(t, e.url)
-	rebuilder := projections.New(e2.pool, e2.store, nil, testLogger(), &counter{name: "rb"})
+	rebuilder := projection.New(e2.pool, e2.store, nil, testLogger(), &counter{name: "rb"})
 	var mu sync.Mutex
 	var calls int
 	var lastDone, lastTotal int64
-	res, err := rebuilder.RebuildWith(context.Background(), "rb", projections.RebuildOptions{
+	res, err := rebuilder.RebuildWith(context.Background(), "rb", projection.RebuildOptions{
 		BatchSize: 500,
 		Verify:    true,
 		Progress: func(done, total int64) {
@@ -1187,8 +1188,8 @@ func TestRebuildVerifyMismatchKeepsServingOldVersion(t *testing.T) {
 	r := e.start(t, nil, c)
 	caughtUp(t, e, r.rt)
 
-	_, err := r.rt.RebuildWith(context.Background(), "skewed", projections.RebuildOptions{Verify: true})
-	if !errors.Is(err, projections.ErrRebuildMismatch) {
+	_, err := r.rt.RebuildWith(context.Background(), "skewed", projection.RebuildOptions{Verify: true})
+	if !errors.Is(err, projection.ErrRebuildMismatch) {
 		t.Fatalf("rebuild: %v, want ErrRebuildMismatch", err)
 	}
 	if v, _ := e.checkpoint(t, "skewed"); v != 1 {
@@ -1206,14 +1207,14 @@ func TestRebuildVerifyMismatchKeepsServingOldVersion(t *testing.T) {
 
 // waitNeedsRebuild waits until rt's only runner reports that it waits for
 // a rebuild.
-func waitNeedsRebuild(t *testing.T, rt *projections.Runtime) {
+func waitNeedsRebuild(t *testing.T, rt *projection.Runtime) {
 	t.Helper()
-	waitState(t, rt, projections.StateNeedsRebuild, 5*time.Second)
+	waitState(t, rt, projection.StateNeedsRebuild, 5*time.Second)
 }
 
 // waitState waits until the first runner is in state, for at most
 // within.
-func waitState(t *testing.T, rt *projections.Runtime, state string, within time.Duration) {
+func waitState(t *testing.T, rt *projection.Runtime, state string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for rt.Health()[0].State != state {
@@ -1249,7 +1250,7 @@ func TestChangedTablesWaitForRebuild(t *testing.T) {
 	// The rebuild wakes the paused runner, which resumes well before its
 	// own 5-second re-check (the rebuild wrote the checkpoint, so caughtUp
 	// does not wait for it).
-	waitState(t, r2.rt, projections.StateRunning, 3*time.Second)
+	waitState(t, r2.rt, projection.StateRunning, 3*time.Second)
 	var n int64
 	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM public.evolve_extra`).Scan(&n); err != nil {
 		t.Errorf("new table's view: %v", err)
@@ -1296,7 +1297,7 @@ func TestChangedLayoutWaitsForRebuild(t *testing.T) {
 	r3 := e.start(t, nil, laidOut{&counter{name: "relaid"}, "values lower-cased"})
 	e.appendEvents(t, "s", 5, 10)
 	caughtUp(t, e, r3.rt)
-	if h := r3.rt.Health()[0]; h.State != projections.StateRunning {
+	if h := r3.rt.Health()[0]; h.State != projection.StateRunning {
 		t.Errorf("after a restart on the rebuilt version: %+v", h)
 	}
 }
@@ -1304,7 +1305,7 @@ func TestChangedLayoutWaitsForRebuild(t *testing.T) {
 func TestRebuildExcludesConcurrentRebuild(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	rt := projections.New(e.pool, e.store, nil, testLogger(), &counter{name: "solo"})
+	rt := projection.New(e.pool, e.store, nil, testLogger(), &counter{name: "solo"})
 	conn, err := e.pool.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -1313,10 +1314,10 @@ func TestRebuildExcludesConcurrentRebuild(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_lock(hashtextextended('cms.projection.rebuild:solo', 0))`); err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.Rebuild(context.Background(), "solo", nil); !errors.Is(err, projections.ErrRebuildRunning) {
+	if err := rt.Rebuild(context.Background(), "solo", nil); !errors.Is(err, projection.ErrRebuildRunning) {
 		t.Errorf("rebuild while another runs: %v, want ErrRebuildRunning", err)
 	}
-	if err := rt.Rebuild(context.Background(), "nope", nil); !errors.Is(err, projections.ErrUnknownProjection) {
+	if err := rt.Rebuild(context.Background(), "nope", nil); !errors.Is(err, projection.ErrUnknownProjection) {
 		t.Errorf("rebuild of an unknown projection: %v", err)
 	}
 }
@@ -1338,7 +1339,7 @@ func TestTablesAnalyzedAsTheyGrow(t *testing.T) {
 		return n
 	}
 	e.appendEvents(t, "a", 5, 999)
-	r := e.start(t, func(o *projections.Options) { o.LiveBatchSize = 100 }, c)
+	r := e.start(t, func(o *projection.Options) { o.LiveBatchSize = 100 }, c)
 	caughtUp(t, e, r.rt, "grown")
 	time.Sleep(50 * time.Millisecond) // an ANALYZE would run in the background
 	if n := reltuples("proj_grown_v1"); n != -1 {

@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
 )
 
 // Defaults of the Options.
@@ -77,8 +78,8 @@ type Runtime struct {
 	store    *postgres.EventStore
 	listener *postgres.Listener
 	log      *slog.Logger
-	projs    []Projector
-	byName   map[string]Projector
+	projs    []projections.Projector
+	byName   map[string]projections.Projector
 	opts     Options
 
 	wake    postgres.Broadcast // any new events, or a local switch
@@ -101,7 +102,7 @@ var (
 )
 
 // New is NewRuntime with default options.
-func New(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgres.Listener, logger *slog.Logger, projectors ...Projector) *Runtime {
+func New(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgres.Listener, logger *slog.Logger, projectors ...projections.Projector) *Runtime {
 	return NewRuntime(pool, store, listener, logger, Options{}, projectors...)
 }
 
@@ -111,16 +112,16 @@ func New(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgres.List
 // identifiers of at most 40 characters, unique, and their table names
 // unique across all projectors (each gets a view in the public schema):
 // NewRuntime panics otherwise.
-func NewRuntime(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgres.Listener, logger *slog.Logger, opts Options, projectors ...Projector) *Runtime {
+func NewRuntime(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgres.Listener, logger *slog.Logger, opts Options, projectors ...projections.Projector) *Runtime {
 	if pool == nil || store == nil {
-		panic("projections.NewRuntime: nil pool or store")
+		panic("projection.NewRuntime: nil pool or store")
 	}
 	if logger == nil {
 		logger = slog.Default()
 	}
 	rt := &Runtime{
 		pool: pool, store: store, listener: listener, log: logger, opts: opts,
-		byName: map[string]Projector{}, runners: map[string]*runner{},
+		byName: map[string]projections.Projector{}, runners: map[string]*runner{},
 	}
 	rt.watcher = newCPWatcher(pool)
 	if opts.OnChange != nil {
@@ -131,20 +132,20 @@ func NewRuntime(pool *pgxpool.Pool, store *postgres.EventStore, listener *postgr
 	for _, p := range projectors {
 		name := p.Name()
 		if !nameRe.MatchString(name) {
-			panic(fmt.Sprintf("projections.NewRuntime: invalid projection name %q (want %s)", name, nameRe))
+			panic(fmt.Sprintf("projection.NewRuntime: invalid projection name %q (want %s)", name, nameRe))
 		}
 		if _, dup := rt.byName[name]; dup {
-			panic("projections.NewRuntime: projection registered twice: " + name)
+			panic("projection.NewRuntime: projection registered twice: " + name)
 		}
 		if len(p.Tables()) == 0 {
-			panic("projections.NewRuntime: projection " + name + " has no tables")
+			panic("projection.NewRuntime: projection " + name + " has no tables")
 		}
 		for _, t := range p.Tables() {
 			if !tableRe.MatchString(t) {
-				panic(fmt.Sprintf("projections.NewRuntime: projection %s: invalid table name %q", name, t))
+				panic(fmt.Sprintf("projection.NewRuntime: projection %s: invalid table name %q", name, t))
 			}
 			if other, dup := tables[t]; dup {
-				panic(fmt.Sprintf("projections.NewRuntime: table %s declared by both %s and %s", t, other, name))
+				panic(fmt.Sprintf("projection.NewRuntime: table %s declared by both %s and %s", t, other, name))
 			}
 			tables[t] = name
 		}
