@@ -201,3 +201,14 @@ func (rt *Runtime) missed(name string, cp event.Position) {
 	rt.opts.OnChange(Change{Projection: name, All: true})
 	rt.watcher.hear(name, cp, false)
 }
+
+// changedHere hands what a transaction of this process announced to
+// Options.OnChange once it ended, committed or not (it may have committed
+// all the same, on a connection lost while committing; telling of a change
+// that did not happen only costs a reader a read), without waiting to
+// hear it. The waiters are told when it is heard.
+func (rt *Runtime) changedHere(a announcement) {
+	if rt.opts.OnChange != nil && (a.All || len(a.Keys) > 0) {
+		rt.opts.OnChange(a.Change)
+	}
+}

@@ -242,17 +242,6 @@ func (rt *Runtime) Start(ctx context.Context) error {
 // of Start's context).
 func (rt *Runtime) Wait() { rt.wg.Wait() }
 
-// changedHere hands what a transaction of this process announced to
-// Options.OnChange once it ended, committed or not (it may have committed
-// all the same, on a connection lost while committing; telling of a change
-// that did not happen only costs a reader a read), without waiting to
-// hear it. The waiters are told when it is heard.
-func (rt *Runtime) changedHere(a announcement) {
-	if rt.opts.OnChange != nil && (a.All || len(a.Keys) > 0) {
-		rt.opts.OnChange(a.Change)
-	}
-}
-
 // fireAll wakes every runner (a switch: each may have something to do).
 func (rt *Runtime) fireAll() {
 	rt.wake.Fire()
