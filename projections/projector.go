@@ -1,7 +1,11 @@
-// Package projections holds the projection runtime (feeding events in log
-// order to projectors, through watermill, with exactly-once effect), the
-// rebuild and status machinery, and one sub-package per bounded context with
-// its projectors.
+// Package projections is the port projectors implement: a Projector turns
+// events, in log order, into read-model tables, writing through the DB it
+// is handed (the transaction that also records its checkpoint), and may
+// say more of itself (Selective, Compared, Layouter, Announcer). One
+// sub-package per bounded context holds its projectors. They depend on
+// nothing but this port, their domain and pgx: the engine that runs them
+// (runners, rebuilds, read-your-writes waits, status) is
+// adapters/projection.
 package projections
 
 import (
@@ -65,4 +69,12 @@ type Compared interface {
 // without Layout has the layout "".
 type Layouter interface {
 	Layout() string
+}
+
+// Announcer is implemented by a projector whose readers may keep rows in
+// memory: Changed names the keys (account ids, say) whose rows a batch of
+// events changes, or all when it may change any. It sees the batch Apply
+// gets, and must name at least every key Apply changes.
+type Announcer interface {
+	Changed(events []event.Recorded) (keys []string, all bool)
 }

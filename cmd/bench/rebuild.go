@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres"
-	"github.com/halocms/halocms/projections"
+	"github.com/halocms/halocms/adapters/projection"
 	projrights "github.com/halocms/halocms/projections/rights"
 )
 
@@ -21,7 +21,7 @@ func rebuildPhase(ctx context.Context, cfg config, pool *pgxpool.Pool, store *po
 		log = logger
 	}
 	proj := projrights.Projector{}
-	rt := projections.New(pool, store, nil, log, proj)
+	rt := projection.New(pool, store, nil, log, proj)
 	progressf("rebuild: projection %q over the whole log (runtime's default batch size); %d other active sessions on the server",
 		proj.Name(), otherSessions(ctx, pool))
 
@@ -30,7 +30,7 @@ func rebuildPhase(ctx context.Context, cfg config, pool *pgxpool.Pool, store *po
 	start := time.Now()
 	bctx, cancel := context.WithTimeout(ctx, cfg.phaseBudget)
 	defer cancel()
-	rr, err := rt.RebuildWith(bctx, proj.Name(), projections.RebuildOptions{
+	rr, err := rt.RebuildWith(bctx, proj.Name(), projection.RebuildOptions{
 		Progress: func(d, t int64) { done.Store(d); total.Store(t) },
 	})
 	took := time.Since(start)

@@ -23,6 +23,7 @@ import (
 	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/password"
 	"github.com/halocms/halocms/adapters/postgres"
+	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/adapters/pushlog"
 	"github.com/halocms/halocms/commands"
 	cmdappuser "github.com/halocms/halocms/commands/appuser"
@@ -35,7 +36,6 @@ import (
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/push"
-	"github.com/halocms/halocms/projections"
 	projappuser "github.com/halocms/halocms/projections/appuser"
 	projcontent "github.com/halocms/halocms/projections/content"
 	projidentity "github.com/halocms/halocms/projections/identity"
@@ -59,7 +59,7 @@ type app struct {
 	generic  *pgxpool.Pool // plan_cache_mode = force_generic_plan (see postgres.GenericPlans)
 	store    *postgres.EventStore
 	listener *postgres.Listener
-	runtime  *projections.Runtime
+	runtime  *projection.Runtime
 	identity *cmdidentity.Service
 	rights   *cmdrights.Service
 	content  *cmdcontent.Service
@@ -117,7 +117,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	if len(applied) > 0 {
 		log.Info("migrations applied", "versions", applied)
 	}
-	if err := projections.SessionsVisible(ctx, pool); err != nil {
+	if err := projection.SessionsVisible(ctx, pool); err != nil {
 		log.Warn("content syncs may miss changes: turn track_activities on", "err", err)
 	}
 	a := &app{cfg: cfg, log: log, pool: pool, metrics: httpapi.NewMetrics()}
@@ -128,12 +128,12 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.listener = postgres.NewListener(pool, postgres.NotifyChannel, log)
 	go a.listener.Run(lctx)
 	a.loyaltyRead = rmloyalty.New(pool)
-	ropts := projections.Options{WaitTimeout: cfg.ReadYourWrites}
+	ropts := projection.Options{WaitTimeout: cfg.ReadYourWrites}
 	cacheViews := serving && cfg.Loyalty.ViewCacheEntries >= 0
 	if cacheViews {
 		ropts.OnChange = a.forgetViews
 	}
-	a.runtime = projections.NewRuntime(pool, a.store, a.listener, log, ropts,
+	a.runtime = projection.NewRuntime(pool, a.store, a.listener, log, ropts,
 		projidentity.Projector{}, projrights.Projector{}, projcontent.Projector{}, projpush.Projector{},
 		projappuser.Projector{}, projloyalty.Projector{})
 	if cacheViews {
@@ -185,7 +185,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 }
 
 // forgetViews drops the cached loyalty views a change concerns.
-func (a *app) forgetViews(c projections.Change) {
+func (a *app) forgetViews(c projection.Change) {
 	switch {
 	case c.Projection == (projloyalty.Projector{}).Name() && !c.All:
 		a.loyaltyRead.Forget(c.Keys...)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/halocms/halocms/projections"
+	"github.com/halocms/halocms/adapters/projection"
 )
 
 // The Android flow of wire reference §6.1: GET by the cached id (404 for
@@ -361,7 +361,7 @@ func TestAppUsersSegments(t *testing.T) {
 	// A rebuild (in small batches) gives the live tables back, row for
 	// row, and the segments read the same from it.
 	ts.register(tok, "r@example.com", "rebuild-password", "")
-	res, err := ts.app.runtime.RebuildWith(context.Background(), "appusers", projections.RebuildOptions{BatchSize: 3, Verify: true})
+	res, err := ts.app.runtime.RebuildWith(context.Background(), "appusers", projection.RebuildOptions{BatchSize: 3, Verify: true})
 	if err != nil || res.Version < 2 {
 		t.Fatalf("rebuild: %+v %v", res, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/halocms/halocms/projections"
+	"github.com/halocms/halocms/adapters/projection"
 	projcontent "github.com/halocms/halocms/projections/content"
 )
 
@@ -259,7 +259,7 @@ func TestContentRebuildAnswersAlike(t *testing.T) {
 
 	version := 1
 	for _, size := range []int{1, 100_000} {
-		res, err := ts.app.runtime.RebuildWith(ctx, "content", projections.RebuildOptions{BatchSize: size, Verify: true})
+		res, err := ts.app.runtime.RebuildWith(ctx, "content", projection.RebuildOptions{BatchSize: size, Verify: true})
 		if err != nil {
 			t.Fatalf("rebuild in batches of %d: %v", size, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/halocms/halocms/adapters/password"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/projection"
 	cmdappuser "github.com/halocms/halocms/commands/appuser"
 	cmdsession "github.com/halocms/halocms/commands/session"
 	"github.com/halocms/halocms/domain/access"
@@ -24,7 +25,6 @@ import (
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/identity"
-	"github.com/halocms/halocms/projections"
 	projappuser "github.com/halocms/halocms/projections/appuser"
 	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 	rmidentity "github.com/halocms/halocms/readmodels/identity"
@@ -49,8 +49,8 @@ func newEnv(t *testing.T) *env {
 	pool := pgtest.Pool(t)
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	t.Cleanup(store.Close)
-	rt := projections.NewRuntime(pool, store, nil, slog.New(slog.NewTextHandler(io.Discard, nil)),
-		projections.Options{WaitTimeout: 20 * time.Second}, projappuser.Projector{})
+	rt := projection.NewRuntime(pool, store, nil, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		projection.Options{WaitTimeout: 20 * time.Second}, projappuser.Projector{})
 	rctx, stop := context.WithCancel(context.Background())
 	if err := rt.Start(rctx); err != nil {
 		t.Fatal(err)

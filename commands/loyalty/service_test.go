@@ -19,6 +19,7 @@ import (
 	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/projection"
 	cmdloyalty "github.com/halocms/halocms/commands/loyalty"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/appuser"
@@ -27,7 +28,6 @@ import (
 	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/loyalty"
 	"github.com/halocms/halocms/domain/rights"
-	"github.com/halocms/halocms/projections"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	projrights "github.com/halocms/halocms/projections/rights"
 	rmrights "github.com/halocms/halocms/readmodels/rights"
@@ -44,7 +44,7 @@ type env struct {
 	ctx   context.Context
 	pool  *pgxpool.Pool
 	store *postgres.EventStore
-	rt    *projections.Runtime
+	rt    *projection.Runtime
 	svc   *cmdloyalty.Service
 }
 
@@ -68,7 +68,7 @@ func newEnv(t testing.TB, opts cmdloyalty.Options) *env {
 	pool := pgtest.Pool(t)
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	t.Cleanup(store.Close)
-	rt := projections.NewRuntime(pool, store, nil, quiet, projections.Options{WaitTimeout: 20 * time.Second},
+	rt := projection.NewRuntime(pool, store, nil, quiet, projection.Options{WaitTimeout: 20 * time.Second},
 		projrights.Projector{}, projloyalty.Projector{})
 	rctx, stop := context.WithCancel(context.Background())
 	if err := rt.Start(rctx); err != nil {

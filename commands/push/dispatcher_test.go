@@ -19,12 +19,12 @@ import (
 	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/commands"
 	cmdpush "github.com/halocms/halocms/commands/push"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/push"
-	"github.com/halocms/halocms/projections"
 	projpush "github.com/halocms/halocms/projections/push"
 	rmpush "github.com/halocms/halocms/readmodels/push"
 	rmrights "github.com/halocms/halocms/readmodels/rights"
@@ -572,7 +572,7 @@ func TestScheduledLaterSentOnTime(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rt := projections.NewRuntime(e.pool, e.store, nil, quiet, projections.Options{}, projpush.Projector{})
+	rt := projection.NewRuntime(e.pool, e.store, nil, quiet, projection.Options{}, projpush.Projector{})
 	rctx, stopRT := context.WithCancel(ctx)
 	rtDone := make(chan error, 1)
 	go func() { rtDone <- rt.Run(rctx) }()

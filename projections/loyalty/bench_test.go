@@ -14,9 +14,9 @@ import (
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/loyalty"
-	"github.com/halocms/halocms/projections"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	"github.com/halocms/halocms/projections/loyalty/loyaltytest"
 )
@@ -59,7 +59,7 @@ func BenchmarkApplyEarned(b *testing.B) {
 	apply(opened)
 	rng := rand.New(rand.NewPCG(1, 2))
 	expiry := time.Now().AddDate(1, 0, 0)
-	const size = projections.DefaultRebuildBatchSize
+	const size = projection.DefaultRebuildBatchSize
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
@@ -92,7 +92,7 @@ func BenchmarkApplyEarned(b *testing.B) {
 // appends per AppendMulti). About 90% are earns (one in five with an
 // expiry a year ahead), 10% redemptions taking lots. Building the log
 // takes a while and is not timed. LOYALTY_BENCH_BATCH sets the rebuild's
-// batch size (projections.DefaultRebuildBatchSize if unset).
+// batch size (projection.DefaultRebuildBatchSize if unset).
 //
 //	go test ./projections/loyalty -run '^$' -bench Rebuild -benchtime 1x -timeout 30m
 func BenchmarkRebuild(b *testing.B) {
@@ -114,7 +114,7 @@ func BenchmarkRebuild(b *testing.B) {
 	pool := pgtest.Pool(b)
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	defer store.Close()
-	rt := projections.NewRuntime(pool, store, nil, nil, projections.Options{}, projloyalty.Projector{})
+	rt := projection.NewRuntime(pool, store, nil, nil, projection.Options{}, projloyalty.Projector{})
 	if err := rt.Setup(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func BenchmarkRebuild(b *testing.B) {
 	b.ResetTimer()
 	var took time.Duration
 	for range b.N {
-		res, err := rt.RebuildWith(ctx, "loyalty", projections.RebuildOptions{BatchSize: batch})
+		res, err := rt.RebuildWith(ctx, "loyalty", projection.RebuildOptions{BatchSize: batch})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,9 +15,9 @@ import (
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/loyalty"
-	"github.com/halocms/halocms/projections"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	"github.com/halocms/halocms/projections/loyalty/loyaltytest"
 )
@@ -315,7 +315,7 @@ func TestLiveAndRebuiltAgree(t *testing.T) {
 	pool := pgtest.Pool(t)
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	defer store.Close()
-	rt := projections.NewRuntime(pool, store, nil, nil, projections.Options{LiveBatchSize: 31}, projloyalty.Projector{})
+	rt := projection.NewRuntime(pool, store, nil, nil, projection.Options{LiveBatchSize: 31}, projloyalty.Projector{})
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(rctx) }()
@@ -336,7 +336,7 @@ func TestLiveAndRebuiltAgree(t *testing.T) {
 	check(t, ctx, pool, s, false, "live")
 	before := dump(t, ctx, pool)
 
-	res, err := rt.RebuildWith(ctx, "loyalty", projections.RebuildOptions{BatchSize: 113, Verify: true})
+	res, err := rt.RebuildWith(ctx, "loyalty", projection.RebuildOptions{BatchSize: 113, Verify: true})
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/push"
-	"github.com/halocms/halocms/projections"
 	projpush "github.com/halocms/halocms/projections/push"
 	rmpush "github.com/halocms/halocms/readmodels/push"
 )
@@ -35,7 +35,7 @@ func TestLiveAndRebuiltEqualTheDomainFold(t *testing.T) {
 	pool := pgtest.Pool(t)
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	defer store.Close()
-	rt := projections.NewRuntime(pool, store, nil, nil, projections.Options{LiveBatchSize: 29}, projpush.Projector{})
+	rt := projection.NewRuntime(pool, store, nil, nil, projection.Options{LiveBatchSize: 29}, projpush.Projector{})
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(rctx) }()
@@ -171,7 +171,7 @@ func TestLiveAndRebuiltEqualTheDomainFold(t *testing.T) {
 		t.Errorf("extra number lost precision: %v", sc.Notification.Extra["n"])
 	}
 
-	res, err := rt.RebuildWith(ctx, "push", projections.RebuildOptions{BatchSize: 17, Verify: true})
+	res, err := rt.RebuildWith(ctx, "push", projection.RebuildOptions{BatchSize: 17, Verify: true})
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}

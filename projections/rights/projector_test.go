@@ -16,9 +16,9 @@ import (
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/rights"
-	"github.com/halocms/halocms/projections"
 	projrights "github.com/halocms/halocms/projections/rights"
 )
 
@@ -34,7 +34,7 @@ func TestLiveAndRebuiltEqualTheDomainFold(t *testing.T) {
 	pool := pgtest.Pool(t)
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	defer store.Close()
-	rt := projections.NewRuntime(pool, store, nil, nil, projections.Options{LiveBatchSize: 37}, projrights.Projector{})
+	rt := projection.NewRuntime(pool, store, nil, nil, projection.Options{LiveBatchSize: 37}, projrights.Projector{})
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(rctx) }()
@@ -96,7 +96,7 @@ func TestLiveAndRebuiltEqualTheDomainFold(t *testing.T) {
 		t.Fatalf("live projection differs from the domain fold:\n got %v\nwant %v", got, want)
 	}
 
-	res, err := rt.RebuildWith(ctx, "rights", projections.RebuildOptions{BatchSize: 53, Verify: true})
+	res, err := rt.RebuildWith(ctx, "rights", projection.RebuildOptions{BatchSize: 53, Verify: true})
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}

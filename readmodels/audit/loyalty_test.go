@@ -10,13 +10,13 @@ import (
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/loyalty"
 	"github.com/halocms/halocms/domain/rights"
-	"github.com/halocms/halocms/projections"
 	projappuser "github.com/halocms/halocms/projections/appuser"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	"github.com/halocms/halocms/projections/loyalty/loyaltytest"
@@ -32,7 +32,7 @@ type loyaltyWorld struct {
 	ctx     context.Context
 	pool    *pgxpool.Pool
 	store   *postgres.EventStore
-	rt      *projections.Runtime
+	rt      *projection.Runtime
 	auditor *rmaudit.Auditor
 	sim     *loyaltytest.Sim
 	last    event.Position
@@ -83,7 +83,7 @@ func newLoyaltyWorld(t *testing.T) *loyaltyWorld {
 	pool := pgtest.Pool(t)
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	t.Cleanup(store.Close)
-	rt := projections.NewRuntime(pool, store, nil, nil, projections.Options{},
+	rt := projection.NewRuntime(pool, store, nil, nil, projection.Options{},
 		projrights.Projector{}, projappuser.Projector{}, projloyalty.Projector{})
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -10,20 +10,13 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
 )
 
 // ChangesChannel is the LISTEN/NOTIFY channel on which every batch of an
 // Announcer's projection says what it changed, for the processes whose
 // readers keep rows in memory (Options.OnChange).
 const ChangesChannel = "cms_changes"
-
-// Announcer is implemented by a projector whose readers may keep rows in
-// memory: Changed names the keys (account ids, say) whose rows a batch of
-// events changes, or all when it may change any. It sees the batch Apply
-// gets, and must name at least every key Apply changes.
-type Announcer interface {
-	Changed(events []event.Recorded) (keys []string, all bool)
-}
 
 // Change is what a batch of an Announcer's projection changed: the rows of
 // Keys, or any row when All. A Change with no Projection (and All) means
@@ -98,21 +91,21 @@ func parseAnnouncement(payload string) (announcement, bool) {
 
 // announce notifies ChangesChannel of a in the transaction q (delivered if
 // it commits).
-func announce(ctx context.Context, q DB, a announcement) error {
+func announce(ctx context.Context, q projections.DB, a announcement) error {
 	_, err := q.Exec(ctx, `SELECT pg_notify($1, $2)`, ChangesChannel, a.payload())
 	return err
 }
 
 // announcing reports whether p's batches are announced.
-func announcing(p Projector) bool {
-	_, ok := p.(Announcer)
+func announcing(p projections.Projector) bool {
+	_, ok := p.(projections.Announcer)
 	return ok
 }
 
 // announcementOf is what p's batch of events up to at changed (ok false:
 // p announces nothing).
-func announcementOf(p Projector, events []event.Recorded, at event.Position) (announcement, bool) {
-	a, ok := p.(Announcer)
+func announcementOf(p projections.Projector, events []event.Recorded, at event.Position) (announcement, bool) {
+	a, ok := p.(projections.Announcer)
 	if !ok {
 		return announcement{}, false
 	}
@@ -207,4 +200,15 @@ func (rt *Runtime) missed(name string, cp event.Position) {
 		"projection", name, "checkpoint", cp)
 	rt.opts.OnChange(Change{Projection: name, All: true})
 	rt.watcher.hear(name, cp, false)
+}
+
+// changedHere hands what a transaction of this process announced to
+// Options.OnChange once it ended, committed or not (it may have committed
+// all the same, on a connection lost while committing; telling of a change
+// that did not happen only costs a reader a read), without waiting to
+// hear it. The waiters are told when it is heard.
+func (rt *Runtime) changedHere(a announcement) {
+	if rt.opts.OnChange != nil && (a.All || len(a.Keys) > 0) {
+		rt.opts.OnChange(a.Change)
+	}
 }

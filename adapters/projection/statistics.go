@@ -1,4 +1,4 @@
-package projections
+package projection
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/halocms/halocms/projections"
 )
 
 // Planner statistics. A projection's tables start empty and grow as it
@@ -62,7 +64,7 @@ func (g *growth) init() {
 }
 
 // analyzeDue runs the ANALYZE due on p's tables in schema, if one is.
-func (g *growth) analyzeDue(ctx context.Context, db DB, p Projector, schema string) error {
+func (g *growth) analyzeDue(ctx context.Context, db projections.DB, p projections.Projector, schema string) error {
 	g.mu.Lock()
 	due := g.due[schema]
 	g.mu.Unlock()
@@ -74,7 +76,7 @@ func (g *growth) analyzeDue(ctx context.Context, db DB, p Projector, schema stri
 
 // analyze runs ANALYZE on p's tables in schema now; if it fails, one is
 // due.
-func (g *growth) analyze(ctx context.Context, db DB, p Projector, schema string) error {
+func (g *growth) analyze(ctx context.Context, db projections.DB, p projections.Projector, schema string) error {
 	g.mu.Lock()
 	delete(g.due, schema)
 	g.mu.Unlock()

@@ -1,4 +1,4 @@
-package projections
+package projection
 
 // The queries of firstPending and Horizon, for their plan test.
 const (

@@ -1,4 +1,4 @@
-package projections_test
+package projection_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/domain/event"
-	"github.com/halocms/halocms/projections"
 )
 
 // announcing is a counter whose batches announce the streams they touch,
@@ -34,10 +34,10 @@ func (a announcing) Changed(evs []event.Recorded) ([]string, bool) {
 // changeLog records changes as they are handed over.
 type changeLog struct {
 	mu  sync.Mutex
-	all []projections.Change
+	all []projection.Change
 }
 
-func (l *changeLog) add(c projections.Change) {
+func (l *changeLog) add(c projection.Change) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.all = append(l.all, c)
@@ -99,11 +99,11 @@ func TestChangesAnnounced(t *testing.T) {
 	t.Cleanup(cancel)
 	// Two processes run the projection: each batch is applied by either.
 	var logs [2]changeLog
-	var rts [2]*projections.Runtime
+	var rts [2]*projection.Runtime
 	for i := range rts {
 		// A wide bound: other tests' transactions, anywhere in the
 		// cluster, can hide new events from the runners for seconds.
-		rts[i] = openEnv(t, e.url).start(t, func(o *projections.Options) { o.OnChange, o.WaitTimeout = logs[i].add, time.Minute },
+		rts[i] = openEnv(t, e.url).start(t, func(o *projection.Options) { o.OnChange, o.WaitTimeout = logs[i].add, time.Minute },
 			announcing{&counter{name: "ann"}}).rt
 		for deadline := time.Now().Add(10 * time.Second); !rts[i].Hearing(); time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -140,8 +140,8 @@ func TestChangesAnnounced(t *testing.T) {
 		logs[i].mu.Unlock()
 	}
 	e2 := openEnv(t, e.url)
-	rebuilder := projections.New(e2.pool, e2.store, nil, testLogger(), announcing{&counter{name: "ann"}})
-	if _, err := rebuilder.RebuildWith(ctx, "ann", projections.RebuildOptions{}); err != nil {
+	rebuilder := projection.New(e2.pool, e2.store, nil, testLogger(), announcing{&counter{name: "ann"}})
+	if _, err := rebuilder.RebuildWith(ctx, "ann", projection.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range logs {
@@ -162,7 +162,7 @@ func TestUnannouncedBatches(t *testing.T) {
 	var log changeLog
 	// This process announces, but never applies a batch: the other one
 	// (which does not announce) applies them all.
-	here := openEnv(t, e.url).start(t, func(o *projections.Options) {
+	here := openEnv(t, e.url).start(t, func(o *projection.Options) {
 		o.OnChange, o.WaitTimeout = log.add, 20*time.Second
 	}, announcing{&counter{name: "mix", mid: func(context.Context, string, int) error { return errors.New("not here") }}}).rt
 	openEnv(t, e.url).start(t, nil, &counter{name: "mix"})

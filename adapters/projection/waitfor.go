@@ -1,11 +1,10 @@
-package projections
+package projection
 
 import (
 	"context"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres"
@@ -252,12 +251,6 @@ func (w *cpWatcher) checkHeard() {
 	}
 }
 
-// checkpoint is a row of the checkpoint table.
-type checkpoint struct {
-	name string
-	pos  event.Position
-}
-
 func (w *cpWatcher) refresh() {
 	began := w.began()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -267,25 +260,6 @@ func (w *cpWatcher) refresh() {
 		return // keep waiting on the cache; the waiters' deadlines hold
 	}
 	w.replace(began, fresh)
-}
-
-// readCheckpoints reads the live checkpoints of names (all if nil; a
-// rebuild's own rows are left out).
-func readCheckpoints(ctx context.Context, q DB, names []string) ([]checkpoint, error) {
-	rows, err := q.Query(ctx, `SELECT name, tx_id::text::bigint, position FROM projection_checkpoints
-		WHERE ($1::text[] IS NULL OR name = ANY($1)) AND strpos(name, '@') = 0`, names)
-	if err != nil {
-		return nil, err
-	}
-	var out []checkpoint
-	var cp checkpoint
-	var tx int64
-	_, err = pgx.ForEachRow(rows, []any{&cp.name, &tx, &cp.pos.Pos}, func() error {
-		cp.pos.TxID = uint64(tx)
-		out = append(out, cp)
-		return nil
-	})
-	return out, err
 }
 
 // began is the advance count when a refresh begins to read the table.

@@ -1,0 +1,245 @@
+package projection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/halocms/halocms/adapters/postgres"
+	cmswm "github.com/halocms/halocms/adapters/watermill"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
+)
+
+// Runner states reported by Health.
+const (
+	StateStarting = "starting"
+	StateRunning  = "running"
+	StateBackoff  = "backoff" // the last batch failed; retrying soon
+	// StateNeedsRebuild: the projector declares tables its current version
+	// lacks, or another Layout; it waits for `cms projections rebuild`.
+	StateNeedsRebuild = "needs_rebuild"
+	StateStopped      = "stopped"
+)
+
+// runner runs one projection live.
+type runner struct {
+	rt   *Runtime
+	p    projections.Projector
+	name string
+	wake *postgres.Broadcast // relevant notifications; see notifiesFor
+
+	backoff atomic.Pointer[cmswm.Backoff] // of the current subscription
+
+	mu           sync.Mutex
+	state        string
+	since        time.Time
+	lastActivity time.Time
+	lastBatch    time.Time
+	lastErr      error
+	lastErrAt    time.Time
+	failures     int
+
+	// batchMu is held while a message is handled and while a batch's
+	// outcome is recorded: watermill's query loop and the message loop
+	// never touch the batch transaction or the fields below at once.
+	batchMu       sync.Mutex
+	stopCtx       context.Context // ends when the runner stops: bounds Apply
+	buf           []event.Recorded
+	pending       int
+	pendingStart  time.Time
+	pendingSchema string
+	pendingLast   event.Position // the batch's last event: its checkpoint
+	pendingChange *announcement  // what the batch changed, if its projector announces it
+
+	upMu      sync.Mutex // guards the two below (see upkeep)
+	upRunning bool
+	upNext    string // the schema of an upkeep asked for while one runs
+}
+
+func (r *runner) setState(s string) {
+	r.mu.Lock()
+	if r.state != s {
+		r.state, r.since = s, time.Now()
+	}
+	r.mu.Unlock()
+}
+
+// starved reports whether the runner was woken for events and found none
+// readable yet.
+func (r *runner) starved() bool {
+	b := r.backoff.Load()
+	return b != nil && b.Starved()
+}
+
+func (r *runner) touch() {
+	r.mu.Lock()
+	r.lastActivity = time.Now()
+	r.mu.Unlock()
+}
+
+func (r *runner) run(ctx context.Context) {
+	defer r.setState(StateStopped)
+	retryMin, retryMax := r.rt.opts.RetryMin, r.rt.opts.RetryMax
+	if retryMin <= 0 {
+		retryMin = time.Second
+	}
+	if retryMax <= 0 {
+		retryMax = 30 * time.Second
+	}
+	wait := time.Duration(0)
+	for ctx.Err() == nil {
+		// Taken before the check, so that a rebuild that switches after
+		// it still wakes the wait below.
+		woken := r.rt.wake.C()
+		if why, err := r.rt.outdatedVersion(ctx, r.p); err == nil && why != "" {
+			// Paused until a rebuild (from any process) provides a version
+			// that can take the projector's writes.
+			r.mu.Lock()
+			r.lastErr, r.lastErrAt = fmt.Errorf("%s: run `cms projections rebuild %s`", why, r.name), time.Now()
+			r.mu.Unlock()
+			r.setState(StateNeedsRebuild)
+			select {
+			case <-ctx.Done():
+				return
+			case <-woken: // new events, or a local rebuild switched
+			case <-time.After(5 * time.Second):
+			}
+			continue
+		}
+		r.mu.Lock()
+		before := r.lastBatch
+		r.mu.Unlock()
+		err := r.subscribe(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		r.mu.Lock()
+		r.failures++
+		r.lastErr, r.lastErrAt = err, time.Now()
+		progressed := r.lastBatch.After(before)
+		r.mu.Unlock()
+		if progressed {
+			wait = 0 // batches went through before this failure: not a streak
+		}
+		if r.rt.opts.OnError != nil {
+			r.rt.opts.OnError(r.name, err)
+		}
+		if wait == 0 {
+			wait = retryMin
+		} else if wait *= 2; wait > retryMax {
+			wait = retryMax
+		}
+		r.rt.log.Error("projection batch failed, rolled back; retrying", "projection", r.name, "err", err, "retry_in", wait)
+		r.setState(StateBackoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// subscribe runs one watermill subscription until ctx ends or a batch
+// fails. A failed batch cancels the subscription: watermill then rolls the
+// batch transaction back (nothing of it, checkpoint included, commits) and
+// the runner subscribes again after a back-off.
+func (r *runner) subscribe(ctx context.Context) error {
+	// watermill abandons a batch whose context ends while the handler is
+	// still using the batch transaction, and rolls it back concurrently.
+	// So the subscription's context is not ctx: it is cancelled only
+	// between messages, once ctx ends. Apply itself runs under ctx, so a
+	// stop interrupts it; the batch then fails and rolls back.
+	r.stopCtx = ctx
+	subCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stopping := false
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-subCtx.Done():
+			return
+		}
+		r.batchMu.Lock()
+		stopping = true
+		r.batchMu.Unlock()
+		cancel()
+	}()
+	b := cmswm.NewBackoff(subCtx, r.wake.C)
+	r.backoff.Store(b)
+	b.Idle = r.rt.opts.IdleWait
+	b.OnQuery = func(noMsg bool, err error) { r.onQuery(subCtx, noMsg, err) }
+	b.Pending = r.eventsWaiting
+	r.buf, r.pending = nil, 0
+	sub, err := cmswm.NewSubscriber(r.rt.pool, cmswm.SubscriberConfig{
+		Projection:              r.name,
+		BatchSize:               r.rt.liveBatch(),
+		Skip:                    r.rt.skipFor(r.p),
+		HandlerWritesCheckpoint: true,
+		Backoff:                 b,
+		Logger:                  r.rt.log.With("projection", r.name),
+	})
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	msgs, err := sub.Subscribe(subCtx, cmswm.Topic)
+	if err != nil {
+		return err
+	}
+	r.setState(StateRunning)
+	r.touch()
+	var failed error
+	for msg := range msgs {
+		r.batchMu.Lock()
+		if failed != nil || stopping {
+			r.batchMu.Unlock()
+			continue // cancelled: drain without acknowledging
+		}
+		r.touch()
+		if err := r.handle(msg); err != nil {
+			failed = err
+			cancel() // roll the batch back
+		}
+		r.batchMu.Unlock()
+	}
+	if failed == nil && ctx.Err() == nil {
+		failed = errors.New("subscription ended")
+	}
+	return failed
+}
+
+// eventsWaiting reports whether the log holds events of the projector's types
+// past its checkpoint, readable or not (see cmswm.Backoff.Pending); true
+// if it cannot tell.
+func (r *runner) eventsWaiting(ctx context.Context) bool {
+	_, ok, err := r.rt.firstPending(ctx, r.p)
+	return err != nil || ok
+}
+
+// notifiesFor returns which NotifyChannel payloads wake p's runner: those
+// announcing an event type it handles, and those announcing any type.
+// The others' events wait for its next idle poll (Options.IdleWait): no
+// one waits for p to apply them, since every write waits only for the
+// projections it depends on, and p would only skip them.
+func notifiesFor(p projections.Projector) func(payload string) bool {
+	s, ok := p.(projections.Selective)
+	if !ok {
+		return func(string) bool { return true }
+	}
+	return func(payload string) bool {
+		types := postgres.NotifiedTypes(payload)
+		if types == nil {
+			return true
+		}
+		for _, t := range types {
+			if s.Handles(t) {
+				return true
+			}
+		}
+		return false
+	}
+}
