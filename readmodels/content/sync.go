@@ -38,7 +38,7 @@ type SyncResult struct {
 // sync's read cannot see yet (changes committed but not applied by the
 // projection, or in transactions still open) is the caller's to account
 // for: the HTTP layer answers a syncTimestamp no later than the
-// projection's horizon (see projections.Runtime.Horizon).
+// projection's horizon (see projection.Runtime.Horizon).
 const SyncMargin = projcontent.SyncMargin
 
 // Sync answers a sync of one module at q.To. An item is live at t when it
