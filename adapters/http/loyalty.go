@@ -34,15 +34,19 @@ type LoyaltyCommands interface {
 	Check(ctx context.Context, account string, op cmdloyalty.Op) error
 }
 
-// LoyaltyQueries reads accounts, transactions and stamp cards. It checks
-// nothing: the handlers below decide who may read what.
+// LoyaltyQueries answers the reads of loyalty data for the caller (see
+// rmloyalty.Queries: it checks who may read what).
 type LoyaltyQueries interface {
 	Account(ctx context.Context, id string) (rmloyalty.AccountView, error)
-	Transactions(ctx context.Context, account string, page, limit int) (rmloyalty.TransactionPage, error)
-	Transaction(ctx context.Context, account, id string) (rmloyalty.Transaction, error)
-	Search(ctx context.Context, q rmloyalty.SearchQuery) (rmloyalty.AccountPage, error)
-	Cards(ctx context.Context, app string) ([]rmloyalty.Card, error)
+	Transactions(ctx context.Context, req rmloyalty.TransactionsRequest) (rmloyalty.TransactionPage, error)
+	Search(ctx context.Context, req rmloyalty.SearchRequest) (rmloyalty.AccountPage, error)
+	Cards(ctx context.Context, req rmloyalty.CardsRequest) ([]rmloyalty.Card, error)
 	Card(ctx context.Context, id string) (rmloyalty.Card, error)
+	// ReadBackAccount, ReadBackTransaction and ReadBackCard read what a
+	// command wrote, to answer the write.
+	ReadBackAccount(ctx context.Context, id string) (rmloyalty.AccountView, error)
+	ReadBackTransaction(ctx context.Context, account, id string) (rmloyalty.Transaction, error)
+	ReadBackCard(ctx context.Context, id string) (rmloyalty.Card, error)
 }
 
 // LoyaltyAuditor replays a loyalty account from the event log (it checks
@@ -110,46 +114,6 @@ func loyaltyAccount(r *http.Request) (string, error) {
 	return a.ID, nil
 }
 
-// canReadAccount refuses callers that may not read a loyalty account
-// before it is loaded: app tokens (a device has no business with the
-// others' points) and identified users other than its owner.
-func canReadAccount(a access.Actor, id string) error {
-	switch a.Kind {
-	case access.Anonymous:
-		return access.ErrUnauthenticated
-	case access.App:
-		return fault.Forbiddenf("app tokens may not read loyalty accounts; sign the user in").With("permission", rights.Read.String())
-	case access.Identified:
-		if id != a.ID {
-			return fault.Forbiddenf("an identified user may read their own loyalty account only")
-		}
-	}
-	return nil
-}
-
-// readAccount loads an account for the caller: its owner, or a CMS user
-// holding read on its app.
-func (s *server) readAccount(ctx context.Context, id string) (rmloyalty.AccountView, error) {
-	a := access.From(ctx)
-	if err := canReadAccount(a, id); err != nil {
-		return rmloyalty.AccountView{}, err
-	}
-	v, err := s.LoyaltyRead.Account(ctx, id)
-	if err != nil {
-		return v, s.refusedFirst(ctx, rights.Read, err)
-	}
-	return v, s.mayReadAccountOf(ctx, a, v.App)
-}
-
-// mayReadAccountOf finishes canReadAccount once the account's app is
-// known: its owner may read it, a CMS user needs read on the app.
-func (s *server) mayReadAccountOf(ctx context.Context, a access.Actor, app string) error {
-	if a.Kind == access.Identified {
-		return nil // canReadAccount checked it is theirs
-	}
-	return s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: app})
-}
-
 // getLoyaltyUser serves GET /api/loyalty/user/{id} and /self: the
 // balance, figures, newest transactions and stamp cards.
 func (s *server) getLoyaltyUser(w http.ResponseWriter, r *http.Request) {
@@ -158,13 +122,7 @@ func (s *server) getLoyaltyUser(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	release, err := s.inLine(r.Context(), 1)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	defer release()
-	v, err := s.readAccount(r.Context(), id)
+	v, err := s.LoyaltyRead.Account(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -175,100 +133,59 @@ func (s *server) getLoyaltyUser(w http.ResponseWriter, r *http.Request) {
 // loyaltyTransactions serves GET /api/loyalty/user/{id|self}/transactions,
 // newest first.
 func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
 	id, err := loyaltyAccount(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	a := access.From(ctx)
-	if err := canReadAccount(a, id); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	page, limit, err := pageParams(r)
-	if err != nil {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
-		return
-	}
-	release, err := s.inLine(ctx, 1)
+	req := rmloyalty.TransactionsRequest{Account: id}
+	req.Page, req.Limit, req.Malformed = pageParams(r)
+	res, err := s.LoyaltyRead.Transactions(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	defer release()
-	res, err := s.LoyaltyRead.Transactions(ctx, id, page, limit)
-	if err != nil {
-		err = s.refusedFirst(ctx, rights.Read, err)
-	} else {
-		err = s.mayReadAccountOf(ctx, a, res.App)
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, transactionPageJSON{Pagination: pagination(page, limit, res.Total), Items: transactionsJSON(res.Items)})
+	writeJSON(w, http.StatusOK, transactionPageJSON{Pagination: pagination(req.Page, req.Limit, res.Total), Items: transactionsJSON(res.Items)})
 }
 
 // searchLoyaltyUsers serves POST /api/loyalty/user/search: an app's
 // loyalty users, for CMS users holding read on the app.
 func (s *server) searchLoyaltyUsers(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	if access.From(ctx).ClientApp() != "" {
-		s.fail(w, r, errSearchCMSOnly())
-		return
-	}
-	var b loyaltySearchBody
-	if err := decode(r, &b); err != nil {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
-		return
-	}
-	q, err := b.query()
-	if err != nil {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
-		return
-	}
-	appID, err := b.app()
-	if err != nil {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
-		return
-	}
-	if q.App, err = s.loyaltyApp(ctx, appID); err != nil {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
-		return
-	}
-	res, err := s.LoyaltyRead.Search(ctx, q)
+	req := rmloyalty.SearchRequest{}
+	req.Query, req.Malformed = s.loyaltySearch(r)
+	res, err := s.LoyaltyRead.Search(ctx, req)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	n := s.appNumber(ctx, q.App)
-	out := loyaltyPageJSON{Pagination: pagination(q.Page, q.Limit, res.Total), Items: make([]loyaltyUserJSON, len(res.Items))}
+	n := s.appNumber(ctx, req.Query.App)
+	out := loyaltyPageJSON{Pagination: pagination(req.Query.Page, req.Query.Limit, res.Total), Items: make([]loyaltyUserJSON, len(res.Items))}
 	for i, a := range res.Items {
 		out.Items[i] = loyaltyUserJSONOf(a, n)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func errSearchCMSOnly() error {
-	return fault.Forbiddenf("searching loyalty users is for CMS users").With("permission", rights.Read.String())
-}
-
-// loyaltyApp resolves the app of a CMS listing (its number or id) and
-// checks that the caller, a CMS user, holds read on it.
-func (s *server) loyaltyApp(ctx context.Context, appID any) (string, error) {
-	a := access.From(ctx)
-	if a.ClientApp() != "" {
-		return "", errSearchCMSOnly()
+// loyaltySearch maps a loyalty search body to the query, its app resolved.
+func (s *server) loyaltySearch(r *http.Request) (rmloyalty.SearchQuery, error) {
+	var b loyaltySearchBody
+	if err := decode(r, &b); err != nil {
+		return rmloyalty.SearchQuery{}, err
+	}
+	q, err := b.query()
+	if err != nil {
+		return q, err
+	}
+	appID, err := b.app()
+	if err != nil {
+		return q, err
 	}
 	if appID == nil {
-		return "", fault.Invalidf("app is required").With("field", "app")
+		return q, fault.Invalidf("app is required").With("field", "app")
 	}
-	app, err := s.appOf(ctx, appID)
-	if err != nil {
-		return "", err
-	}
-	return app, s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: app})
+	q.App, err = s.appOf(r.Context(), appID)
+	return q, err
 }
 
 // loyaltyPoints serves earn, redeem and adjust. A new transaction is a
@@ -325,7 +242,7 @@ func replayStatus(w http.ResponseWriter, replayed bool) int {
 // for the projection); if the read model has not caught up within its
 // bound, the command's own result answers.
 func (s *server) transactionView(ctx context.Context, res cmdloyalty.Result, kind pointsKind, p cmdloyalty.Points) loyaltyTransactionJSON {
-	if t, err := s.LoyaltyRead.Transaction(ctx, res.Account, res.Transaction); err == nil {
+	if t, err := s.LoyaltyRead.ReadBackTransaction(ctx, res.Account, res.Transaction); err == nil {
 		return transactionJSONOf(t)
 	}
 	amount := p.Amount
@@ -344,7 +261,7 @@ func (s *server) transactionView(ctx context.Context, res cmdloyalty.Result, kin
 // userCards picks the account's cards with these ids, in their order.
 func (s *server) userCards(ctx context.Context, account string, ids []string) []userCardJSON {
 	out := make([]userCardJSON, 0, len(ids))
-	v, err := s.LoyaltyRead.Account(ctx, account)
+	v, err := s.LoyaltyRead.ReadBackAccount(ctx, account)
 	if err != nil {
 		return out
 	}
@@ -440,34 +357,6 @@ func (s *server) rebalanceLoyalty(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rebalancedJSON{User: res.Account, PreviousBalance: res.Old, Balance: res.New, Corrected: res.Corrected})
 }
 
-// cardsApp resolves the app whose stamp cards a caller lists: an app's
-// token, or an identified user's, lists its own app's (the app shows
-// them); CMS users name the app and need read on it.
-func (s *server) cardsApp(ctx context.Context, appID string) (string, error) {
-	a := access.From(ctx)
-	if own := a.ClientApp(); own != "" {
-		if appID == "" {
-			return own, nil
-		}
-		app, err := s.appOf(ctx, appID)
-		if err != nil {
-			return "", err
-		}
-		if app != own {
-			return "", fault.Forbiddenf("an app's token lists its own app's stamp cards only")
-		}
-		return app, nil
-	}
-	if appID == "" {
-		return "", fault.Invalidf("app is required").With("field", "app")
-	}
-	app, err := s.appOf(ctx, appID)
-	if err != nil {
-		return "", err
-	}
-	return app, s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: app})
-}
-
 // listStampCards serves GET /api/loyalty/stampcard?app=: the app's stamp
 // cards that take stamps, by name.
 func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) {
@@ -477,15 +366,18 @@ func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) {
 	if appID == "" {
 		appID = q.Get("appId")
 	}
-	app, err := s.cardsApp(ctx, appID)
-	if err != nil {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Read, err))
-		return
+	req := rmloyalty.CardsRequest{Named: appID != ""}
+	if req.Named {
+		req.App, req.Malformed = s.appOf(ctx, appID)
 	}
-	cards, err := s.LoyaltyRead.Cards(ctx, app)
+	cards, err := s.LoyaltyRead.Cards(ctx, req)
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	app := req.App // the app Cards listed: the one named, or the token's own
+	if !req.Named {
+		app = access.From(ctx).ClientApp()
 	}
 	n := s.appNumber(ctx, app)
 	out := make([]stampCardJSON, len(cards))
@@ -495,31 +387,13 @@ func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// readCard loads a stamp card definition for the caller: a CMS user with
-// read on its app, or its app's own tokens.
-func (s *server) readCard(ctx context.Context, id string) (stampCardJSON, error) {
-	c, err := s.LoyaltyRead.Card(ctx, id)
-	if err != nil {
-		return stampCardJSON{}, s.refusedFirst(ctx, rights.Read, err)
-	}
-	a := access.From(ctx)
-	if own := a.ClientApp(); own != "" {
-		if own != c.App {
-			return stampCardJSON{}, fault.NotFoundf("stamp card not found")
-		}
-	} else if err := s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: c.App}); err != nil {
-		return stampCardJSON{}, err
-	}
-	return stampCardJSONOf(c, s.appNumber(ctx, c.App)), nil
-}
-
 func (s *server) getStampCard(w http.ResponseWriter, r *http.Request) {
-	c, err := s.readCard(r.Context(), chi.URLParam(r, "id"))
+	c, err := s.LoyaltyRead.Card(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, c)
+	writeJSON(w, http.StatusOK, stampCardJSONOf(c, s.appNumber(r.Context(), c.App)))
 }
 
 // defineStampCard serves POST /api/loyalty/stampcard.
@@ -563,7 +437,7 @@ func (s *server) defineStampCard(w http.ResponseWriter, r *http.Request) {
 // cardView reads a card back after a write (the command waited for the
 // projection); the fallback answers when it has not caught up.
 func (s *server) cardView(ctx context.Context, id string, fallback stampCardJSON) stampCardJSON {
-	c, err := s.LoyaltyRead.Card(ctx, id)
+	c, err := s.LoyaltyRead.ReadBackCard(ctx, id)
 	if err != nil {
 		return fallback
 	}

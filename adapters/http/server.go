@@ -77,12 +77,6 @@ type Readiness interface {
 	Ready(ctx context.Context) error
 }
 
-// ReadLine bounds the hot reads that run in PostgreSQL at once (see
-// postgres.ReadLine).
-type ReadLine interface {
-	Enter(ctx context.Context, weight int64) (leave func(), err error)
-}
-
 // Deps are the application services the router calls. All are required.
 type Deps struct {
 	Sessions    Sessions
@@ -96,7 +90,6 @@ type Deps struct {
 	Push        PushCommands
 	PushRead    PushQueries
 	Ready       Readiness
-	Line        ReadLine
 	Metrics     *Metrics
 	Log         *slog.Logger
 
@@ -129,17 +122,11 @@ type server struct {
 	numbers appNumbers
 }
 
-// inLine waits for weight places in the read line and returns what gives
-// them back.
-func (s *server) inLine(ctx context.Context, weight int64) (release func(), err error) {
-	return s.Line.Enter(ctx, weight)
-}
-
 // NewRouter builds the whole HTTP API.
 func NewRouter(d Deps, cfg Config) http.Handler {
 	if d.Sessions == nil || d.Identity == nil || d.Users == nil || d.Rights == nil || d.Authorizer == nil ||
 		d.Audit == nil || d.Content == nil || d.ContentRead == nil || d.Push == nil || d.PushRead == nil || d.AppUsers == nil || d.AppUsersRead == nil ||
-		d.Loyalty == nil || d.LoyaltyRead == nil || d.LoyaltyAudit == nil || d.Ready == nil || d.Line == nil || d.Metrics == nil || d.Log == nil {
+		d.Loyalty == nil || d.LoyaltyRead == nil || d.LoyaltyAudit == nil || d.Ready == nil || d.Metrics == nil || d.Log == nil {
 		panic("httpapi.NewRouter: nil dependency")
 	}
 	if cfg.MaxBodyBytes == 0 {

@@ -272,9 +272,9 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
 		Audit: a.auditor, Content: a.content, ContentRead: contentRead, Push: a.push, PushRead: a.pushes,
-		Ready: readiness{a}, Line: line, Metrics: a.metrics, Log: a.log,
+		Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
 		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
-		Loyalty: a.loyalty, LoyaltyRead: a.loyaltyRead, LoyaltyAudit: a.auditor,
+		Loyalty: a.loyalty, LoyaltyRead: rmloyalty.NewQueries(a.loyaltyRead, a.authz, line), LoyaltyAudit: a.auditor,
 	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}

@@ -41,6 +41,17 @@ func RefusedFirstIn(ctx context.Context, authz Anywhere, p rights.Permission, er
 	if err == nil || !RequestFault(err) {
 		return err
 	}
+	return Malformed(ctx, authz, p, err, kinds...)
+}
+
+// Malformed is RefusedFirstIn for what was wrong with a request as its
+// wire gave it (a body that does not decode, one too large, a parameter
+// out of range): whatever the error, a caller who holds p on no scope of
+// kinds gets their refusal instead.
+func Malformed(ctx context.Context, authz Anywhere, p rights.Permission, err error, kinds ...rights.ScopeKind) error {
+	if err == nil {
+		return nil
+	}
 	if refused := authz.AuthorizeAnywhere(ctx, access.From(ctx), p, kinds...); refused != nil {
 		return refused
 	}
