@@ -154,6 +154,13 @@ func (s *server) auditRights(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, RightsAudit(rep))
+}
+
+// RightsAudit is the wire form of a rights audit, as GET /api/audit/rights
+// answers it. `cms audit rights --json` prints it too, so that a script
+// reads the same names and units (epoch milliseconds) from either.
+func RightsAudit(rep rmaudit.RightsReport) any {
 	changes := make([]auditChangeJSON, 0, len(rep.Changes))
 	for _, c := range rep.Changes {
 		j := auditChangeJSON{EventID: c.EventID, Position: c.Position.Pos, RecordedAt: ms(c.RecordedAt), Action: c.Action,
@@ -170,5 +177,5 @@ func (s *server) auditRights(w http.ResponseWriter, r *http.Request) {
 	for _, e := range rep.Effective {
 		eff = append(eff, rightFromEntry(e))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"user": rep.User, "app": rep.App, "at": ms(rep.At), "changes": changes, "effective": eff})
+	return map[string]any{"user": rep.User, "app": rep.App, "at": ms(rep.At), "changes": changes, "effective": eff}
 }

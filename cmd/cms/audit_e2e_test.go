@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -251,6 +252,18 @@ func TestAuditCLI(t *testing.T) {
 	}
 	if len(rep.Effective) != 1 || !slices.Equal(rep.Effective[0].Permissions, []string{"read", "write"}) {
 		t.Errorf("--at between grant and revoke: effective %+v, want read, write", rep.Effective)
+	}
+
+	// --json prints what GET /api/audit/rights answers for the same
+	// query, under the same names (eventId, recordedAt in epoch
+	// milliseconds, clientIp...), not the report's Go field names.
+	var cli, api any
+	if err := json.Unmarshal([]byte(out), &cli); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	ts.mustJSON(ts.get(auditPath(sc.user, sc.app, strconv.FormatInt(mid, 10)), ts.admin), 200, &api)
+	if !reflect.DeepEqual(cli, api) {
+		t.Errorf("cms audit rights --json printed\n%s\nwant what the API answers:\n%v", out, api)
 	}
 
 	// Refused flags.

@@ -140,7 +140,7 @@ func auditCmd() *cobra.Command {
 			}
 			return runAudit(cmd.Context(), asJSON, func(ctx context.Context, a *rmaudit.Auditor) (rmaudit.RightsReport, error) {
 				return a.Rights(ctx, rmaudit.RightsQuery{User: user, App: app, At: t})
-			}, printRightsReport)
+			}, httpapi.RightsAudit, printRightsReport)
 		},
 	}
 	rc.Flags().StringVar(&user, "user", "", "user id (required)")
@@ -152,8 +152,8 @@ func auditCmd() *cobra.Command {
 }
 
 // runAudit opens the database, runs one audit as the system and prints
-// its report as indented JSON or with print.
-func runAudit[R any](ctx context.Context, asJSON bool, run func(context.Context, *rmaudit.Auditor) (R, error), print func(R)) error {
+// its report with print, or as indented JSON of what wire makes of it.
+func runAudit[R any](ctx context.Context, asJSON bool, run func(context.Context, *rmaudit.Auditor) (R, error), wire func(R) any, print func(R)) error {
 	a, err := openOneShot(ctx)
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func runAudit[R any](ctx context.Context, asJSON bool, run func(context.Context,
 	if asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return enc.Encode(wire(rep))
 	}
 	print(rep)
 	return nil
@@ -197,7 +197,7 @@ func auditLoyaltyCmd() *cobra.Command {
 			}
 			return runAudit(cmd.Context(), asJSON, func(ctx context.Context, a *rmaudit.Auditor) (rmaudit.LoyaltyReport, error) {
 				return a.Loyalty(ctx, rmaudit.LoyaltyQuery{User: user, From: f, To: t})
-			}, printLoyaltyReport)
+			}, loyaltyReportJSON, printLoyaltyReport)
 		},
 	}
 	c.Flags().StringVar(&user, "user", "", "identified user id (required)")
@@ -206,6 +206,11 @@ func auditLoyaltyCmd() *cobra.Command {
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }
+
+// loyaltyReportJSON is what `cms audit loyalty --json` prints: the report
+// itself, under its Go field names, as it always has (unlike the rights
+// audit, which prints the API's body); scripts read those names.
+func loyaltyReportJSON(rep rmaudit.LoyaltyReport) any { return rep }
 
 // cliMoment reads an RFC 3339 time or epoch milliseconds ("": none).
 func cliMoment(s, flag string) (time.Time, error) {
