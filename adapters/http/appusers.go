@@ -16,7 +16,6 @@ import (
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/fault"
-	"github.com/halocms/halocms/domain/rights"
 	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 )
 
@@ -30,14 +29,17 @@ type AppUserCommands interface {
 	PutPocket(ctx context.Context, c appuser.PocketChange) (appuser.Pocket, error)
 }
 
-// AppUserQueries reads app users, segments, identified users and pockets.
+// AppUserQueries answers the reads of app users for the caller (see
+// rmappuser.Queries: it checks who may read what).
 type AppUserQueries interface {
 	AppUser(ctx context.Context, id string) (rmappuser.AppUser, error)
+	Segment(ctx context.Context, l rmappuser.Listing, q rmappuser.SegmentQuery) (rmappuser.SegmentResult, error)
+	SearchIdentified(ctx context.Context, l rmappuser.Listing, q rmappuser.IdentifiedQuery) (rmappuser.IdentifiedResult, error)
+	Pocket(ctx context.Context) (rmappuser.Pocket, error)
+	// ReadBack reads what a command wrote, to answer the write.
+	ReadBack(ctx context.Context, id string) (rmappuser.AppUser, error)
 	AppNumber(ctx context.Context, app string) (int, error)
 	AppByNumber(ctx context.Context, n int) (string, error)
-	Search(ctx context.Context, q rmappuser.SegmentQuery) (rmappuser.SegmentResult, error)
-	SearchIdentified(ctx context.Context, q rmappuser.IdentifiedQuery) (rmappuser.IdentifiedResult, error)
-	Pocket(ctx context.Context, identifiedID string) (rmappuser.Pocket, error)
 }
 
 // MaxPocketData bounds a pocket's data (its JSON, in bytes): more is a 413.
@@ -47,7 +49,7 @@ const MaxPocketData = 64 << 10
 // and the app's number) once it has caught up with u, else with u as the
 // command returned it.
 func (s *server) appUserView(ctx context.Context, u appuser.AppUser) appUserJSON {
-	if v, err := s.AppUsersRead.AppUser(ctx, u.ID); err == nil && sameProfile(v, u) {
+	if v, err := s.AppUsersRead.ReadBack(ctx, u.ID); err == nil && sameProfile(v, u) {
 		return appUserJSONOf(v)
 	}
 	n, _ := s.AppUsersRead.AppNumber(ctx, u.App)
@@ -173,63 +175,14 @@ func writerFirst(ctx context.Context, err error) error {
 	return err
 }
 
-// getAppUser serves GET /api/segmentation/appuser/{id}: an app's token (or
-// an identified user's) reads its app's app users, and another app's as
-// unknown (404, after which Android registers a new one); CMS users need
-// the read right on the app.
+// getAppUser serves GET /api/segmentation/appuser/{id}.
 func (s *server) getAppUser(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	a := access.From(ctx)
-	u, err := s.AppUsersRead.AppUser(ctx, chi.URLParam(r, "id"))
-	switch {
-	case err != nil:
-		err = s.refusedFirst(ctx, rights.Read, err) // a CMS user who reads no app is refused an unknown id too
-	case a.ClientApp() != "":
-		if u.App != a.ClientApp() {
-			err = fault.NotFoundf("app user not found")
-		}
-	default:
-		err = s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: u.App})
-	}
+	u, err := s.AppUsersRead.AppUser(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, appUserJSONOf(u))
-}
-
-// cmsApp resolves the app of a CMS listing and checks that the caller (a
-// CMS user) holds the read right on it. App tokens do not list their app
-// users: a device has no business with the others.
-func (s *server) cmsApp(ctx context.Context, appID any) (string, error) {
-	a := access.From(ctx)
-	if err := cmsListing(a); err != nil {
-		return "", err
-	}
-	app, err := s.appOf(ctx, appID)
-	if err != nil {
-		return "", s.refusedFirst(ctx, rights.Read, err)
-	}
-	if err := s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: app}); err != nil {
-		return "", err
-	}
-	return app, nil
-}
-
-func cmsListing(a access.Actor) error {
-	if a.ClientApp() != "" {
-		return fault.Forbiddenf("listing app users is for CMS users")
-	}
-	return nil
-}
-
-// listingFirst puts the refusal of a CMS listing's caller (an app token;
-// a CMS user who reads no app) before a request's own fault err.
-func (s *server) listingFirst(ctx context.Context, err error) error {
-	if refused := cmsListing(access.From(ctx)); refused != nil && requestFault(err) {
-		return refused
-	}
-	return s.refusedFirst(ctx, rights.Read, err)
 }
 
 // listPage reads a listing's pagination (page from 1, limit up to maxPage).
@@ -257,43 +210,8 @@ func listPage(p *paginationBody) (int, int, error) {
 // searchAppUsers serves POST /api/segmentation/appuser/search: a segment
 // of an app's app users for the CMS.
 func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
-	var b segmentBody
-	if err := decode(r, &b); err != nil {
-		s.fail(w, r, s.listingFirst(r.Context(), err))
-		return
-	}
-	ctx := r.Context()
-	q := rmappuser.SegmentQuery{}
-	switch strings.ToLower(b.Mode) {
-	case "", "partial":
-	case "total":
-		q.Total = true
-	default:
-		s.fail(w, r, s.listingFirst(ctx, fault.Invalidf(`mode must be "partial" or "total"`).With("field", "mode")))
-		return
-	}
-	for i, t := range b.Tags {
-		tag, err := tagBody(t).tag()
-		if err == nil && tag.ID == "" && tag.Name == "" {
-			err = fault.Invalidf("tags[%d] needs an id or a name", i).With("field", "tags")
-		}
-		if err != nil {
-			s.fail(w, r, s.listingFirst(ctx, err))
-			return
-		}
-		q.Tags = append(q.Tags, rmappuser.TagFilter{ID: tag.ID, Name: tag.Name, Value: tag.Value})
-	}
-	pg, limit, err := listPage(b.Pagination)
-	if err != nil {
-		s.fail(w, r, s.listingFirst(ctx, err))
-		return
-	}
-	if q.App, err = s.cmsApp(ctx, b.AppID); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	q.Offset, q.Limit = (pg-1)*limit, limit
-	res, err := s.AppUsersRead.Search(ctx, q)
+	l, q, pg, limit := s.segment(r)
+	res, err := s.AppUsersRead.Segment(r.Context(), l, q)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -305,26 +223,52 @@ func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(pg, limit, res.Total), "items": items})
 }
 
+// segment maps a segment body to the listing and its query; what is wrong
+// with the body goes in the listing's Malformed.
+func (s *server) segment(r *http.Request) (l rmappuser.Listing, q rmappuser.SegmentQuery, pg, limit int) {
+	var b segmentBody
+	if l.Malformed = decode(r, &b); l.Malformed != nil {
+		return
+	}
+	switch strings.ToLower(b.Mode) {
+	case "", "partial":
+	case "total":
+		q.Total = true
+	default:
+		l.Malformed = fault.Invalidf(`mode must be "partial" or "total"`).With("field", "mode")
+		return
+	}
+	for i, t := range b.Tags {
+		tag, err := tagBody(t).tag()
+		if err == nil && tag.ID == "" && tag.Name == "" {
+			err = fault.Invalidf("tags[%d] needs an id or a name", i).With("field", "tags")
+		}
+		if err != nil {
+			l.Malformed = err
+			return
+		}
+		q.Tags = append(q.Tags, rmappuser.TagFilter{ID: tag.ID, Name: tag.Name, Value: tag.Value})
+	}
+	if pg, limit, l.Malformed = listPage(b.Pagination); l.Malformed != nil {
+		return
+	}
+	q.Offset, q.Limit = (pg-1)*limit, limit
+	l.App, l.Malformed = s.appOf(r.Context(), b.AppID)
+	return
+}
+
 // searchIdentified serves POST /api/segmentation/identified/search (HALO
 // 2.5.0): an app's identified users whose email or name contains search.
 func (s *server) searchIdentified(w http.ResponseWriter, r *http.Request) {
+	var l rmappuser.Listing
 	var b identifiedSearchBody
-	if err := decode(r, &b); err != nil {
-		s.fail(w, r, s.listingFirst(r.Context(), err))
-		return
+	pg, limit := 0, 0
+	if l.Malformed = decode(r, &b); l.Malformed == nil {
+		if pg, limit, l.Malformed = listPage(b.Pagination); l.Malformed == nil {
+			l.App, l.Malformed = s.appOf(r.Context(), b.AppID)
+		}
 	}
-	ctx := r.Context()
-	pg, limit, err := listPage(b.Pagination)
-	if err != nil {
-		s.fail(w, r, s.listingFirst(ctx, err))
-		return
-	}
-	app, err := s.cmsApp(ctx, b.AppID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	res, err := s.AppUsersRead.SearchIdentified(ctx, rmappuser.IdentifiedQuery{App: app, Text: b.Search, Offset: (pg - 1) * limit, Limit: limit})
+	res, err := s.AppUsersRead.SearchIdentified(r.Context(), l, rmappuser.IdentifiedQuery{Text: b.Search, Offset: (pg - 1) * limit, Limit: limit})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -384,12 +328,7 @@ func (s *server) loginIdentified(w http.ResponseWriter, r *http.Request) {
 // identified user's pocket; filterReferences[] (repeated) keeps only those
 // reference lists, and one empty filterReferences[] keeps none.
 func (s *server) getPocket(w http.ResponseWriter, r *http.Request) {
-	id, _, err := cmdappuser.PocketOwner(access.From(r.Context()))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	p, err := s.AppUsersRead.Pocket(r.Context(), id)
+	p, err := s.AppUsersRead.Pocket(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return

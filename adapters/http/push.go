@@ -4,14 +4,12 @@ import (
 	"context"
 	"mime"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	cmdpush "github.com/halocms/halocms/commands/push"
 	"github.com/halocms/halocms/domain/access"
-	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/push"
 	"github.com/halocms/halocms/domain/rights"
 	rmpush "github.com/halocms/halocms/readmodels/push"
@@ -27,30 +25,19 @@ type PushCommands interface {
 	RecordActivity(ctx context.Context, in cmdpush.Activity) error
 }
 
-// PushQueries reads schedules and their statistics.
+// PushQueries answers the reads of push schedules for the caller (see
+// rmpush.Queries: it checks who may read what).
 type PushQueries interface {
 	Schedule(ctx context.Context, id string) (rmpush.Schedule, error)
-	Search(ctx context.Context, q rmpush.Query) (rmpush.Page, error)
-}
-
-// pushReader refuses anonymous callers (401) and app or app-user tokens
-// (403): viewing pushes is for CMS users with the read right.
-func pushReader(ctx context.Context) (access.Actor, error) {
-	a := access.From(ctx)
-	switch a.Kind {
-	case access.Anonymous:
-		return a, access.ErrUnauthenticated
-	case access.User, access.System:
-		return a, nil
-	}
-	return a, fault.Forbiddenf("app tokens (and app users' tokens) may not read pushes; use a CMS user's token").
-		With("permission", rights.Read.String())
+	Search(ctx context.Context, req rmpush.SearchRequest) (rmpush.Page, error)
+	// ReadBack reads what a command wrote, to answer the write.
+	ReadBack(ctx context.Context, id string) (rmpush.Schedule, error)
 }
 
 // scheduleView reads a schedule back after a write; if the projection has
 // not caught up within its bound, the command's own result answers.
 func (s *server) scheduleView(ctx context.Context, sc push.Schedule) scheduleJSON {
-	v, err := s.PushRead.Schedule(ctx, sc.ID)
+	v, err := s.PushRead.ReadBack(ctx, sc.ID)
 	if err != nil || v.Name != sc.Name || v.Status != sc.Status || v.SendOn != sc.SendOn.UnixMilli() {
 		return scheduleFromDomain(sc)
 	}
@@ -133,18 +120,7 @@ func (s *server) deletePush(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	a, err := pushReader(ctx)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	v, err := s.PushRead.Schedule(ctx, chi.URLParam(r, "id"))
-	if err != nil {
-		err = s.refusedFirst(ctx, rights.Read, err)
-	} else {
-		err = s.Authorizer.Authorize(ctx, a, rights.Read, rights.Resource{App: v.App})
-	}
+	v, err := s.PushRead.Schedule(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -155,49 +131,16 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 // listPushes lists (and searches by name) the schedules of the apps the
 // caller may read, paginated like the content lists.
 func (s *server) listPushes(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	a, err := pushReader(ctx)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	page, limit, err := pageParams(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	query := r.URL.Query()
-	q := rmpush.Query{App: query.Get("appId"), Name: strings.TrimSpace(query.Get("name")),
-		Status: push.Status(query.Get("status")), Page: page, Limit: limit}
-	switch q.Status {
-	case "", push.StatusScheduled, push.StatusDispatching, push.StatusDispatched, push.StatusCancelled:
-	default:
-		s.fail(w, r, fault.Invalidf("status must be scheduled, dispatching, dispatched or cancelled").With("field", "status"))
-		return
-	}
-	if q.AllApps = a.IsAdmin(); !q.AllApps {
-		rs, err := s.Authorizer.Of(ctx, a.ID, "")
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		q.Apps = []string{}
-		for _, rt := range rs {
-			if rt.ScopeKind == rights.AppScope.String() && slices.Contains(rt.Permissions, rights.Read.String()) {
-				q.Apps = append(q.Apps, rt.App)
-			}
-		}
-		if q.App != "" && !slices.Contains(q.Apps, q.App) {
-			s.fail(w, r, fault.Forbiddenf("read permission on this app is required").With("permission", rights.Read.String()))
-			return
-		}
-	}
-	res, err := s.PushRead.Search(ctx, q)
+	req := rmpush.SearchRequest{Query: rmpush.Query{App: query.Get("appId"), Name: strings.TrimSpace(query.Get("name")),
+		Status: push.Status(query.Get("status"))}}
+	req.Query.Page, req.Query.Limit, req.Malformed = pageParams(r)
+	res, err := s.PushRead.Search(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := schedulePageJSON{Pagination: pagination(page, limit, res.Total), Items: make([]scheduleJSON, len(res.Items))}
+	out := schedulePageJSON{Pagination: pagination(req.Query.Page, req.Query.Limit, res.Total), Items: make([]scheduleJSON, len(res.Items))}
 	for i, v := range res.Items {
 		out.Items[i] = scheduleFromView(v)
 	}

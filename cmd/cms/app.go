@@ -271,9 +271,9 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		rmcontent.QueriesConfig{CacheEntries: a.cfg.SearchCache, SearchTimeout: a.cfg.SearchTimeout})
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
-		Audit: a.auditor, Content: a.content, ContentRead: contentRead, Push: a.push, PushRead: a.pushes,
+		Audit: a.auditor, Content: a.content, ContentRead: contentRead, Push: a.push, PushRead: rmpush.NewQueries(a.pushes, a.authz),
 		Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
-		AppUsers: a.appUsers, AppUsersRead: a.appUsersRead,
+		AppUsers: a.appUsers, AppUsersRead: rmappuser.NewQueries(a.appUsersRead, a.authz),
 		Loyalty: a.loyalty, LoyaltyRead: rmloyalty.NewQueries(a.loyaltyRead, a.authz, line), LoyaltyAudit: a.auditor,
 	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies})
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,

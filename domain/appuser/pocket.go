@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/fault"
 )
 
@@ -120,4 +121,16 @@ func (p Pocket) Change(id, app string, c PocketChange) ([]any, error) {
 	}
 	sort.Strings(e.Cleared)
 	return []any{e}, nil
+}
+
+// PocketOwner returns the identified user whose pocket the actor reads and
+// writes, and their app: only an identified user has one.
+func PocketOwner(a access.Actor) (id, app string, err error) {
+	switch a.Kind {
+	case access.Anonymous:
+		return "", "", access.ErrUnauthenticated
+	case access.Identified:
+		return a.ID, a.App, nil
+	}
+	return "", "", fault.Forbiddenf("the pocket belongs to an identified user: sign in through /api/segmentation/identified/login first")
 }
