@@ -7,7 +7,6 @@ import (
 	"time"
 
 	cmdrights "github.com/halocms/halocms/commands/rights"
-	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/rights"
 	rmaudit "github.com/halocms/halocms/readmodels/audit"
@@ -79,22 +78,7 @@ func (s *server) changeRights(w http.ResponseWriter, r *http.Request, name strin
 // effective rights from the projection. Users may list their own; admins
 // and managers of the app anyone's.
 func (s *server) listRights(w http.ResponseWriter, r *http.Request) {
-	actor := access.From(r.Context())
-	user, app := r.URL.Query().Get("user"), r.URL.Query().Get("app")
-	if user == "" {
-		user = actor.ID
-	}
-	if !(actor.Kind == access.User && user == actor.ID) && !actor.IsAdmin() {
-		if app == "" {
-			s.fail(w, r, fault.Forbiddenf("give app to list another user's rights on it"))
-			return
-		}
-		if err := s.Authorizer.Authorize(r.Context(), actor, rights.Manage, rights.Resource{App: app}); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-	}
-	rs, err := s.Authorizer.Of(r.Context(), user, app)
+	user, rs, err := s.Authorizer.List(r.Context(), r.URL.Query().Get("user"), r.URL.Query().Get("app"))
 	if err != nil {
 		s.fail(w, r, err)
 		return

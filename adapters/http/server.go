@@ -44,6 +44,7 @@ type IdentityCommands interface {
 
 // IdentityQueries reads users and apps.
 type IdentityQueries interface {
+	Self(ctx context.Context) (rmidentity.User, error)
 	User(ctx context.Context, id string) (rmidentity.User, error)
 	Users(ctx context.Context) ([]rmidentity.User, error)
 	Apps(ctx context.Context, vis rmidentity.AppVisibility) ([]rmidentity.App, error)
@@ -63,7 +64,8 @@ type Authorizer interface {
 	// any of kinds, on some app (see refusedFirst).
 	AuthorizeAnywhere(ctx context.Context, actor access.Actor, p rights.Permission, kinds ...rights.ScopeKind) error
 	VisibleApps(ctx context.Context, actor access.Actor) ([]string, bool, error)
-	Of(ctx context.Context, userID, app string) ([]rmrights.Right, error)
+	// List returns a user's effective rights for the caller who may see them.
+	List(ctx context.Context, user, app string) (string, []rmrights.Right, error)
 }
 
 // Auditor replays the rights history from the event log.

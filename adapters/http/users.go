@@ -68,12 +68,7 @@ func deref[T any](p *T) T {
 }
 
 func (s *server) getSelf(w http.ResponseWriter, r *http.Request) {
-	a := access.From(r.Context())
-	if a.Kind != access.User {
-		s.fail(w, r, fault.Forbiddenf("only CMS users have a profile"))
-		return
-	}
-	u, err := s.Users.User(r.Context(), a.ID)
+	u, err := s.Users.Self(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
