@@ -121,52 +121,54 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	} else if !validItemID(id) {
 		return content.Item{}, event.Position{}, fault.Invalidf("id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
 	}
-	start := time.Now()
-	for attempt := 1; ; attempt++ {
+	var (
+		item content.Item
+		res  event.AppendResult
+	)
+	err = itemRetry(func() string { return m.ID }).Run(ctx, func(attempt int) error {
 		if attempt > 1 { // decided against the module as it is now
+			var err error
 			if m, mv, err = s.LoadModule(ctx, in.Module); err != nil {
-				return content.Item{}, event.Position{}, err
+				return err
 			}
 		}
 		evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, by)
 		if err != nil {
-			return content.Item{}, event.Position{}, err
+			return err
 		}
 		created := evs[0].(content.ItemCreated)
 		if err := s.checkRelations(ctx, m, created.Values, nil); err != nil {
-			return content.Item{}, event.Position{}, err
+			return err
 		}
 		appends := append([]event.StreamAppend{{Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
 			Events: commands.WithApp(commands.Wrap(ctx, created), m.App)}}, moduleGuard(m.ID, mv)...)
 		if m.Single {
 			claim, err := s.claimAppend(ctx, m, id)
 			if err != nil {
-				return content.Item{}, event.Position{}, err
+				return err
 			}
 			appends = append(appends, claim)
 		}
-		res, err := s.store.AppendMulti(ctx, appends...)
+		item = content.Item{}.Apply(created)
+		res, err = s.store.AppendMulti(ctx, appends...)
 		if errors.Is(err, event.ErrVersionConflict) {
 			// The item's id is taken, or the module or (single-item
 			// module) its reservation moved on, or the module is held
 			// by a change: decide again from their new state.
 			_, v, lerr := commands.Load(ctx, s.store, content.ItemStream(id), content.Item{}, applyItem)
 			if lerr != nil {
-				return content.Item{}, event.Position{}, lerr
+				return lerr
 			}
 			if v > 0 {
-				return content.Item{}, event.Position{}, fault.Conflictf("instance %s already exists", id).With("field", "id")
+				return fault.Conflictf("instance %s already exists", id).With("field", "id")
 			}
-			if retry(ctx, err, m.ID, attempt, start) {
-				continue
-			}
-			return content.Item{}, event.Position{}, conflict(err)
 		}
-		if err != nil {
-			return content.Item{}, event.Position{}, err
-		}
-		return content.Item{}.Apply(created), res.Last, nil
+		return err
+	})
+	if err != nil {
+		return content.Item{}, event.Position{}, conflict(err)
 	}
+	return item, res.Last, nil
 }
 
 // validItemID accepts a client-chosen item id: 1 to 64 letters, digits,
@@ -220,49 +222,52 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 	if err != nil {
 		return content.Item{}, event.Position{}, err
 	}
-	start := time.Now()
-	for attempt := 1; ; attempt++ {
-		i, version, err := s.LoadItem(ctx, id)
-		if err != nil {
-			return i, event.Position{}, err
+	var (
+		i   content.Item
+		m   content.Module
+		evs []any
+		res event.AppendResult
+	)
+	err = itemRetry(func() string { return m.ID }).Run(ctx, func(int) error {
+		var version, mv int64
+		var err error
+		evs, res = nil, event.AppendResult{}
+		if i, version, err = s.LoadItem(ctx, id); err != nil {
+			return err
 		}
 		if err := s.authorize(ctx, p, rights.Resource{App: i.App, Module: i.Module, Item: i.ID}); err != nil {
-			return i, event.Position{}, err
+			return err
 		}
-		m, mv, err := commands.Load(ctx, s.store, content.ModuleStream(i.Module), content.Module{}, applyModule)
-		if err != nil {
-			return i, event.Position{}, err
+		if m, mv, err = commands.Load(ctx, s.store, content.ModuleStream(i.Module), content.Module{}, applyModule); err != nil {
+			return err
 		}
 		if m.Deleted {
 			// Its module's deletion deleted it too (see the projection).
-			return i, event.Position{}, fault.NotFoundf("Instance not found: its module was deleted").With("id", id)
+			return fault.NotFoundf("Instance not found: its module was deleted").With("id", id)
 		}
-		evs, err := decide(i, m, by)
-		if err != nil || len(evs) == 0 {
-			return i, event.Position{}, err
+		if evs, err = decide(i, m, by); err != nil || len(evs) == 0 {
+			return err
 		}
 		var claim []event.StreamAppend
 		if m.Single {
 			if claim, err = s.singleAppends(ctx, m, id, evs); err != nil {
-				return i, event.Position{}, err
+				return err
 			}
 		}
 		if !datesOnly(evs) {
 			claim = append(claim, moduleGuard(m.ID, mv)...)
 		}
-		res, err := s.store.AppendMulti(ctx, append(claim, event.StreamAppend{Stream: content.ItemStream(id),
+		res, err = s.store.AppendMulti(ctx, append(claim, event.StreamAppend{Stream: content.ItemStream(id),
 			ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), i.App)})...)
-		if retry(ctx, err, m.ID, attempt, start) {
-			continue
-		}
-		if err != nil {
-			return i, event.Position{}, conflict(err)
-		}
-		for _, e := range evs {
-			i = i.Apply(e)
-		}
-		return i, res.Last, nil
+		return err
+	})
+	if err != nil {
+		return i, event.Position{}, conflict(err)
 	}
+	for _, e := range evs {
+		i = i.Apply(e)
+	}
+	return i, res.Last, nil
 }
 
 // datesOnly reports whether evs only delete an item or change its
@@ -345,20 +350,15 @@ func (s *Service) Transit(ctx context.Context, id string, t Transition, at time.
 // 40,000 items).
 const heldWait = 5 * time.Second
 
-// retry reports, after a pause, whether an item write of module that
-// failed with err on attempt (since start) should decide again: after a
-// version conflict, up to commands.MaxAttempts times, or, when the conflict
-// is on the module's stream (a change committed, or one is deciding), for
-// up to heldWait.
-func retry(ctx context.Context, err error, module string, attempt int, start time.Time) bool {
-	if !errors.Is(err, event.ErrVersionConflict) {
-		return false
-	}
-	var ce *event.ConflictError
-	held := errors.As(err, &ce) && ce.StreamID == content.ModuleStream(module) && time.Since(start) < heldWait
-	if !held && attempt >= commands.MaxAttempts {
-		return false
-	}
-	commands.Backoff(ctx, min(attempt, 50))
-	return ctx.Err() == nil
+// itemRetry is how an item write of a module decides again after a
+// version conflict: up to commands.MaxAttempts times, or, while the
+// conflict is on the module's stream (a change committed, or one is
+// deciding), for up to heldWait from now. module returns the module's id
+// as the write last read it.
+func itemRetry(module func() string) commands.Retry {
+	start := time.Now()
+	return commands.Retry{Held: func(err error) bool {
+		var ce *event.ConflictError
+		return errors.As(err, &ce) && ce.StreamID == content.ModuleStream(module()) && time.Since(start) < heldWait
+	}}
 }

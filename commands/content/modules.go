@@ -2,7 +2,6 @@ package content
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/halocms/halocms/commands"
@@ -67,32 +66,28 @@ func (s *Service) CreateModule(ctx context.Context, in ModuleInput) (content.Mod
 	}
 	created := evs[0].(content.ModuleCreated)
 	nameStream := content.ModuleNameStream(in.App, created.Name)
-	for attempt := 1; ; attempt++ {
+	res, err := commands.UpdateMany(ctx, s.store, func() ([]event.StreamAppend, error) {
 		guards, err := s.checkTargets(ctx, in.App, id, nil, in.Spec.Fields)
 		if err != nil {
-			return content.Module{}, err
+			return nil, err
 		}
 		n, nv, err := commands.Load(ctx, s.store, nameStream, content.ModuleName{}, applyName)
 		if err != nil {
-			return content.Module{}, err
+			return nil, err
 		}
 		if n.Module != "" {
-			return content.Module{}, fault.Conflictf("the app already has a module named %q", created.Name).With("field", "name")
+			return nil, fault.Conflictf("the app already has a module named %q", created.Name).With("field", "name")
 		}
-		res, err := s.store.AppendMulti(ctx, append(guards,
+		return append(guards,
 			event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: event.NoStream, Events: commands.WithApp(commands.Wrap(ctx, created), in.App)},
 			event.StreamAppend{Stream: nameStream, ExpectedVersion: nv, Events: commands.WithApp(commands.Wrap(ctx,
-				content.ModuleNameClaimed{App: in.App, Name: created.Name, ModuleID: id}), in.App)})...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
-		}
-		if err != nil {
-			return content.Module{}, conflict(err)
-		}
-		s.settle(ctx, res.Last)
-		return content.Module{}.Apply(created), nil
+				content.ModuleNameClaimed{App: in.App, Name: created.Name, ModuleID: id}), in.App)}), nil
+	})
+	if err != nil {
+		return content.Module{}, conflict(err)
 	}
+	s.settle(ctx, res.Last)
+	return content.Module{}.Apply(created), nil
 }
 
 // checkTargets refuses a relation field whose target module is not a
@@ -166,22 +161,28 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 		return content.Module{}, err
 	}
 	fields := spec.Fields
-	for attempt := 1; ; attempt++ {
-		m, version, err := s.LoadModule(ctx, id)
-		if err != nil {
-			return m, err
+	var (
+		m   content.Module
+		evs []any
+		res event.AppendResult
+	)
+	err = commands.Retry{}.Run(ctx, func(int) error {
+		var version int64
+		var err error
+		evs, res = nil, event.AppendResult{}
+		if m, version, err = s.LoadModule(ctx, id); err != nil {
+			return err
 		}
 		if err := s.authorize(ctx, rights.Update, rights.Resource{App: m.App, Module: m.ID}); err != nil {
-			return m, err
+			return err
 		}
 		spec.Fields, spec.ModuleType = s.assignFieldIDs(m.Fields, fields), m.ModuleType
-		evs, err := m.Change(spec, by)
-		if err != nil || len(evs) == 0 {
-			return m, err
+		if evs, err = m.Change(spec, by); err != nil || len(evs) == 0 {
+			return err
 		}
 		guards, err := s.checkTargets(ctx, m.App, m.ID, m.Fields, spec.Fields)
 		if err != nil {
-			return m, err
+			return err
 		}
 		// Held: no item write commits meanwhile, and those that took
 		// their guard before have committed (see Store). A change that
@@ -189,27 +190,24 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 		// first, so that the hold waits only for the writes in flight.
 		if checksItems(m, evs) {
 			if err := s.caughtUp(ctx); err != nil {
-				return m, err
+				return err
 			}
 		}
-		res, err := s.store.AppendHeld(ctx, content.ModuleStream(id), version, func(ctx context.Context) ([]event.StreamAppend, error) {
+		res, err = s.store.AppendHeld(ctx, content.ModuleStream(id), version, func(ctx context.Context) ([]event.StreamAppend, error) {
 			appends, err := s.changeAppends(ctx, m, evs)
 			return append(append(appends, guards...), event.StreamAppend{Stream: content.ModuleStream(id), ExpectedVersion: version,
 				Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)}), err
 		})
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
-		}
-		if err != nil {
-			return m, conflict(err)
-		}
-		for _, e := range evs {
-			m = m.Apply(e)
-		}
-		s.settle(ctx, res.Last)
-		return m, nil
+		return err
+	})
+	if err != nil {
+		return m, conflict(err)
 	}
+	for _, e := range evs {
+		m = m.Apply(e)
+	}
+	s.settle(ctx, res.Last)
+	return m, nil
 }
 
 // checksItems reports whether changeAppends may check module m's change
@@ -392,40 +390,42 @@ func (s *Service) DeleteModule(ctx context.Context, id string) (content.Module, 
 	if err != nil {
 		return content.Module{}, err
 	}
-	for attempt := 1; ; attempt++ {
-		m, version, err := s.LoadModule(ctx, id)
-		if err != nil {
-			return m, err
+	var (
+		m   content.Module
+		evs []any
+		res event.AppendResult
+	)
+	err = commands.Retry{}.Run(ctx, func(int) error {
+		var version int64
+		var err error
+		if m, version, err = s.LoadModule(ctx, id); err != nil {
+			return err
 		}
 		if err := s.authorize(ctx, rights.Delete, rights.Resource{App: m.App, Module: m.ID}); err != nil {
-			return m, err
+			return err
 		}
-		evs, err := m.Delete(by)
-		if err != nil {
-			return m, err
+		if evs, err = m.Delete(by); err != nil {
+			return err
 		}
 		nameStream := content.ModuleNameStream(m.App, m.Name)
 		_, nv, err := commands.Load(ctx, s.store, nameStream, content.ModuleName{}, applyName)
 		if err != nil {
-			return m, err
+			return err
 		}
 		// Held, as every change of a module (see Store): an item write
 		// checked against the module either commits first (and is
 		// deleted with it) or finds the module deleted.
-		res, err := s.store.AppendHeld(ctx, content.ModuleStream(id), version, func(ctx context.Context) ([]event.StreamAppend, error) {
+		res, err = s.store.AppendHeld(ctx, content.ModuleStream(id), version, func(ctx context.Context) ([]event.StreamAppend, error) {
 			return []event.StreamAppend{
 				{Stream: content.ModuleStream(id), ExpectedVersion: version, Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)},
 				{Stream: nameStream, ExpectedVersion: nv, Events: commands.WithApp(commands.Wrap(ctx,
 					content.ModuleNameReleased{App: m.App, Name: m.Name, ModuleID: m.ID}), m.App)}}, nil
 		})
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
-		}
-		if err != nil {
-			return m, conflict(err)
-		}
-		s.settle(ctx, res.Last)
-		return m.Apply(evs[0]), nil
+		return err
+	})
+	if err != nil {
+		return m, conflict(err)
 	}
+	s.settle(ctx, res.Last)
+	return m.Apply(evs[0]), nil
 }

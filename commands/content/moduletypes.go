@@ -46,18 +46,22 @@ func (s *Service) ImportModuleTypes(ctx context.Context, in []ModuleTypeInput) (
 	if err := access.RequireAdmin(access.From(ctx)); err != nil {
 		return nil, err
 	}
-	for attempt := 1; ; attempt++ {
-		out := make([]content.ModuleType, len(in))
+	var (
+		out []content.ModuleType
+		res event.AppendResult
+	)
+	err := commands.Retry{}.Run(ctx, func(int) error {
+		out, res = make([]content.ModuleType, len(in)), event.AppendResult{}
 		var appends []event.StreamAppend
 		for i, p := range in {
 			stream := content.ModuleTypeStream(p.ID)
 			t, version, err := commands.Load(ctx, s.store, stream, content.ModuleType{}, applyType)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			evs, err := t.Save(p.ID, p.Name, p.Single, s.assignFieldIDs(t.Fields, p.Fields))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			for _, e := range evs {
 				t = t.Apply(e)
@@ -68,22 +72,22 @@ func (s *Service) ImportModuleTypes(ctx context.Context, in []ModuleTypeInput) (
 			}
 		}
 		if len(appends) == 0 {
-			return out, nil
+			return nil
 		}
-		res, err := s.store.AppendMulti(ctx, appends...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
+		var err error
+		if res, err = s.store.AppendMulti(ctx, appends...); err != nil {
+			return fmt.Errorf("import module types: %w", err)
 		}
-		if errors.Is(err, event.ErrVersionConflict) {
-			return nil, fault.Conflictf("the module types changed concurrently; try again")
-		}
-		if err != nil {
-			return nil, fmt.Errorf("import module types: %w", err)
-		}
-		s.settle(ctx, res.Last)
-		return out, nil
+		return nil
+	})
+	if errors.Is(err, event.ErrVersionConflict) {
+		return nil, fault.Conflictf("the module types changed concurrently; try again")
 	}
+	if err != nil {
+		return nil, err
+	}
+	s.settle(ctx, res.Last)
+	return out, nil
 }
 
 // DeleteModuleType deletes a module type; admins only.
