@@ -161,7 +161,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 		go revocations.Run(lctx)
 		tokens.CacheAccess(cfg.TokenCacheTTL, revocations)
 	}
-	a.sessions = cmdsession.NewService(a.users, a.users, hasher, tokens, postgres.NewLoginThrottle(pool),
+	a.sessions = cmdsession.NewService(a.users, a.users, hasher, ids.Generator{}, tokens, postgres.NewLoginThrottle(pool),
 		cmdsession.Config{AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL})
 	a.identity = cmdidentity.NewService(a.store, hasher, ids.Generator{}, waiter, a.sessions)
 	if a.generic, err = postgres.GenericPlans(pool); err != nil {
