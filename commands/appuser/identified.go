@@ -190,14 +190,14 @@ func (s *Service) linkAppend(ctx context.Context, app, alias, id string) (*event
 	if alias == "" {
 		return nil, nil
 	}
-	found, err := s.users.AppUserByAlias(ctx, app, alias)
+	appUserID, err := s.users.AppUserIDByAlias(ctx, app, alias)
 	if fault.Is(err, fault.NotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	u, v, err := commands.Load(ctx, s.store, appuser.Stream(found.ID), appuser.AppUser{}, applyUser)
+	u, v, err := commands.Load(ctx, s.store, appuser.Stream(appUserID), appuser.AppUser{}, applyUser)
 	if err != nil {
 		return nil, err
 	}

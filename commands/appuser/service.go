@@ -17,7 +17,6 @@ import (
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/identity"
-	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 )
 
 // IDs generates identifiers (tag ids and app user ids).
@@ -26,7 +25,7 @@ type IDs interface{ NewID() string }
 // AppUsers finds app users by alias (the read model): login links the
 // device whose alias the SDK sends. fault.NotFound when there is none.
 type AppUsers interface {
-	AppUserByAlias(ctx context.Context, app, alias string) (rmappuser.AppUser, error)
+	AppUserIDByAlias(ctx context.Context, app, alias string) (string, error)
 }
 
 // Projections this service's responses and the caller's next reads depend on.
