@@ -382,7 +382,7 @@ func (a *app) startDispatcher(ctx context.Context) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	locks := cmdpush.NewLocks(a.pool)
+	locks := postgres.NewAdvisoryLocks(a.pool)
 	d := cmdpush.NewDispatcher(a.store, a.pushes, a.appUsersRead, a.appUsers, sender, locks, cmdpush.DispatcherConfig{
 		Poll: a.cfg.Push.Poll, Workers: a.cfg.Push.Workers, ChunkSize: a.cfg.Push.ChunkSize, Log: a.log,
 	})
