@@ -1,5 +1,9 @@
 // Package content holds the commands on modules, module types and content
-// items: each loads its stream(s), authorizes, decides and appends.
+// items: each loads its stream(s), authorizes, decides and appends. One
+// Service (this file: its ports and what its commands share) runs them,
+// a file per aggregate: modules.go, moduletypes.go, items.go (with the
+// single-item modules' reservations in singleitem.go), history.go, and
+// batch.go for batches of item operations.
 package content
 
 import (
