@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
@@ -43,53 +41,77 @@ func Load[S any](ctx context.Context, store EventStore, stream string, zero S, a
 	return s, version, nil
 }
 
-// MaxAttempts bounds the retries of a command whose stream moved on.
-const MaxAttempts = 10
-
-// Backoff sleeps a little before retry attempt n (jittered, growing), so
-// that writers contending for one stream spread out.
-func Backoff(ctx context.Context, attempt int) {
-	d := time.Duration(attempt) * time.Millisecond
-	d += time.Duration(rand.Int64N(int64(d) + 1))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
 // Update loads a stream, asks decide for new events and appends them with
-// the version it read, retrying from a fresh load on a version conflict.
-// app, if not empty, goes into the events' metadata. It returns the state after the events and where they landed (a zero
-// result when decide produced nothing).
+// the version it read, retrying from a fresh load on a version conflict
+// (Retry's zero rule). app, if not empty, goes into the events'
+// metadata. It returns the state after the events and where they landed
+// (a zero result when decide produced nothing); a conflict that outlasted
+// the attempts is a fault.Conflict naming the stream.
 func Update[S any](ctx context.Context, store EventStore, stream, app string, zero S, apply func(S, any) S,
 	decide func(S) ([]any, error)) (S, event.AppendResult, error) {
-	for attempt := 1; ; attempt++ {
-		s, version, err := Load(ctx, store, stream, zero, apply)
-		if err != nil {
-			return s, event.AppendResult{}, err
-		}
-		evs, err := decide(s)
-		if err != nil || len(evs) == 0 {
-			return s, event.AppendResult{}, err
-		}
-		res, err := store.Append(ctx, stream, version, WithApp(Wrap(ctx, evs...), app)...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < MaxAttempts {
-			Backoff(ctx, attempt)
-			continue
-		}
-		if errors.Is(err, event.ErrVersionConflict) {
-			return s, res, fault.Conflictf("%s changed concurrently; try again", stream)
-		}
-		if err != nil {
-			return s, res, fmt.Errorf("append %s: %w", stream, err)
-		}
-		for _, e := range evs {
-			s = apply(s, e)
-		}
-		return s, res, nil
+	s, res, err := Change(ctx, store, stream, zero, apply, func(S) string { return app }, decide)
+	if errors.Is(err, event.ErrVersionConflict) {
+		return s, res, fault.Conflictf("%s changed concurrently; try again", stream)
 	}
+	return s, res, err
+}
+
+// Change is Update for a command that says itself what a conflict means,
+// and whose events carry the app of the state they were decided on
+// (appOf): it returns a conflict that outlasted the attempts as it is
+// (event.ErrVersionConflict, wrapped with the stream as every failed
+// append is).
+func Change[S any](ctx context.Context, store EventStore, stream string, zero S, apply func(S, any) S,
+	appOf func(S) string, decide func(S) ([]any, error)) (S, event.AppendResult, error) {
+	var (
+		s   S
+		evs []any
+		res event.AppendResult
+	)
+	err := Retry{}.Run(ctx, func(int) error {
+		var version int64
+		var err error
+		evs, res = nil, event.AppendResult{}
+		if s, version, err = Load(ctx, store, stream, zero, apply); err != nil {
+			return err
+		}
+		if evs, err = decide(s); err != nil || len(evs) == 0 {
+			return err
+		}
+		if res, err = store.Append(ctx, stream, version, WithApp(Wrap(ctx, evs...), appOf(s))...); err != nil {
+			return fmt.Errorf("append %s: %w", stream, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return s, res, err
+	}
+	for _, e := range evs {
+		s = apply(s, e)
+	}
+	return s, res, nil
+}
+
+// UpdateMany is Update for a decision that spans several streams: decide
+// loads what it needs and returns the events for each stream with the
+// version it read the stream at; they are appended in one transaction
+// (AppendMulti), and decided again from a fresh load when any of those
+// streams moved on (Retry's zero rule). No appends ends it with a zero
+// result. Unlike Update it returns errors as they come, a conflict that
+// outlasted the attempts included (event.ErrVersionConflict): what that
+// means depends on the command.
+func UpdateMany(ctx context.Context, store EventStore, decide func() ([]event.StreamAppend, error)) (event.AppendResult, error) {
+	var res event.AppendResult
+	err := Retry{}.Run(ctx, func(int) error {
+		res = event.AppendResult{}
+		appends, err := decide()
+		if err != nil || len(appends) == 0 {
+			return err
+		}
+		res, err = store.AppendMulti(ctx, appends...)
+		return err
+	})
+	return res, err
 }
 
 // Wrap turns domain events into events to append, with metadata taken from

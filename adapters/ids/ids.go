@@ -43,5 +43,8 @@ func Token(n int) string {
 	return string(out)
 }
 
+// Token returns n random alphanumeric characters (see the function Token).
+func (Generator) Token(n int) string { return Token(n) }
+
 // NewSecret returns a 40-character client secret.
 func (Generator) NewSecret() string { return Token(40) }

@@ -161,7 +161,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 		go revocations.Run(lctx)
 		tokens.CacheAccess(cfg.TokenCacheTTL, revocations)
 	}
-	a.sessions = cmdsession.NewService(a.users, a.users, hasher, tokens, postgres.NewLoginThrottle(pool),
+	a.sessions = cmdsession.NewService(a.users, a.users, hasher, ids.Generator{}, tokens, postgres.NewLoginThrottle(pool),
 		cmdsession.Config{AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL})
 	a.identity = cmdidentity.NewService(a.store, hasher, ids.Generator{}, waiter, a.sessions)
 	if a.generic, err = postgres.GenericPlans(pool); err != nil {
@@ -384,7 +384,7 @@ func (a *app) startDispatcher(ctx context.Context) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	locks := cmdpush.NewLocks(a.pool)
+	locks := postgres.NewAdvisoryLocks(a.pool)
 	d := cmdpush.NewDispatcher(a.store, a.pushes, a.appUsersRead, a.appUsers, sender, locks, cmdpush.DispatcherConfig{
 		Poll: a.cfg.Push.Poll, Workers: a.cfg.Push.Workers, ChunkSize: a.cfg.Push.ChunkSize, Log: a.log,
 	})

@@ -2,7 +2,6 @@ package appuser
 
 import (
 	"context"
-	"errors"
 	"math"
 	"net/netip"
 	"strings"
@@ -144,23 +143,25 @@ func (s *Service) attempt(ctx context.Context, keys []string) error {
 func (s *Service) register(ctx context.Context, app string, in Registration) (appuser.Identified, error) {
 	emailStream := appuser.IdentifiedEmailStream(app, in.Email)
 	id := randomName(appuser.IdentifiedPrefix)
-	var hash string
-	for attempt := 1; ; attempt++ {
+	var (
+		hash string
+		evs  []any
+	)
+	res, err := commands.UpdateMany(ctx, s.store, func() ([]event.StreamAppend, error) {
 		claim, cv, err := commands.Load(ctx, s.store, emailStream, appuser.EmailClaim{}, applyClaim)
 		if err != nil {
-			return appuser.Identified{}, err
+			return nil, err
 		}
 		if hash == "" { // hashing is costly: only once the sign-up is otherwise acceptable
 			if _, err := appuser.Register(appuser.Identified{}, claim, id, app, in.Email, "", in.Profile); err != nil {
-				return appuser.Identified{}, err
+				return nil, err
 			}
 			if hash, err = s.passwords.Hash(in.Password); err != nil {
-				return appuser.Identified{}, err
+				return nil, err
 			}
 		}
-		evs, err := appuser.Register(appuser.Identified{}, claim, id, app, in.Email, hash, in.Profile)
-		if err != nil {
-			return appuser.Identified{}, err
+		if evs, err = appuser.Register(appuser.Identified{}, claim, id, app, in.Email, hash, in.Profile); err != nil {
+			return nil, err
 		}
 		appends := []event.StreamAppend{
 			{Stream: appuser.IdentifiedStream(id), ExpectedVersion: event.NoStream, Events: commands.WithApp(commands.Wrap(ctx, evs[0]), app)},
@@ -168,22 +169,18 @@ func (s *Service) register(ctx context.Context, app string, in Registration) (ap
 		}
 		link, err := s.linkAppend(ctx, app, in.DeviceID, id)
 		if err != nil {
-			return appuser.Identified{}, err
+			return nil, err
 		}
 		if link != nil {
 			appends = append(appends, *link)
 		}
-		res, err := s.store.AppendMulti(ctx, appends...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
-		}
-		if err != nil {
-			return appuser.Identified{}, conflict(err)
-		}
-		s.settle(ctx, res.Last)
-		return appuser.Identified{}.Apply(evs[0]), nil
+		return appends, nil
+	})
+	if err != nil {
+		return appuser.Identified{}, conflict(err)
 	}
+	s.settle(ctx, res.Last)
+	return appuser.Identified{}.Apply(evs[0]), nil
 }
 
 // linkAppend is the append that links the app user with alias (of app)
@@ -193,14 +190,14 @@ func (s *Service) linkAppend(ctx context.Context, app, alias, id string) (*event
 	if alias == "" {
 		return nil, nil
 	}
-	found, err := s.users.AppUserByAlias(ctx, app, alias)
+	appUserID, err := s.users.AppUserIDByAlias(ctx, app, alias)
 	if fault.Is(err, fault.NotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	u, v, err := commands.Load(ctx, s.store, appuser.Stream(found.ID), appuser.AppUser{}, applyUser)
+	u, v, err := commands.Load(ctx, s.store, appuser.Stream(appUserID), appuser.AppUser{}, applyUser)
 	if err != nil {
 		return nil, err
 	}
@@ -217,21 +214,20 @@ func (s *Service) linkAppend(ctx context.Context, app, alias, id string) (*event
 // link links the app user with alias (of app) to identified user id, if
 // there is one, and returns where the link landed.
 func (s *Service) link(ctx context.Context, app, alias, id string) (event.Position, error) {
-	for attempt := 1; ; attempt++ {
+	var res event.AppendResult
+	err := commands.Retry{}.Run(ctx, func(int) error {
+		res = event.AppendResult{}
 		a, err := s.linkAppend(ctx, app, alias, id)
 		if err != nil || a == nil {
-			return event.Position{}, err
+			return err
 		}
-		res, err := s.store.Append(ctx, a.Stream, a.ExpectedVersion, a.Events...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
-		}
-		if err != nil {
-			return event.Position{}, conflict(err)
-		}
-		return res.Last, nil
+		res, err = s.store.Append(ctx, a.Stream, a.ExpectedVersion, a.Events...)
+		return err
+	})
+	if err != nil {
+		return event.Position{}, conflict(err)
 	}
+	return res.Last, nil
 }
 
 // Login is a sign-in: HALO network credentials and the alias of the

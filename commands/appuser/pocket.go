@@ -2,13 +2,11 @@ package appuser
 
 import (
 	"context"
-	"errors"
 	"maps"
 
 	"github.com/halocms/halocms/commands"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/appuser"
-	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
 )
 
@@ -34,33 +32,14 @@ func (s *Service) PutPocket(ctx context.Context, c appuser.PocketChange) (appuse
 	if err != nil {
 		return appuser.Pocket{}, err
 	}
-	stream := appuser.PocketStream(id)
-	for attempt := 1; ; attempt++ {
-		p, version, err := commands.Load(ctx, s.store, stream, appuser.Pocket{}, applyPocket)
-		if err != nil {
-			return p, err
-		}
-		evs, err := p.Change(id, app, c)
-		if err != nil {
-			return p, err
-		}
-		if len(evs) == 0 {
-			return complete(p), nil
-		}
-		res, err := s.store.Append(ctx, stream, version, commands.WithApp(commands.Wrap(ctx, evs...), app)...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
-		}
-		if err != nil {
-			return p, conflict(err)
-		}
-		for _, e := range evs {
-			p = p.Apply(e)
-		}
-		s.settle(ctx, res.Last)
-		return complete(p), nil
+	p, res, err := commands.Change(ctx, s.store, appuser.PocketStream(id), appuser.Pocket{}, applyPocket,
+		func(appuser.Pocket) string { return app },
+		func(p appuser.Pocket) ([]any, error) { return p.Change(id, app, c) })
+	if err != nil {
+		return p, conflict(err)
 	}
+	s.settle(ctx, res.Last)
+	return complete(p), nil
 }
 
 // complete gives a pocket empty data and references rather than none.

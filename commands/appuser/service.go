@@ -17,7 +17,6 @@ import (
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/identity"
-	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 )
 
 // IDs generates identifiers (tag ids and app user ids).
@@ -26,7 +25,7 @@ type IDs interface{ NewID() string }
 // AppUsers finds app users by alias (the read model): login links the
 // device whose alias the SDK sends. fault.NotFound when there is none.
 type AppUsers interface {
-	AppUserByAlias(ctx context.Context, app, alias string) (rmappuser.AppUser, error)
+	AppUserIDByAlias(ctx context.Context, app, alias string) (string, error)
 }
 
 // Projections this service's responses and the caller's next reads depend on.
@@ -162,26 +161,12 @@ func (s *Service) Update(ctx context.Context, id string, p appuser.Profile, repl
 // the version it read (and the app user's app in their metadata),
 // retrying from a fresh load on a version conflict.
 func (s *Service) change(ctx context.Context, id string, decide func(appuser.AppUser) ([]any, error)) (appuser.AppUser, event.AppendResult, error) {
-	stream := appuser.Stream(id)
-	for attempt := 1; ; attempt++ {
-		u, version, err := commands.Load(ctx, s.store, stream, appuser.AppUser{}, applyUser)
-		if err != nil {
-			return u, event.AppendResult{}, err
-		}
-		evs, err := decide(u)
-		if err != nil || len(evs) == 0 {
-			return u, event.AppendResult{}, err
-		}
-		res, err := s.store.Append(ctx, stream, version, commands.WithApp(commands.Wrap(ctx, evs...), u.App)...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
-		}
-		if err != nil {
-			return u, res, conflict(err)
-		}
-		return fold(u, evs), res, nil
+	u, res, err := commands.Change(ctx, s.store, appuser.Stream(id), appuser.AppUser{}, applyUser,
+		func(u appuser.AppUser) string { return u.App }, decide)
+	if err != nil {
+		return u, res, conflict(err)
 	}
+	return u, res, nil
 }
 
 // Reasons recorded with a removed token.

@@ -60,7 +60,7 @@ func newEnv(t *testing.T) *env {
 	th.UserLimit = userLimit
 	pw := password.Bcrypt{Cost: bcrypt.MinCost}
 	idr := rmidentity.New(pool)
-	sessions := cmdsession.NewService(idr, idr, pw, postgres.NewTokenStore(pool), th, cmdsession.Config{})
+	sessions := cmdsession.NewService(idr, idr, pw, ids.Generator{}, postgres.NewTokenStore(pool), th, cmdsession.Config{})
 	read := rmappuser.New(pool)
 	e := &env{ctx: ctx, store: store, read: read, sessions: sessions,
 		svc: cmdappuser.NewService(store, ids.Generator{}, read, pw, th, sessions, rt)}

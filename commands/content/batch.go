@@ -108,108 +108,144 @@ func (s *Service) Batch(ctx context.Context, ops []BatchOp) []BatchResult {
 // own error while the rest of the chunk is written. Any other failure
 // fails the chunk's items with it.
 func (s *Service) createMany(ctx context.Context, ops []BatchOp, results []BatchResult, idx []int) event.Position {
-	var last event.Position
 	by, err := s.by(ctx)
 	if err != nil {
 		for _, n := range idx {
 			results[n].Err = err
 		}
-		return last
+		return event.Position{}
 	}
-	type pending struct {
-		n       int
-		append  event.StreamAppend
-		item    content.Item
-		version int64 // the module's, as the item was checked against it
-	}
-	modules := map[string]content.Module{}
-	versions := map[string]int64{} // each module's version, as read
-	allowed := map[string]error{}
-	var batch []pending
-	flush := func() {
-		if len(batch) == 0 {
-			return
-		}
-		appends := make([]event.StreamAppend, len(batch), len(batch)+1)
-		guarded := map[string]int64{}
-		for i, p := range batch {
-			appends[i] = p.append
-			if m := p.item.Module; guarded[m] != p.version {
-				guarded[m] = p.version
-				appends = append(appends, moduleGuard(m, p.version)...)
-			}
-		}
-		res, err := s.store.AppendMulti(ctx, appends...)
-		switch {
-		case err == nil:
-			for _, p := range batch {
-				results[p.n].Item = p.item
-			}
-			if last.Less(res.Last) {
-				last = res.Last
-			}
-		case ctx.Err() == nil && (errors.Is(err, event.ErrVersionConflict) || errors.Is(err, event.ErrDataRejected)):
-			// A conflict, or an item the store cannot hold: the chunk's
-			// transaction wrote nothing, so its items run one by one and
-			// only the culprit fails. A module changed meanwhile is read
-			// again for the items after the chunk.
-			for m := range guarded {
-				delete(modules, m)
-			}
-			for _, p := range batch {
-				var pos event.Position
-				results[p.n].Item, pos, results[p.n].Err = s.createItem(ctx, ops[p.n].Item)
-				if last.Less(pos) {
-					last = pos
-				}
-			}
-		default:
-			// The chunk may have been written (the connection lost after
-			// its commit): creating its items again would duplicate them
-			// under new ids.
-			for _, p := range batch {
-				results[p.n].Err = err
-			}
-		}
-		batch = batch[:0]
-	}
+	c := &bulkCreate{s: s, ops: ops, results: results, by: by,
+		modules: map[string]content.Module{}, versions: map[string]int64{}, allowed: map[string]error{}}
 	for _, n := range idx {
-		in := ops[n].Item
-		m, ok := modules[in.Module]
-		if !ok && in.Module != "" {
-			var err error
-			m, versions[in.Module], err = s.LoadModule(ctx, in.Module)
-			if err == nil {
-				err = s.authz.Authorize(ctx, access.From(ctx), rights.Write, rights.Resource{App: m.App, Module: m.ID})
-			}
-			modules[in.Module], allowed[in.Module] = m, err
-		}
-		if in.Module == "" || allowed[in.Module] != nil || m.Single || in.ID != "" {
-			var pos event.Position
-			results[n].Item, pos, results[n].Err = s.createItem(ctx, in) // reports the error, or takes the careful path
-			if last.Less(pos) {
-				last = pos
-			}
-			continue
-		}
-		id := s.ids.NewID()
-		evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, by)
-		if err == nil {
-			err = s.checkRelations(ctx, m, evs[0].(content.ItemCreated).Values, nil)
-		}
-		if err != nil {
-			results[n].Err = err
-			continue
-		}
-		batch = append(batch, pending{n: n, item: content.Item{}.Apply(evs[0]), version: versions[in.Module], append: event.StreamAppend{
-			Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
-			Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)}})
-		if len(batch) == createChunk {
-			flush()
+		c.add(ctx, n)
+		if len(c.chunk) == createChunk {
+			c.flush(ctx)
 		}
 	}
-	flush()
-	return last
+	c.flush(ctx)
+	return c.last
+}
+
+// bulkCreate is one run of createMany: what it learnt of each module, the
+// creates decided and waiting for their chunk's append, and where the
+// last append landed.
+type bulkCreate struct {
+	s       *Service
+	ops     []BatchOp
+	results []BatchResult
+	by      string
+
+	modules  map[string]content.Module
+	versions map[string]int64 // each module's version, as read
+	allowed  map[string]error // the caller's write right on each module
+	chunk    []pendingCreate
+	last     event.Position
+}
+
+// pendingCreate is a create decided and waiting for its chunk's append.
+type pendingCreate struct {
+	n       int
+	append  event.StreamAppend
+	item    content.Item
+	version int64 // the module's, as the item was checked against it
+}
+
+func (c *bulkCreate) note(p event.Position) {
+	if c.last.Less(p) {
+		c.last = p
+	}
+}
+
+// module returns the module of a create, loaded and authorized once per
+// run (until a failed chunk makes it read again).
+func (c *bulkCreate) module(ctx context.Context, id string) content.Module {
+	m, ok := c.modules[id]
+	if !ok && id != "" {
+		var err error
+		m, c.versions[id], err = c.s.LoadModule(ctx, id)
+		if err == nil {
+			err = c.s.authz.Authorize(ctx, access.From(ctx), rights.Write, rights.Resource{App: m.App, Module: m.ID})
+		}
+		c.modules[id], c.allowed[id] = m, err
+	}
+	return m
+}
+
+// add decides create n and queues it for the chunk's append. A create
+// the fast path does not fit (no module or no right: createItem reports
+// the error; a single-item module or a client-chosen id: createItem takes
+// the careful path) is run on its own at once.
+func (c *bulkCreate) add(ctx context.Context, n int) {
+	in := c.ops[n].Item
+	m := c.module(ctx, in.Module)
+	if in.Module == "" || c.allowed[in.Module] != nil || m.Single || in.ID != "" {
+		c.createOne(ctx, n)
+		return
+	}
+	id := c.s.ids.NewID()
+	evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, c.by)
+	if err == nil {
+		err = c.s.checkRelations(ctx, m, evs[0].(content.ItemCreated).Values, nil)
+	}
+	if err != nil {
+		c.results[n].Err = err
+		return
+	}
+	c.chunk = append(c.chunk, pendingCreate{n: n, item: content.Item{}.Apply(evs[0]), version: c.versions[in.Module], append: event.StreamAppend{
+		Stream: content.ItemStream(id), ExpectedVersion: event.NoStream,
+		Events: commands.WithApp(commands.Wrap(ctx, evs...), m.App)}})
+}
+
+// createOne runs create n through createItem.
+func (c *bulkCreate) createOne(ctx context.Context, n int) {
+	var pos event.Position
+	c.results[n].Item, pos, c.results[n].Err = c.s.createItem(ctx, c.ops[n].Item)
+	c.note(pos)
+}
+
+// flush appends the queued creates in one transaction, with a guard on
+// each module at the version its items were checked against.
+func (c *bulkCreate) flush(ctx context.Context) {
+	if len(c.chunk) == 0 {
+		return
+	}
+	appends := make([]event.StreamAppend, len(c.chunk), len(c.chunk)+1)
+	guarded := map[string]int64{}
+	for i, p := range c.chunk {
+		appends[i] = p.append
+		if m := p.item.Module; guarded[m] != p.version {
+			guarded[m] = p.version
+			appends = append(appends, moduleGuard(m, p.version)...)
+		}
+	}
+	res, err := c.s.store.AppendMulti(ctx, appends...)
+	switch {
+	case err == nil:
+		for _, p := range c.chunk {
+			c.results[p.n].Item = p.item
+		}
+		c.note(res.Last)
+	case ctx.Err() == nil && (errors.Is(err, event.ErrVersionConflict) || errors.Is(err, event.ErrDataRejected)):
+		// A conflict, or an item the store cannot hold: the chunk's
+		// transaction wrote nothing, so its items run one by one and
+		// only the culprit fails. A module changed meanwhile is read
+		// again for the items after the chunk.
+		for m := range guarded {
+			delete(c.modules, m)
+		}
+		for _, p := range c.chunk {
+			c.createOne(ctx, p.n)
+		}
+	default:
+		// The chunk may have been written (the connection lost after
+		// its commit): creating its items again would duplicate them
+		// under new ids.
+		for _, p := range c.chunk {
+			c.results[p.n].Err = err
+		}
+	}
+	c.chunk = c.chunk[:0]
 }
 
 // truncate deletes every live item of a module (delete right on it).

@@ -156,17 +156,16 @@ func (s *Service) UpdateUser(ctx context.Context, c UpdateUser) (identity.User, 
 		}
 		current = c.CurrentPassword
 	}
-	for attempt := 1; ; attempt++ {
-		u, err := s.updateUserOnce(ctx, c.ID, ch, current)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
-		}
-		if errors.Is(err, event.ErrVersionConflict) {
-			return u, fault.Conflictf("user changed concurrently; try again")
-		}
-		return u, err
+	var u identity.User
+	err := commands.Retry{}.Run(ctx, func(int) error {
+		var err error
+		u, err = s.updateUserOnce(ctx, c.ID, ch, current)
+		return err
+	})
+	if errors.Is(err, event.ErrVersionConflict) {
+		return u, fault.Conflictf("user changed concurrently; try again")
 	}
+	return u, err
 }
 
 func (s *Service) updateUserOnce(ctx context.Context, id string, ch identity.UserChanges, currentPassword *string) (identity.User, error) {

@@ -439,35 +439,31 @@ func (s *Service) locked(ctx context.Context, account, app string,
 	}
 	defer unlock()
 	stream := loyalty.AccountStream(account)
-	for attempt := 1; ; attempt++ {
+	var out outcome
+	err = commands.Retry{Attempts: maxAttempts}.Run(ctx, func(int) error {
 		l, err := s.state(ctx, account, app)
 		if err != nil {
-			return outcome{}, err
+			return err
 		}
 		a := l.account
-		out := outcome{app: app, old: a.Balance(), sum: a.Sum()}
-		out.d, err = decide(a, s.now())
-		if err != nil {
-			return outcome{}, err
+		out = outcome{app: app, old: a.Balance(), sum: a.Sum()}
+		if out.d, err = decide(a, s.now()); err != nil {
+			return err
 		}
 		if len(out.d.Events) == 0 {
 			out.balance = a.Balance()
 			if out.d.Replayed {
 				out.pos = l.last
 			}
-			return out, nil
+			return nil
 		}
 		res, err := s.store.Append(ctx, stream, l.version, commands.WithApp(commands.Wrap(ctx, out.d.Events...), app)...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < maxAttempts {
-			commands.Backoff(ctx, attempt) // l stays valid at its version: the next round reads what came after
-			continue
+		if errors.Is(err, event.ErrVersionConflict) {
+			return err // l stays valid at its version: the next round reads what came after
 		}
 		if err != nil {
 			s.cache.drop(account) // the append may have landed after all
-			if errors.Is(err, event.ErrVersionConflict) {
-				return outcome{}, fault.Conflictf("loyalty account %s changed concurrently; try again", account)
-			}
-			return outcome{}, fmt.Errorf("append %s: %w", stream, err)
+			return fmt.Errorf("append %s: %w", stream, err)
 		}
 		for _, e := range out.d.Events {
 			a.Apply(e)
@@ -475,8 +471,16 @@ func (s *Service) locked(ctx context.Context, account, app string,
 		l.version, l.last = res.Version, res.Last
 		s.cache.put(account, l) // its footprint with the new events
 		out.balance, out.pos = a.Balance(), res.Last
-		return out, nil
+		return nil
+	})
+	if errors.Is(err, event.ErrVersionConflict) {
+		s.cache.drop(account) // the last append may have landed after all
+		return outcome{}, fault.Conflictf("loyalty account %s changed concurrently; try again", account)
 	}
+	if err != nil {
+		return outcome{}, err
+	}
+	return out, nil
 }
 
 func (o outcome) result(account string) Result {

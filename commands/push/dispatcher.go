@@ -2,6 +2,7 @@ package push
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/commands"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
@@ -38,7 +38,8 @@ type DueSchedules interface {
 
 // DispatcherConfig tunes a Dispatcher; zero fields take the defaults.
 type DispatcherConfig struct {
-	// ID names the dispatcher in DispatchStarted (default host-pid-random).
+	// ID names the dispatcher in DispatchStarted (default: host name, pid
+	// and six random base32 characters).
 	ID string
 	// Poll is how often the dispatcher looks for due schedules (1s).
 	Poll time.Duration
@@ -66,7 +67,7 @@ type DispatcherConfig struct {
 func (c DispatcherConfig) withDefaults() DispatcherConfig {
 	if c.ID == "" {
 		host, _ := os.Hostname()
-		c.ID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), ids.Token(6))
+		c.ID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), crand.Text()[:6])
 	}
 	def := func(v *int, d int) {
 		if *v <= 0 {

@@ -205,7 +205,7 @@ func (e env) dispatcher(t *testing.T, name string, aud cmdpush.Audience, tok cmd
 	locks cmdpush.Locker, cfg cmdpush.DispatcherConfig) *cmdpush.Dispatcher {
 	t.Helper()
 	if locks == nil {
-		l := cmdpush.NewLocks(e.pool)
+		l := postgres.NewAdvisoryLocks(e.pool)
 		t.Cleanup(l.Close)
 		locks = l
 	}
@@ -428,7 +428,7 @@ func TestCrashResendsAtMostOneChunk(t *testing.T) {
 	aud := newAudience(1000)
 	snd := newSender()
 	id := e.schedule(t, "app1", time.Time{})
-	locks := cmdpush.NewLocks(e.pool)
+	locks := postgres.NewAdvisoryLocks(e.pool)
 	t.Cleanup(locks.Close)
 	crashing := cmdpush.NewDispatcher(&crashingStore{EventStore: e.store, n: 2}, noDue{}, aud, &tokens{}, snd, locks,
 		cmdpush.DispatcherConfig{ID: "A", ChunkSize: 100, Log: quiet})
@@ -588,7 +588,7 @@ func TestScheduledLaterSentOnTime(t *testing.T) {
 	}
 	rm := rmpush.NewStore(e.pool)
 	svc := cmdpush.NewService(e.store, rmrights.NewAuthorizer(e.pool), aud, rm, ids.Generator{}, rt)
-	locks := cmdpush.NewLocks(e.pool)
+	locks := postgres.NewAdvisoryLocks(e.pool)
 	defer locks.Close()
 	d := cmdpush.NewDispatcher(e.store, rm, aud, &tokens{}, snd, locks, cmdpush.DispatcherConfig{Poll: 50 * time.Millisecond, Log: quiet})
 	svc.OnDue(d.Nudge)

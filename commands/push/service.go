@@ -190,38 +190,25 @@ func (s *Service) change(ctx context.Context, id string, p rights.Permission,
 	if _, err := caller(ctx); err != nil {
 		return push.Schedule{}, err
 	}
-	for attempt := 1; ; attempt++ {
-		sc, version, err := commands.Load(ctx, s.store, push.Stream(id), push.Schedule{ID: id}, apply)
-		if err != nil {
-			return sc, err
-		}
-		if !sc.Exists() {
-			return sc, fault.NotFoundf("push schedule %s not found", id).With("id", id)
-		}
-		if err := s.authorize(ctx, p, sc.App); err != nil {
-			return sc, err
-		}
-		evs, err := decide(sc)
-		if err != nil || len(evs) == 0 {
-			return sc, err
-		}
-		res, err := s.store.Append(ctx, push.Stream(id), version, commands.WithApp(commands.Wrap(ctx, evs...), sc.App)...)
-		if errors.Is(err, event.ErrVersionConflict) && attempt < commands.MaxAttempts {
-			commands.Backoff(ctx, attempt)
-			continue
-		}
-		if errors.Is(err, event.ErrVersionConflict) {
-			return sc, fault.Conflictf("push schedule %s changed concurrently; try again", id)
-		}
-		if err != nil {
-			return sc, fmt.Errorf("append %s: %w", push.Stream(id), err)
-		}
-		for _, e := range evs {
-			sc = sc.Apply(e)
-		}
-		s.settle(ctx, res.Last)
-		return sc, nil
+	sc, res, err := commands.Change(ctx, s.store, push.Stream(id), push.Schedule{ID: id}, apply,
+		func(sc push.Schedule) string { return sc.App },
+		func(sc push.Schedule) ([]any, error) {
+			if !sc.Exists() {
+				return nil, fault.NotFoundf("push schedule %s not found", id).With("id", id)
+			}
+			if err := s.authorize(ctx, p, sc.App); err != nil {
+				return nil, err
+			}
+			return decide(sc)
+		})
+	if errors.Is(err, event.ErrVersionConflict) {
+		return sc, fault.Conflictf("push schedule %s changed concurrently; try again", id)
 	}
+	if err != nil {
+		return sc, err
+	}
+	s.settle(ctx, res.Last)
+	return sc, nil
 }
 
 // Edit changes a push that is still scheduled (update right on its app).

@@ -14,24 +14,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/identity"
-	rmidentity "github.com/halocms/halocms/readmodels/identity"
 )
 
 // Users finds CMS users for sign-in and token checks (the identity read
 // model). Both return a fault.NotFound error for an unknown user.
 type Users interface {
-	CredentialsByUsername(ctx context.Context, username string) (rmidentity.Credentials, error)
-	CredentialsByID(ctx context.Context, id string) (rmidentity.Credentials, error)
+	CredentialsByUsername(ctx context.Context, username string) (identity.Credentials, error)
+	CredentialsByID(ctx context.Context, id string) (identity.Credentials, error)
 }
 
 // Apps finds apps for the client_credentials grant (fault.NotFound when
 // unknown).
 type Apps interface {
-	AppCredentialsByClientID(ctx context.Context, clientID string) (rmidentity.AppCredentials, error)
+	AppCredentialsByClientID(ctx context.Context, clientID string) (identity.AppCredentials, error)
 }
 
 // Passwords checks passwords and client secrets against their hashes.
@@ -42,6 +40,13 @@ type Passwords interface {
 	// VerifySecret checks a high-entropy client secret against its
 	// (fast) hash.
 	VerifySecret(hash, secret string) bool
+}
+
+// Secrets makes the random strings tokens are made of.
+type Secrets interface {
+	// Token returns n letters and digits drawn uniformly from a
+	// cryptographically secure source.
+	Token(n int) string
 }
 
 // Throttle counts failed sign-ins per key in a window.
@@ -160,6 +165,7 @@ type Service struct {
 	users     Users
 	apps      Apps
 	passwords Passwords
+	secrets   Secrets
 	tokens    TokenStore
 	throttle  Throttle
 	cfg       Config
@@ -167,8 +173,8 @@ type Service struct {
 
 // NewService wires the service; every dependency is required. Zero
 // lifetimes in cfg take the defaults.
-func NewService(users Users, apps Apps, passwords Passwords, tokens TokenStore, throttle Throttle, cfg Config) *Service {
-	if users == nil || apps == nil || passwords == nil || tokens == nil || throttle == nil {
+func NewService(users Users, apps Apps, passwords Passwords, secrets Secrets, tokens TokenStore, throttle Throttle, cfg Config) *Service {
+	if users == nil || apps == nil || passwords == nil || secrets == nil || tokens == nil || throttle == nil {
 		panic("session.NewService: nil dependency")
 	}
 	if cfg.AccessTTL <= 0 {
@@ -177,7 +183,7 @@ func NewService(users Users, apps Apps, passwords Passwords, tokens TokenStore, 
 	if cfg.RefreshTTL <= 0 {
 		cfg.RefreshTTL = DefaultRefreshTTL
 	}
-	return &Service{users: users, apps: apps, passwords: passwords, tokens: tokens, throttle: throttle, cfg: cfg}
+	return &Service{users: users, apps: apps, passwords: passwords, secrets: secrets, tokens: tokens, throttle: throttle, cfg: cfg}
 }
 
 // HashToken is how tokens are stored: SHA-256 of the bearer string.
@@ -258,7 +264,7 @@ func (s *Service) PasswordGrant(ctx context.Context, username, password string, 
 	if !identity.IPAllowed(c.AllowedIPs, ip) {
 		return Token{}, fault.New(fault.Forbidden, msgIPSignIn)
 	}
-	return s.issue(ctx, Grant{Subject: SubjectUser, SubjectID: c.ID, Family: ids.Token(TokenLength), Scope: ScopeUser}, ip)
+	return s.issue(ctx, Grant{Subject: SubjectUser, SubjectID: c.ID, Family: s.secrets.Token(TokenLength), Scope: ScopeUser}, ip)
 }
 
 // ClientCredentials signs an app in (grant_type=client_credentials).
@@ -280,7 +286,7 @@ func (s *Service) ClientCredentials(ctx context.Context, clientID, secret string
 	if err := s.throttle.Forgive(ctx, ks...); err != nil {
 		return Token{}, err
 	}
-	return s.issue(ctx, Grant{Subject: SubjectApp, SubjectID: app.ID, App: app.ID, Family: ids.Token(TokenLength), Scope: ScopeApp}, ip)
+	return s.issue(ctx, Grant{Subject: SubjectApp, SubjectID: app.ID, App: app.ID, Family: s.secrets.Token(TokenLength), Scope: ScopeApp}, ip)
 }
 
 // IdentifiedGrant issues tokens to an identified app user who signed in
@@ -290,11 +296,11 @@ func (s *Service) IdentifiedGrant(ctx context.Context, app, identifiedID string,
 	if app == "" || identifiedID == "" {
 		return Token{}, fault.Invalidf("an identified grant needs an app and an identified user")
 	}
-	return s.issue(ctx, Grant{Subject: SubjectIdentified, SubjectID: identifiedID, App: app, Family: ids.Token(TokenLength), Scope: ScopeApp}, ip)
+	return s.issue(ctx, Grant{Subject: SubjectIdentified, SubjectID: identifiedID, App: app, Family: s.secrets.Token(TokenLength), Scope: ScopeApp}, ip)
 }
 
 // verifyClient checks an app's client id and secret.
-func (s *Service) verifyClient(ctx context.Context, clientID, secret string) (rmidentity.AppCredentials, error) {
+func (s *Service) verifyClient(ctx context.Context, clientID, secret string) (identity.AppCredentials, error) {
 	app, err := s.apps.AppCredentialsByClientID(ctx, clientID)
 	switch {
 	case fault.Is(err, fault.NotFound):
@@ -379,7 +385,7 @@ func (s *Service) refresh(ctx context.Context, refreshToken, clientID, clientSec
 	default:
 		return Token{}, fault.New(fault.Unauthenticated, msgBadRefresh)
 	}
-	access, refresh := ids.Token(TokenLength), ids.Token(TokenLength)
+	access, refresh := s.secrets.Token(TokenLength), s.secrets.Token(TokenLength)
 	err = s.tokens.Rotate(ctx, hash, s.pair(g, access, refresh, ip))
 	switch {
 	case errors.Is(err, ErrTokenSpent): // another refresh won the race
@@ -402,7 +408,7 @@ func (s *Service) reused(ctx context.Context, family string) error {
 }
 
 // user loads a token's user and checks it may still act from ip.
-func (s *Service) user(ctx context.Context, id string, ip netip.Addr, ipMessage string) (rmidentity.Credentials, error) {
+func (s *Service) user(ctx context.Context, id string, ip netip.Addr, ipMessage string) (identity.Credentials, error) {
 	c, err := s.users.CredentialsByID(ctx, id)
 	switch {
 	case fault.Is(err, fault.NotFound):
@@ -489,7 +495,7 @@ func (s *Service) pair(g Grant, access, refresh string, ip netip.Addr) Pair {
 }
 
 func (s *Service) issue(ctx context.Context, g Grant, ip netip.Addr) (Token, error) {
-	access, refresh := ids.Token(TokenLength), ids.Token(TokenLength)
+	access, refresh := s.secrets.Token(TokenLength), s.secrets.Token(TokenLength)
 	if err := s.tokens.Issue(ctx, s.pair(g, access, refresh, ip)); err != nil {
 		return Token{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/password"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
@@ -58,7 +59,7 @@ CREATE VIEW identity_apps AS SELECT * FROM proj_identity_v1.identity_apps;`); er
 	read := rmidentity.New(pool)
 	pw := password.Bcrypt{Cost: bcrypt.MinCost}
 	return &env{pool: pool, pw: pw,
-		svc: cmdsession.NewService(read, read, pw, postgres.NewTokenStore(pool), th, cfg)}
+		svc: cmdsession.NewService(read, read, pw, ids.Generator{}, postgres.NewTokenStore(pool), th, cfg)}
 }
 
 type userOpts struct {

@@ -110,6 +110,14 @@ func (s *Store) AppUserByAlias(ctx context.Context, app, alias string) (AppUser,
 	return u, notFound(err)
 }
 
+// AppUserIDByAlias returns the id of the live app user of app with this
+// alias (fault.NotFound when there is none): sign-in links the device
+// whose alias the SDK sends.
+func (s *Store) AppUserIDByAlias(ctx context.Context, app, alias string) (string, error) {
+	u, err := s.AppUserByAlias(ctx, app, alias)
+	return u.ID, err
+}
+
 // AppNumber returns the number of an app (0 when the app is unknown).
 func (s *Store) AppNumber(ctx context.Context, app string) (int, error) {
 	var n int

@@ -12,6 +12,7 @@ import (
 
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/identity"
 )
 
 // User is a CMS user as the API shows it (never with a password hash).
@@ -27,12 +28,6 @@ type User struct {
 	UpdatedAt  time.Time
 }
 
-// Credentials is what sign-in needs to know about a user.
-type Credentials struct {
-	User
-	PasswordHash string
-}
-
 // App is an app as the API shows it (never with its secret).
 type App struct {
 	ID        string
@@ -40,12 +35,6 @@ type App struct {
 	ClientID  string
 	CreatedAt time.Time
 	UpdatedAt time.Time
-}
-
-// AppCredentials is what the client_credentials grant needs.
-type AppCredentials struct {
-	App
-	SecretHash string
 }
 
 // Store queries the identity read model.
@@ -101,26 +90,28 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 
 // CredentialsByUsername finds a user for sign-in (case-insensitive). It is
 // not an API query: only the token service calls it.
-func (s *Store) CredentialsByUsername(ctx context.Context, username string) (Credentials, error) {
-	var c Credentials
-	var err error
-	c.User, err = scanUser(s.pool.QueryRow(ctx, `SELECT `+userCols+`, password_hash FROM identity_users
-		WHERE lower(username) = lower($1) ORDER BY id LIMIT 1`, username), &c.PasswordHash)
+func (s *Store) CredentialsByUsername(ctx context.Context, username string) (identity.Credentials, error) {
+	var hash string
+	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userCols+`, password_hash FROM identity_users
+		WHERE lower(username) = lower($1) ORDER BY id LIMIT 1`, username), &hash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Credentials{}, fault.NotFoundf("user not found")
+		return identity.Credentials{}, fault.NotFoundf("user not found")
 	}
-	return c, err
+	return credentials(u, hash), err
 }
 
 // CredentialsByID finds a user by id, for token checks.
-func (s *Store) CredentialsByID(ctx context.Context, id string) (Credentials, error) {
-	var c Credentials
-	var err error
-	c.User, err = scanUser(s.pool.QueryRow(ctx, `SELECT `+userCols+`, password_hash FROM identity_users WHERE id = $1`, id), &c.PasswordHash)
+func (s *Store) CredentialsByID(ctx context.Context, id string) (identity.Credentials, error) {
+	var hash string
+	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userCols+`, password_hash FROM identity_users WHERE id = $1`, id), &hash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Credentials{}, fault.NotFoundf("user not found")
+		return identity.Credentials{}, fault.NotFoundf("user not found")
 	}
-	return c, err
+	return credentials(u, hash), err
+}
+
+func credentials(u User, passwordHash string) identity.Credentials {
+	return identity.Credentials{ID: u.ID, Admin: u.Admin, Disabled: u.Disabled, AllowedIPs: u.AllowedIPs, PasswordHash: passwordHash}
 }
 
 const appCols = `id, name, client_id, created_at, updated_at`
@@ -175,14 +166,13 @@ func (s *Store) Apps(ctx context.Context, vis AppVisibility) ([]App, error) {
 }
 
 // AppCredentialsByClientID finds an app for the client_credentials grant.
-func (s *Store) AppCredentialsByClientID(ctx context.Context, clientID string) (AppCredentials, error) {
-	var c AppCredentials
-	var err error
-	c.App, err = scanApp(s.pool.QueryRow(ctx, `SELECT `+appCols+`, client_secret_hash FROM identity_apps WHERE client_id = $1`, clientID), &c.SecretHash)
+func (s *Store) AppCredentialsByClientID(ctx context.Context, clientID string) (identity.AppCredentials, error) {
+	var hash string
+	app, err := scanApp(s.pool.QueryRow(ctx, `SELECT `+appCols+`, client_secret_hash FROM identity_apps WHERE client_id = $1`, clientID), &hash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return AppCredentials{}, fault.NotFoundf("app not found")
+		return identity.AppCredentials{}, fault.NotFoundf("app not found")
 	}
-	return c, err
+	return identity.AppCredentials{ID: app.ID, SecretHash: hash}, err
 }
 
 // AnyUser reports whether at least one CMS user exists in the log (not the

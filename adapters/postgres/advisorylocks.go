@@ -1,4 +1,4 @@
-package push
+package postgres
 
 import (
 	"context"
@@ -6,18 +6,20 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	cmdpush "github.com/halocms/halocms/commands/push"
 )
 
-// Locks claims keys with PostgreSQL session-level advisory locks
+// AdvisoryLocks claims keys with PostgreSQL session-level advisory locks
 // (pg_try_advisory_lock on a 64-bit hash of the key), all held on one
 // dedicated connection taken from the pool: when the process dies, the
-// connection closes and PostgreSQL releases its locks, so another
-// dispatcher can resume.
+// connection closes and PostgreSQL releases its locks, so another process
+// (another server's push dispatcher) can resume.
 //
 // If that connection breaks, its locks are gone while their dispatches
 // go on; the dispatches' expected-version fencing then keeps a second
 // dispatcher from recording the same devices.
-type Locks struct {
+type AdvisoryLocks struct {
 	pool *pgxpool.Pool
 
 	mu   sync.Mutex
@@ -25,20 +27,22 @@ type Locks struct {
 	gen  int // bumped with every new connection
 }
 
-var _ Locker = (*Locks)(nil)
+// The push dispatcher claims each schedule with one.
+var _ cmdpush.Locker = (*AdvisoryLocks)(nil)
 
-// NewLocks returns a locker over pool; Close gives its connection back.
-func NewLocks(pool *pgxpool.Pool) *Locks {
+// NewAdvisoryLocks returns a locker over pool; Close gives its connection
+// back.
+func NewAdvisoryLocks(pool *pgxpool.Pool) *AdvisoryLocks {
 	if pool == nil {
-		panic("push.NewLocks: nil pool")
+		panic("postgres.NewAdvisoryLocks: nil pool")
 	}
-	return &Locks{pool: pool}
+	return &AdvisoryLocks{pool: pool}
 }
 
 // TryLock takes the lock on key if no other session holds it. The lock is
-// re-entrant within this Locks (one session): callers keep their own
-// claims apart.
-func (l *Locks) TryLock(ctx context.Context, key string) (release func(), ok bool, err error) {
+// re-entrant within these AdvisoryLocks (one session): callers keep their
+// own claims apart.
+func (l *AdvisoryLocks) TryLock(ctx context.Context, key string) (release func(), ok bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
@@ -68,7 +72,7 @@ func (l *Locks) TryLock(ctx context.Context, key string) (release func(), ok boo
 	return func() { once.Do(func() { l.unlock(gen, key) }) }, true, nil
 }
 
-func (l *Locks) unlock(gen int, key string) {
+func (l *AdvisoryLocks) unlock(gen int, key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn == nil || l.gen != gen {
@@ -83,7 +87,7 @@ func (l *Locks) unlock(gen int, key string) {
 
 // drop closes a connection in doubt instead of returning it to the pool
 // (where it would keep its locks).
-func (l *Locks) drop() {
+func (l *AdvisoryLocks) drop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = l.conn.Conn().Close(ctx)
@@ -92,7 +96,7 @@ func (l *Locks) drop() {
 }
 
 // Close releases every lock and gives the connection back to the pool.
-func (l *Locks) Close() {
+func (l *AdvisoryLocks) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn == nil {

@@ -1,0 +1,19 @@
+package identity
+
+// Credentials is what signing a CMS user in, and checking the user's
+// tokens, needs to know of the user. The identity read model answers with
+// it; the token service checks it.
+type Credentials struct {
+	ID           string
+	Admin        bool
+	Disabled     bool
+	AllowedIPs   []string
+	PasswordHash string
+}
+
+// AppCredentials is what the client_credentials grant needs to know of an
+// app.
+type AppCredentials struct {
+	ID         string
+	SecretHash string
+}
