@@ -7,28 +7,14 @@ import (
 	"github.com/halocms/halocms/commands"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/appuser"
-	"github.com/halocms/halocms/domain/fault"
 )
-
-// PocketOwner returns the identified user whose pocket the actor reads and
-// writes: an identified user's token only. An app token that signed nobody
-// in is authenticated but has no pocket: fault.Forbidden.
-func PocketOwner(a access.Actor) (id, app string, err error) {
-	switch a.Kind {
-	case access.Anonymous:
-		return "", "", access.ErrUnauthenticated
-	case access.Identified:
-		return a.ID, a.App, nil
-	}
-	return "", "", fault.Forbiddenf("the pocket belongs to an identified user: sign in through /api/segmentation/identified/login first")
-}
 
 func applyPocket(p appuser.Pocket, ev any) appuser.Pocket { return p.Apply(ev) }
 
 // PutPocket changes the caller's pocket (see appuser.Pocket.Change) and
 // returns it as stored.
 func (s *Service) PutPocket(ctx context.Context, c appuser.PocketChange) (appuser.Pocket, error) {
-	id, app, err := PocketOwner(access.From(ctx))
+	id, app, err := appuser.PocketOwner(access.From(ctx))
 	if err != nil {
 		return appuser.Pocket{}, err
 	}
