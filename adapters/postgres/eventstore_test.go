@@ -16,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/adapters/eventstoretest"
 	"github.com/halocms/halocms/adapters/postgres"
-	"github.com/halocms/halocms/adapters/postgres/eventstoretest"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/event"
 )
