@@ -59,8 +59,10 @@ func newHarness(t *testing.T, reg *eventcodec.Registry) eventstoretest.Harness {
 		},
 		// What jsonb refuses as a data exception (class 22).
 		Rejected: map[string]any{
-			"a number jsonb overflows (22003)":    map[string]any{"n": json.Number("1e1000000")},
-			"a NUL character in a string (22P05)": "a\u0000b",
+			"a number jsonb overflows (22003)":        map[string]any{"n": json.Number("1e1000000")},
+			"a NUL character in a string (22P05)":     "a\u0000b",
+			"a NUL character in a key (22P05)":        map[string]any{"a\u0000b": 1},
+			"too many digits after the point (22003)": json.Number("1.0e-16383"),
 		},
 	}
 }
