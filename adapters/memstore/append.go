@@ -118,7 +118,7 @@ type planned struct {
 	from int64
 }
 
-// commit writes writes, and checks guards, atomically.
+// commit appends writes and checks guards, in one step.
 func (l *memLog) commit(ctx context.Context, writes []write, guards []event.StreamAppend) (event.AppendResult, error) {
 	var res event.AppendResult
 	err := l.locked(ctx, writes, func() error {
