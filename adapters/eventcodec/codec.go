@@ -11,6 +11,10 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/halocms/halocms/domain/event"
 )
 
 // Typed is implemented by every domain event: its stable, namespaced,
@@ -128,4 +132,38 @@ func (r *Registry) Known(name string) bool {
 	defer r.mu.RUnlock()
 	_, ok := r.byName[name]
 	return ok
+}
+
+// Stored is an event in the form both event stores keep: its event id,
+// registered type name, schema version and JSON data.
+type Stored struct {
+	ID      uuid.UUID
+	Type    string
+	Version int
+	Data    []byte
+}
+
+// EncodeEvent encodes an event about to be appended: the event id it
+// carries (a new UUIDv7 if it has none), and its data as Encode does. It
+// refuses an event id that is not a UUID, and a type name that is not
+// the registered one.
+func (r *Registry) EncodeEvent(ev event.Event) (Stored, error) {
+	var u uuid.UUID
+	var err error
+	if ev.Meta.EventID == "" {
+		u, err = uuid.NewV7()
+	} else if u, err = uuid.Parse(ev.Meta.EventID); err != nil {
+		err = fmt.Errorf("append: event id %q: %w", ev.Meta.EventID, err)
+	}
+	if err != nil {
+		return Stored{}, err
+	}
+	name, version, data, err := r.Encode(ev.Data)
+	if err != nil {
+		return Stored{}, err
+	}
+	if ev.Type != "" && ev.Type != name {
+		return Stored{}, fmt.Errorf("append: event type %q does not match registered %q", ev.Type, name)
+	}
+	return Stored{ID: u, Type: name, Version: version, Data: data}, nil
 }

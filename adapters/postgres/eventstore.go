@@ -436,33 +436,20 @@ func newEncodedEvents(n int) encodedEvents {
 // none), the registered type, schema version and data, and the metadata.
 func (s *EventStore) encode(enc *encodedEvents, events []event.Event) error {
 	for _, ev := range events {
-		var u uuid.UUID
-		var err error
-		if ev.Meta.EventID == "" {
-			u, err = uuid.NewV7()
-		} else if u, err = uuid.Parse(ev.Meta.EventID); err != nil {
-			err = fmt.Errorf("append: event id %q: %w", ev.Meta.EventID, err)
-		}
+		st, err := s.codec.EncodeEvent(ev)
 		if err != nil {
 			return err
-		}
-		name, version, data, err := s.codec.Encode(ev.Data)
-		if err != nil {
-			return err
-		}
-		if ev.Type != "" && ev.Type != name {
-			return fmt.Errorf("append: event type %q does not match registered %q", ev.Type, name)
 		}
 		m := ev.Meta
-		meta, err := json.Marshal(storedMeta{EventID: u.String(), Actor: m.Actor, App: m.App,
+		meta, err := json.Marshal(storedMeta{EventID: st.ID.String(), Actor: m.Actor, App: m.App,
 			CorrelationID: m.CorrelationID, CausationID: m.CausationID, ClientIP: m.ClientIP})
 		if err != nil {
 			return err
 		}
-		enc.ids = append(enc.ids, u)
-		enc.types = append(enc.types, name)
-		enc.versions = append(enc.versions, int32(version))
-		enc.datas = append(enc.datas, data)
+		enc.ids = append(enc.ids, st.ID)
+		enc.types = append(enc.types, st.Type)
+		enc.versions = append(enc.versions, int32(st.Version))
+		enc.datas = append(enc.datas, st.Data)
 		enc.metas = append(enc.metas, meta)
 	}
 	return nil

@@ -16,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/adapters/eventstoretest"
 	"github.com/halocms/halocms/adapters/postgres"
-	"github.com/halocms/halocms/adapters/postgres/eventstoretest"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/event"
 )
@@ -57,9 +57,21 @@ func newHarness(t *testing.T, reg *eventcodec.Registry) eventstoretest.Harness {
 				Rollback: func() error { return tx.Rollback(context.Background()) },
 			}, nil
 		},
+		// What jsonb refuses as a data exception (class 22).
+		Rejected: map[string]any{
+			"a number jsonb overflows (22003)":        map[string]any{"n": json.Number("1e1000000")},
+			"a NUL character in a string (22P05)":     "a\u0000b",
+			"a NUL character in a key (22P05)":        map[string]any{"a\u0000b": 1},
+			"too many digits after the point (22003)": json.Number("1.0e-16383"),
+		},
 	}
 }
 
+// TestEventStoreContract runs the port's suite. Its multi-stream appends
+// and guards take every path of AppendMulti: the one statement for new
+// streams and streams at their version, the pipelined batch (any version,
+// one stream twice), and the careful path a failed statement falls back
+// to (conflicts, retries).
 func TestEventStoreContract(t *testing.T) {
 	eventstoretest.Run(t, newHarness)
 }
@@ -203,6 +215,23 @@ func TestOnAppendCountsWrittenEvents(t *testing.T) {
 	}
 	if calls.Load() != 1 || written.Load() != 2 {
 		t.Fatalf("OnAppend called %d times for %d events, want once for 2 (retries and failures write nothing)", calls.Load(), written.Load())
+	}
+	// A multi-stream append counts its events once, its retry not at all.
+	written.Store(0)
+	appends := []event.StreamAppend{
+		{Stream: "retry-a", ExpectedVersion: event.NoStream, Events: []event.Event{
+			{Data: probe{1}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000d1"}},
+			{Data: probe{2}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000d2"}}}},
+		{Stream: "retry-b", ExpectedVersion: event.NoStream, Events: []event.Event{
+			{Data: probe{3}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000d3"}}}},
+	}
+	for range 2 {
+		if _, err := s.AppendMulti(ctx, appends...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := eventCount(t, pool); n != 5 || written.Load() != 3 {
+		t.Fatalf("%d events stored, OnAppend counted %d for the multi-stream append and its retry; want 5 and 3", n, written.Load())
 	}
 }
 
@@ -365,241 +394,6 @@ func eventCount(t *testing.T, pool *pgxpool.Pool) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// AppendMulti writes new streams and streams at an exact version together,
-// stream by stream in the order given, and reports the last position.
-func TestAppendMultiWritesEveryStream(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	s := openStore(t, pool, probeRegistry())
-	if _, err := s.Append(ctx, "multi-old", event.NoStream, event.Event{Data: probe{1}}, event.Event{Data: probe{2}}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.AppendMulti(ctx,
-		event.StreamAppend{Stream: "multi-a", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{10}}, {Data: probe{11}}}},
-		event.StreamAppend{Stream: "multi-old", ExpectedVersion: 2, Events: []event.Event{{Data: probe{3}}}},
-		event.StreamAppend{Stream: "multi-b", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{20}}}},
-	)
-	if err != nil || res.Duplicate {
-		t.Fatalf("AppendMulti: %+v, %v", res, err)
-	}
-	for stream, want := range map[string][][2]int64{
-		"multi-a":   {{1, 10}, {2, 11}},
-		"multi-old": {{1, 1}, {2, 2}, {3, 3}},
-		"multi-b":   {{1, 20}},
-	} {
-		if got := streamEvents(t, s, stream); !reflect.DeepEqual(got, want) {
-			t.Errorf("stream %s: (version, N) = %v, want %v", stream, got, want)
-		}
-	}
-	for stream, want := range map[string]int64{"multi-a": 2, "multi-old": 3, "multi-b": 1} {
-		if v, err := s.StreamVersion(ctx, nil, stream); err != nil || v != want {
-			t.Errorf("stream %s at version %d (%v), want %d", stream, v, err, want)
-		}
-	}
-	// The events of one call are in the log in the order given, and Last
-	// is the newest of them.
-	rows, err := pool.Query(ctx, `SELECT data->>'N', transaction_id::text::bigint, global_position FROM events
-		WHERE stream_id <> 'multi-old' OR stream_version = 3 ORDER BY transaction_id, global_position`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var order []string
-	var last event.Position
-	for rows.Next() {
-		var n string
-		var tx, pos int64
-		if err := rows.Scan(&n, &tx, &pos); err != nil {
-			t.Fatal(err)
-		}
-		order = append(order, n)
-		last = event.Position{TxID: uint64(tx), Pos: pos}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"10", "11", "3", "20"}; !reflect.DeepEqual(order, want) {
-		t.Errorf("log order %v, want %v", order, want)
-	}
-	if res.Last != last || res.Version != 3 {
-		t.Errorf("result %+v, want Last %v and Version 3", res, last)
-	}
-}
-
-// One stream that cannot be appended to fails the whole call with its
-// conflict, and nothing of the other streams is written.
-func TestAppendMultiAllOrNothing(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	s := openStore(t, pool, probeRegistry())
-	if _, err := s.Append(ctx, "aon-taken", event.NoStream, event.Event{Data: probe{1}}, event.Event{Data: probe{2}}); err != nil {
-		t.Fatal(err)
-	}
-	fresh := func(stream string) event.StreamAppend {
-		return event.StreamAppend{Stream: stream, ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{7}}}}
-	}
-	for _, tc := range []struct {
-		name     string
-		bad      event.StreamAppend
-		expected int64
-	}{
-		{"new stream exists", event.StreamAppend{Stream: "aon-taken", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{3}}}}, event.NoStream},
-		{"stale version", event.StreamAppend{Stream: "aon-taken", ExpectedVersion: 1, Events: []event.Event{{Data: probe{3}}}}, 1},
-		{"version ahead", event.StreamAppend{Stream: "aon-taken", ExpectedVersion: 5, Events: []event.Event{{Data: probe{3}}}}, 5},
-	} {
-		_, err := s.AppendMulti(ctx, fresh("aon-x-"+tc.name), tc.bad, fresh("aon-y-"+tc.name))
-		var ce *event.ConflictError
-		if !errors.As(err, &ce) || ce.StreamID != "aon-taken" || ce.Expected != tc.expected || ce.Actual != 2 {
-			t.Errorf("%s: err = %v, want a conflict on aon-taken (expected %d, actual 2)", tc.name, err, tc.expected)
-		}
-	}
-	if n := eventCount(t, pool); n != 2 {
-		t.Errorf("%d events stored, want the 2 appended first (failed calls write nothing)", n)
-	}
-	// An event id already used by another stream fails the call too.
-	used := event.Event{Data: probe{9}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000c1"}}
-	if _, err := s.Append(ctx, "aon-ids", event.NoStream, used); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.AppendMulti(ctx, fresh("aon-z"), event.StreamAppend{Stream: "aon-other", ExpectedVersion: event.NoStream, Events: []event.Event{used}}); err == nil {
-		t.Error("AppendMulti reusing another stream's event id: no error")
-	}
-	if v, err := s.StreamVersion(ctx, nil, "aon-z"); err != nil || v != 0 {
-		t.Errorf("stream aon-z at version %d (%v) after a failed call, want 0", v, err)
-	}
-}
-
-type blob struct{ V any }
-
-func (blob) EventType() string { return "pgtest.blob" }
-
-// Data PostgreSQL cannot hold (a data exception) is reported as
-// event.ErrDataRejected, not as a conflict, whichever way it is appended,
-// and nothing is written: callers may then retry the other streams of a
-// multi-stream append on their own.
-func TestAppendRefusedDataIsDataRejected(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	reg := probeRegistry()
-	reg.Register(blob{}, 1)
-	s := openStore(t, pool, reg)
-	for name, v := range map[string]any{
-		"a number jsonb overflows (22003)":    map[string]any{"n": json.Number("1e1000000")},
-		"a NUL character in a string (22P05)": "a\u0000b",
-	} {
-		bad := event.Event{Data: blob{v}}
-		check := func(how string, err error) {
-			t.Helper()
-			if !errors.Is(err, event.ErrDataRejected) || errors.Is(err, event.ErrVersionConflict) {
-				t.Errorf("%s, %s: err = %v, want event.ErrDataRejected", name, how, err)
-			}
-		}
-		_, err := s.Append(ctx, "rej-"+name, event.NoStream, bad)
-		check("Append", err)
-		fresh := func(stream string) event.StreamAppend {
-			return event.StreamAppend{Stream: stream, ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{1}}}}
-		}
-		_, err = s.AppendMulti(ctx, fresh("rej-x-"+name), event.StreamAppend{Stream: "rej-" + name, ExpectedVersion: event.NoStream,
-			Events: []event.Event{bad}}, fresh("rej-y-"+name))
-		check("AppendMulti", err)
-	}
-	if n := eventCount(t, pool); n != 0 {
-		t.Errorf("%d events stored, want none", n)
-	}
-}
-
-// A retried AppendMulti (every event id stored already) is acknowledged as
-// a duplicate and writes nothing.
-func TestAppendMultiRetryIsDuplicate(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	s := openStore(t, pool, probeRegistry())
-	var written atomic.Int64
-	s.OnAppend = func(n int) { written.Add(int64(n)) }
-	appends := []event.StreamAppend{
-		{Stream: "retry-a", ExpectedVersion: event.NoStream, Events: []event.Event{
-			{Data: probe{1}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000d1"}},
-			{Data: probe{2}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000d2"}}}},
-		{Stream: "retry-b", ExpectedVersion: event.NoStream, Events: []event.Event{
-			{Data: probe{3}, Meta: event.Metadata{EventID: "0190a0b0-0000-7000-8000-0000000000d3"}}}},
-	}
-	first, err := s.AppendMulti(ctx, appends...)
-	if err != nil || first.Duplicate {
-		t.Fatalf("AppendMulti: %+v, %v", first, err)
-	}
-	again, err := s.AppendMulti(ctx, appends...)
-	if err != nil || !again.Duplicate || again.Last != first.Last {
-		t.Fatalf("retry: %+v, %v; want a duplicate at %v", again, err, first.Last)
-	}
-	if n := eventCount(t, pool); n != 3 || written.Load() != 3 {
-		t.Fatalf("%d events stored, OnAppend counted %d; want 3 and 3", n, written.Load())
-	}
-}
-
-// The same stream twice in one call: the second part follows the first.
-func TestAppendMultiSameStreamTwice(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	s := openStore(t, pool, probeRegistry())
-	res, err := s.AppendMulti(ctx,
-		event.StreamAppend{Stream: "twice", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{1}}}},
-		event.StreamAppend{Stream: "twice-other", ExpectedVersion: event.NoStream, Events: []event.Event{{Data: probe{5}}}},
-		event.StreamAppend{Stream: "twice", ExpectedVersion: 1, Events: []event.Event{{Data: probe{2}}}},
-	)
-	if err != nil || res.Version != 2 {
-		t.Fatalf("AppendMulti: %+v, %v", res, err)
-	}
-	if got, want := streamEvents(t, s, "twice"), [][2]int64{{1, 1}, {2, 2}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("stream twice: %v, want %v", got, want)
-	}
-}
-
-// Concurrent calls creating the same streams: exactly one wins each
-// stream, and every loser fails whole with a conflict.
-func TestAppendMultiConcurrentCreates(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	s := openStore(t, pool, probeRegistry())
-	const callers, streams = 6, 50
-	errs := make(chan error, callers)
-	for c := range callers {
-		go func() {
-			appends := make([]event.StreamAppend, streams)
-			for i := range appends {
-				appends[i] = event.StreamAppend{Stream: fmt.Sprintf("race-%d", i), ExpectedVersion: event.NoStream,
-					Events: []event.Event{{Data: probe{c}}}}
-			}
-			_, err := s.AppendMulti(ctx, appends...)
-			errs <- err
-		}()
-	}
-	wins := 0
-	for range callers {
-		err := <-errs
-		switch {
-		case err == nil:
-			wins++
-		case !errors.Is(err, event.ErrVersionConflict):
-			t.Errorf("losing call: %v, want a version conflict", err)
-		}
-	}
-	if wins != 1 {
-		t.Errorf("%d calls succeeded, want exactly 1", wins)
-	}
-	if n := eventCount(t, pool); n != streams {
-		t.Errorf("%d events stored, want %d (one per stream)", n, streams)
-	}
-	var owners int
-	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT data->>'N') FROM events`).Scan(&owners); err != nil || owners != 1 {
-		t.Errorf("events written by %d callers (%v), want 1", owners, err)
-	}
 }
 
 // BenchmarkAppendMulti appends chunks of 500 new streams of one event, as

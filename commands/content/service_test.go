@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/halocms/halocms/adapters/eventcodec"
-	"github.com/halocms/halocms/adapters/postgres"
-	"github.com/halocms/halocms/adapters/postgres/pgtest"
+	"github.com/halocms/halocms/adapters/memstore"
 	"github.com/halocms/halocms/commands"
 	cmdcontent "github.com/halocms/halocms/commands/content"
 	"github.com/halocms/halocms/domain/access"
@@ -23,7 +22,7 @@ import (
 // append: what it does commits between that write's decision and its
 // append.
 type hookStore struct {
-	*postgres.EventStore
+	*memstore.Store
 	mu      sync.Mutex
 	before  func()
 	appends chan struct{} // one per AppendMulti that failed, if anyone listens
@@ -37,7 +36,7 @@ func (s *hookStore) AppendMulti(ctx context.Context, appends ...event.StreamAppe
 	if h != nil {
 		h()
 	}
-	res, err := s.EventStore.AppendMulti(ctx, appends...)
+	res, err := s.Store.AppendMulti(ctx, appends...)
 	if err != nil {
 		select {
 		case s.appends <- struct{}{}:
@@ -88,10 +87,8 @@ func (l *logItems) ModuleValues(ctx context.Context, module string, fn func(stri
 func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
 	t.Parallel()
 	ctx := access.WithActor(context.Background(), access.Actor{Kind: access.User, ID: "u1"})
-	pool := pgtest.Pool(t)
-	es := postgres.NewEventStore(pool, eventcodec.Default())
-	t.Cleanup(es.Close)
-	store := &hookStore{EventStore: es}
+	es := memstore.New(eventcodec.Default())
+	store := &hookStore{Store: es}
 	ids := &seqIDs{}
 	items := &logItems{store: es, ids: ids}
 	svc := cmdcontent.NewService(store, stub{}, stub{}, stub{}, items, ids, stub{})
@@ -223,9 +220,8 @@ func TestModuleChangesAndItemWritesAreOrdered(t *testing.T) {
 func TestRelationTargetDeletedWhileCreating(t *testing.T) {
 	t.Parallel()
 	ctx := access.WithActor(context.Background(), access.Actor{Kind: access.User, ID: "u1"})
-	es := postgres.NewEventStore(pgtest.Pool(t), eventcodec.Default())
-	t.Cleanup(es.Close)
-	store := &hookStore{EventStore: es}
+	es := memstore.New(eventcodec.Default())
+	store := &hookStore{Store: es}
 	ids := &seqIDs{}
 	svc := cmdcontent.NewService(store, stub{}, stub{}, stub{}, &logItems{store: es, ids: ids}, ids, stub{})
 	if _, err := es.Append(ctx, identity.AppStream("a1"), event.NoStream,

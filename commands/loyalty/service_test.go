@@ -17,9 +17,11 @@ import (
 
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/ids"
+	"github.com/halocms/halocms/adapters/memstore"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/adapters/projection"
+	"github.com/halocms/halocms/commands"
 	cmdloyalty "github.com/halocms/halocms/commands/loyalty"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/appuser"
@@ -35,16 +37,18 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// env is the service over a real event store, with the rights projection
-// (the authorizer reads it) and the loyalty projection (read-your-writes)
-// running. Apps app1 and app2; identified users ann and bob of app1, cid of
-// app2; CMS users with one right each on app1 (reader, writer, updater,
+// env is the service over an event store: the real one, with the rights
+// projection (the authorizer reads it) and the loyalty projection
+// (read-your-writes) running (newEnv), or the in-memory one (newMemEnv).
+// Apps app1 and app2; identified users ann and bob of app1, cid of app2;
+// CMS users with one right each on app1 (reader, writer, updater,
 // deleter) and writer2 with write on app2.
 type env struct {
 	ctx   context.Context
-	pool  *pgxpool.Pool
-	store *postgres.EventStore
-	rt    *projection.Runtime
+	pool  *pgxpool.Pool // nil over the in-memory store
+	store commands.EventStore
+	authz cmdloyalty.Authorizer
+	wait  commands.Waiter
 	svc   *cmdloyalty.Service
 }
 
@@ -75,11 +79,44 @@ func newEnv(t testing.TB, opts cmdloyalty.Options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stop(); rt.Wait() })
-	e := &env{ctx: ctx, pool: pool, store: store, rt: rt}
+	e := &env{ctx: ctx, pool: pool, store: store, authz: rmrights.NewAuthorizer(pool), wait: rt}
 	e.svc = e.service(opts)
+	if !rt.WaitFor(ctx, e.seed(t), "rights") {
+		t.Fatal("the rights projection did not catch up")
+	}
+	return e
+}
+
+// newMemEnv is newEnv over the in-memory store, for the tests of
+// decisions: there is no rights read model, so every caller may do
+// anything (the tests that use it are refused nothing over the real
+// store either; TestRightsRefusals and TestCheck test the refusals), and
+// no projection to wait for.
+func newMemEnv(t testing.TB, opts cmdloyalty.Options) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	e := &env{ctx: ctx, store: memstore.New(eventcodec.Default()), authz: allowAll{}, wait: noWait{}}
+	e.svc = e.service(opts)
+	e.seed(t)
+	return e
+}
+
+// allowAll lets every caller do everything.
+type allowAll struct{}
+
+func (allowAll) Authorize(context.Context, access.Actor, rights.Permission, rights.Resource) error {
+	return nil
+}
+func (allowAll) AuthorizeAnyApp(context.Context, access.Actor, rights.Permission) error { return nil }
+
+// seed appends the apps, the identified users and the CMS users' rights,
+// and returns where the last landed.
+func (e *env) seed(t testing.TB) event.Position {
+	t.Helper()
 	var last event.Position
 	add := func(stream string, data any) {
-		res, err := store.Append(ctx, stream, event.AnyVersion, event.Event{Data: data})
+		res, err := e.store.Append(e.ctx, stream, event.AnyVersion, event.Event{Data: data})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,15 +132,12 @@ func newEnv(t testing.TB, opts cmdloyalty.Options) *env {
 		"updater": {"app1", "update"}, "deleter": {"app1", "delete"}, "writer2": {"app2", "write"}} {
 		add(rights.Stream(user), rights.Granted{UserID: user, AppID: g[0], ScopeKind: "app", Permissions: []string{g[1]}, By: "system"})
 	}
-	if !rt.WaitFor(ctx, last, "rights") {
-		t.Fatal("the rights projection did not catch up")
-	}
-	return e
+	return last
 }
 
 // service is another Service over the same store (as another process).
 func (e *env) service(opts cmdloyalty.Options) *cmdloyalty.Service {
-	return cmdloyalty.NewService(e.store, ids.Generator{}, rmrights.NewAuthorizer(e.pool), e.rt, opts)
+	return cmdloyalty.NewService(e.store, ids.Generator{}, e.authz, e.wait, opts)
 }
 
 func as(ctx context.Context, a access.Actor) context.Context { return access.WithActor(ctx, a) }
@@ -381,7 +415,7 @@ func TestFirstTransactionAndReadYourWrites(t *testing.T) {
 
 func TestIdempotentReplay(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, cmdloyalty.Options{})
+	e := newMemEnv(t, cmdloyalty.Options{})
 	ctx := as(e.ctx, writer)
 	p := cmdloyalty.Points{Amount: 25, Reason: "order 17", IdempotencyKey: "order-17"}
 	first, err := e.svc.Earn(ctx, "ann", p)
@@ -489,13 +523,13 @@ func redeemRace(t *testing.T, e *env, account string, actor access.Actor, svcs .
 
 func TestConcurrentRedeemsNeverOverdraw(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, cmdloyalty.Options{})
+	e := newMemEnv(t, cmdloyalty.Options{})
 	redeemRace(t, e, "ann", ann, e.svc)
 }
 
 func TestTwoProcessesNeverOverdraw(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, cmdloyalty.Options{})
+	e := newMemEnv(t, cmdloyalty.Options{})
 	// Both have the account cached at an older version before the race.
 	other := e.service(cmdloyalty.Options{})
 	for _, svc := range []*cmdloyalty.Service{e.svc, other} {
@@ -514,7 +548,7 @@ func TestTwoProcessesNeverOverdraw(t *testing.T) {
 
 func TestStampsAndCards(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, cmdloyalty.Options{})
+	e := newMemEnv(t, cmdloyalty.Options{})
 	w := as(e.ctx, writer)
 	card, pos, err := e.svc.DefineCard(w, "app1", cmdloyalty.CardDefinition{Name: " Coffee ", Reward: "A coffee", StampsNeeded: 3})
 	if err != nil || pos.IsZero() {
@@ -581,7 +615,7 @@ func TestStampsAndCards(t *testing.T) {
 
 func TestRebalanceDamagedHistory(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, cmdloyalty.Options{})
+	e := newMemEnv(t, cmdloyalty.Options{})
 	if _, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 50, Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
@@ -622,7 +656,7 @@ func TestRebalanceDamagedHistory(t *testing.T) {
 // counts only the lot, and leaves a rebalance nothing to hand back.
 func TestExpiryCorrectsADamagedBalanceFirst(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, cmdloyalty.Options{})
+	e := newMemEnv(t, cmdloyalty.Options{})
 	later := time.Now().Add(time.Hour)
 	lot, err := e.svc.Earn(as(e.ctx, writer), "ann", cmdloyalty.Points{Amount: 100, Reason: "test", ExpiresAt: &later})
 	if err != nil {
@@ -660,7 +694,7 @@ func TestExpiryCorrectsADamagedBalanceFirst(t *testing.T) {
 
 func TestRedeemExpiresDueLotsFirst(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, cmdloyalty.Options{})
+	e := newMemEnv(t, cmdloyalty.Options{})
 	w := as(e.ctx, writer)
 	// 1.5 s ahead: the earn must still be in time on a loaded machine.
 	soon := time.Now().Add(1500 * time.Millisecond)
@@ -687,10 +721,10 @@ func TestRedeemExpiresDueLotsFirst(t *testing.T) {
 	}
 }
 
-// readCounter is the real event store, counting the account events that
+// readCounter is an event store counting the account events that
 // commands read.
 type readCounter struct {
-	*postgres.EventStore
+	commands.EventStore
 	read atomic.Int64
 }
 
@@ -704,7 +738,7 @@ func (c *readCounter) ReadStream(ctx context.Context, stream string, after int64
 
 func TestCacheReadsOnlyNewerEvents(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, cmdloyalty.Options{})
+	e := newMemEnv(t, cmdloyalty.Options{})
 	for _, c := range []struct {
 		entries      int
 		account      string
@@ -715,7 +749,7 @@ func TestCacheReadsOnlyNewerEvents(t *testing.T) {
 		{-1, "bob", 11, 13},
 	} {
 		rc := &readCounter{EventStore: e.store}
-		svc := cmdloyalty.NewService(rc, ids.Generator{}, rmrights.NewAuthorizer(e.pool), e.rt, cmdloyalty.Options{CacheEntries: c.entries})
+		svc := cmdloyalty.NewService(rc, ids.Generator{}, e.authz, e.wait, cmdloyalty.Options{CacheEntries: c.entries})
 		ctx := as(e.ctx, writer)
 		for range 10 {
 			if _, err := svc.Earn(ctx, c.account, cmdloyalty.Points{Amount: 1, Reason: "test"}); err != nil {
@@ -750,10 +784,10 @@ func TestCacheReadsOnlyNewerEvents(t *testing.T) {
 // not kept at all.
 func TestCacheKeepsToItsBudget(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, cmdloyalty.Options{})
+	e := newMemEnv(t, cmdloyalty.Options{})
 	rc := &readCounter{EventStore: e.store}
 	const budget = 10_000 // two accounts of ten transactions (about 4 kB each), not three
-	svc := cmdloyalty.NewService(rc, ids.Generator{}, rmrights.NewAuthorizer(e.pool), e.rt, cmdloyalty.Options{CacheBytes: budget})
+	svc := cmdloyalty.NewService(rc, ids.Generator{}, e.authz, e.wait, cmdloyalty.Options{CacheBytes: budget})
 	ctx := as(e.ctx, admin)
 	keys := 0
 	earn := func(account string, n int) (read int64) {
@@ -808,7 +842,7 @@ func TestSnapshotsShortenColdLoads(t *testing.T) {
 	snaps := postgres.NewLoyaltySnapshots(e.pool)
 	rc := &readCounter{EventStore: e.store}
 	opts := cmdloyalty.Options{CacheEntries: -1, Snapshots: snaps, SnapshotEvery: 10}
-	svc := cmdloyalty.NewService(rc, ids.Generator{}, rmrights.NewAuthorizer(e.pool), e.rt, opts)
+	svc := cmdloyalty.NewService(rc, ids.Generator{}, e.authz, e.wait, opts)
 	ctx := as(e.ctx, writer)
 	first, err := svc.Earn(ctx, "ann", cmdloyalty.Points{Amount: 5, Reason: "test", IdempotencyKey: "k0"})
 	if err != nil {

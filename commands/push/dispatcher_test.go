@@ -17,6 +17,7 @@ import (
 
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/ids"
+	"github.com/halocms/halocms/adapters/memstore"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/adapters/projection"
@@ -143,9 +144,13 @@ func (s *sender) count(tok string) int {
 
 // ---- set-up ----
 
+// env is the event store the dispatchers share: the real one (newEnv),
+// whose pool also holds the dispatchers' locks, or the in-memory one
+// (newMemEnv), for the tests of what the dispatchers decide and record.
 type env struct {
-	pool  *pgxpool.Pool
-	store *postgres.EventStore
+	pool  *pgxpool.Pool        // nil over the in-memory store
+	pg    *postgres.EventStore // nil over the in-memory store
+	store commands.EventStore
 }
 
 func newEnv(t *testing.T) env {
@@ -153,8 +158,13 @@ func newEnv(t *testing.T) env {
 	pool := pgtest.Pool(t)
 	store := postgres.NewEventStore(pool, eventcodec.Default())
 	t.Cleanup(store.Close)
-	return env{pool: pool, store: store}
+	return env{pool: pool, pg: store, store: store}
 }
+
+// newMemEnv is an env over the in-memory store. Its dispatchers take
+// allLocks unless given other locks: the tests that use it run one
+// dispatcher at a time, or test the stream-version fence without locks.
+func newMemEnv() env { return env{store: memstore.New(eventcodec.Default())} }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -204,6 +214,9 @@ func (noDue) Due(context.Context, time.Time, int) ([]string, error) { return nil
 func (e env) dispatcher(t *testing.T, name string, aud cmdpush.Audience, tok cmdpush.Tokens, snd cmdpush.Sender,
 	locks cmdpush.Locker, cfg cmdpush.DispatcherConfig) *cmdpush.Dispatcher {
 	t.Helper()
+	if locks == nil && e.pool == nil {
+		locks = allLocks{}
+	}
 	if locks == nil {
 		l := postgres.NewAdvisoryLocks(e.pool)
 		t.Cleanup(l.Close)
@@ -308,7 +321,7 @@ func (allLocks) TryLock(context.Context, string) (func(), bool, error) { return 
 // at most within the one chunk a dispatcher sent before it was fenced.
 func TestFencingWithoutLocks(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newMemEnv()
 	aud := newAudience(1500)
 	snd := newSender()
 	snd.delay = 200 * time.Microsecond
@@ -368,7 +381,7 @@ func TestFencingWithoutLocks(t *testing.T) {
 // gets the push exactly once overall.
 func TestRestartMidDispatchResumes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newMemEnv()
 	aud := newAudience(1200)
 	snd := newSender()
 	snd.delay = 200 * time.Microsecond
@@ -424,12 +437,11 @@ func (c *crashingStore) Append(ctx context.Context, stream string, v int64, evs 
 // exactly once.
 func TestCrashResendsAtMostOneChunk(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newMemEnv()
 	aud := newAudience(1000)
 	snd := newSender()
 	id := e.schedule(t, "app1", time.Time{})
-	locks := postgres.NewAdvisoryLocks(e.pool)
-	t.Cleanup(locks.Close)
+	var locks allLocks // one dispatcher at a time
 	crashing := cmdpush.NewDispatcher(&crashingStore{EventStore: e.store, n: 2}, noDue{}, aud, &tokens{}, snd, locks,
 		cmdpush.DispatcherConfig{ID: "A", ChunkSize: 100, Log: quiet})
 	ctx := context.Background()
@@ -465,7 +477,7 @@ func TestCrashResendsAtMostOneChunk(t *testing.T) {
 // honouring the provider's RetryAfter, up to MaxAttempts, then failed.
 func TestRetriesWithBackoff(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newMemEnv()
 	aud := newAudience(30)
 	snd := newSender()
 	retryTwice, retryAfter, never := aud.devices[3].Token, aud.devices[7].Token, aud.devices[11].Token
@@ -530,7 +542,7 @@ func TestRetriesWithBackoff(t *testing.T) {
 // removed from their app users and counted as invalid.
 func TestInvalidTokensRemoved(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newMemEnv()
 	aud := newAudience(40)
 	snd := newSender()
 	bad := map[string]bool{aud.devices[2].Token: true, aud.devices[20].Token: true}
@@ -572,7 +584,7 @@ func TestScheduledLaterSentOnTime(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rt := projection.NewRuntime(e.pool, e.store, nil, quiet, projection.Options{}, projpush.Projector{})
+	rt := projection.NewRuntime(e.pool, e.pg, nil, quiet, projection.Options{}, projpush.Projector{})
 	rctx, stopRT := context.WithCancel(ctx)
 	rtDone := make(chan error, 1)
 	go func() { rtDone <- rt.Run(rctx) }()
