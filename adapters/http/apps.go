@@ -30,69 +30,64 @@ type appBody struct {
 	UpdatedAt any     `json:"updatedAt"`
 }
 
-func (s *server) listApps(w http.ResponseWriter, r *http.Request) {
+func (s *server) listApps(w http.ResponseWriter, r *http.Request) error {
 	apps, err := s.Users.Apps(r.Context(), s.Authorizer)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	out := make([]appJSON, len(apps))
 	for i, a := range apps {
 		out[i] = appFromView(a)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *server) getApp(w http.ResponseWriter, r *http.Request) {
+func (s *server) getApp(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
 	apps, err := s.Users.Apps(r.Context(), s.Authorizer)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	for _, a := range apps {
 		if a.ID == id {
 			writeJSON(w, http.StatusOK, appFromView(a))
-			return
+			return nil
 		}
 	}
-	s.fail(w, r, fault.NotFoundf("app %s not found", id))
+	return fault.NotFoundf("app %s not found", id)
 }
 
-func (s *server) createApp(w http.ResponseWriter, r *http.Request) {
+func (s *server) createApp(w http.ResponseWriter, r *http.Request) error {
 	var b appBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if b.Name == nil {
-		s.fail(w, r, fault.Invalidf("name is required").With("field", "name"))
-		return
+		return fault.Invalidf("name is required").With("field", "name")
 	}
 	a, err := s.Identity.CreateApp(r.Context(), *b.Name)
 	s.Metrics.Command("identity.create_app", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID, ClientSecret: a.ClientSecret})
+	return nil
 }
 
-func (s *server) renameApp(w http.ResponseWriter, r *http.Request) {
+func (s *server) renameApp(w http.ResponseWriter, r *http.Request) error {
 	var b appBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if b.Name == nil {
-		s.fail(w, r, fault.Invalidf("name is required").With("field", "name"))
-		return
+		return fault.Invalidf("name is required").With("field", "name")
 	}
 	a, err := s.Identity.RenameApp(r.Context(), chi.URLParam(r, "id"), *b.Name)
 	s.Metrics.Command("identity.rename_app", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID})
+	return nil
 }

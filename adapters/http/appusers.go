@@ -110,59 +110,54 @@ func (s *server) appOf(ctx context.Context, v any) (string, error) {
 // createAppUser serves POST /api/segmentation/appuser. The app is the
 // token's (a body appId is ignored: the SDKs echo whatever they cached);
 // admins, who have no app, name it with appId.
-func (s *server) createAppUser(w http.ResponseWriter, r *http.Request) {
+func (s *server) createAppUser(w http.ResponseWriter, r *http.Request) error {
 	b, err := readAppUserBody(r)
 	if err != nil {
-		s.fail(w, r, writerFirst(r.Context(), err))
-		return
+		return writerFirst(r.Context(), err)
 	}
 	ctx := r.Context()
 	app := access.From(ctx).ClientApp()
 	if app == "" && access.From(ctx).IsAdmin() {
 		if app, err = s.appOf(ctx, b.AppID); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
 	u, err := s.AppUsers.Create(ctx, app, b.Profile)
 	s.Metrics.Command("appuser.create", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, s.appUserView(ctx, u))
+	return nil
 }
 
 // updateAppUser serves PUT /api/segmentation/appuser/{id}: the SDKs send
 // the whole app user; replaceTokens (body, or the query as iOS 1.x sent
 // it; true when absent) says whether the devices replace the stored ones.
-func (s *server) updateAppUser(w http.ResponseWriter, r *http.Request) {
+func (s *server) updateAppUser(w http.ResponseWriter, r *http.Request) error {
 	b, err := readAppUserBody(r)
 	if err != nil {
-		s.fail(w, r, writerFirst(r.Context(), err))
-		return
+		return writerFirst(r.Context(), err)
 	}
 	id := chi.URLParam(r, "id")
 	if b.ID != "" && b.ID != id {
-		s.fail(w, r, writerFirst(r.Context(), fault.Invalidf("the body's id %s is not the path's %s", b.ID, id).With("field", "id")))
-		return
+		return writerFirst(r.Context(), fault.Invalidf("the body's id %s is not the path's %s", b.ID, id).With("field", "id"))
 	}
 	replace := true
 	if b.ReplaceTokens != nil {
 		replace = *b.ReplaceTokens
 	} else if q := r.URL.Query().Get("replaceTokens"); q != "" {
 		if replace, err = strconv.ParseBool(q); err != nil {
-			s.fail(w, r, writerFirst(r.Context(), fault.Invalidf("replaceTokens must be true or false").With("field", "replaceTokens")))
-			return
+			return writerFirst(r.Context(), fault.Invalidf("replaceTokens must be true or false").With("field", "replaceTokens"))
 		}
 	}
 	u, err := s.AppUsers.Update(r.Context(), id, b.Profile, replace)
 	s.Metrics.Command("appuser.update", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, s.appUserView(r.Context(), u))
+	return nil
 }
 
 // writerFirst puts the refusal the app-user commands give whatever the
@@ -176,13 +171,13 @@ func writerFirst(ctx context.Context, err error) error {
 }
 
 // getAppUser serves GET /api/segmentation/appuser/{id}.
-func (s *server) getAppUser(w http.ResponseWriter, r *http.Request) {
+func (s *server) getAppUser(w http.ResponseWriter, r *http.Request) error {
 	u, err := s.AppUsersRead.AppUser(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, appUserJSONOf(u))
+	return nil
 }
 
 // listPage reads a listing's pagination (page from 1, limit up to maxPage).
@@ -209,18 +204,18 @@ func listPage(p *paginationBody) (int, int, error) {
 
 // searchAppUsers serves POST /api/segmentation/appuser/search: a segment
 // of an app's app users for the CMS.
-func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) {
+func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) error {
 	l, q, pg, limit := s.segment(r)
 	res, err := s.AppUsersRead.Segment(r.Context(), l, q)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	items := make([]appUserJSON, len(res.Items))
 	for i, u := range res.Items {
 		items[i] = appUserJSONOf(u)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(pg, limit, res.Total), "items": items})
+	return nil
 }
 
 // segment maps a segment body to the listing and its query; what is wrong
@@ -259,7 +254,7 @@ func (s *server) segment(r *http.Request) (l rmappuser.Listing, q rmappuser.Segm
 
 // searchIdentified serves POST /api/segmentation/identified/search (HALO
 // 2.5.0): an app's identified users whose email or name contains search.
-func (s *server) searchIdentified(w http.ResponseWriter, r *http.Request) {
+func (s *server) searchIdentified(w http.ResponseWriter, r *http.Request) error {
 	var l rmappuser.Listing
 	var b identifiedSearchBody
 	pg, limit := 0, 0
@@ -270,26 +265,24 @@ func (s *server) searchIdentified(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.AppUsersRead.SearchIdentified(r.Context(), l, rmappuser.IdentifiedQuery{Text: b.Search, Offset: (pg - 1) * limit, Limit: limit})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	items := make([]userProfileJSON, len(res.Items))
 	for i, u := range res.Items {
 		items[i] = profileJSONFromView(u)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(pg, limit, res.Total), "items": items})
+	return nil
 }
 
 // registerIdentified serves POST /api/segmentation/identified/register.
-func (s *server) registerIdentified(w http.ResponseWriter, r *http.Request) {
+func (s *server) registerIdentified(w http.ResponseWriter, r *http.Request) error {
 	var b registerBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if b.Auth == nil {
-		s.fail(w, r, appuser.Problems{"auth": appuser.CodeRequired}.Err())
-		return
+		return appuser.Problems{"auth": appuser.CodeRequired}.Err()
 	}
 	in := cmdappuser.Registration{Network: b.Auth.Network, Email: b.Auth.Email, Password: b.Auth.Password, DeviceID: b.Auth.DeviceID}
 	if p := b.Profile; p != nil {
@@ -298,40 +291,38 @@ func (s *server) registerIdentified(w http.ResponseWriter, r *http.Request) {
 	u, err := s.AppUsers.Register(r.Context(), in)
 	s.Metrics.Command("appuser.register", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, profileJSONOf(u))
+	return nil
 }
 
 // loginIdentified serves POST /api/segmentation/identified/login: a form
 // (Android) or JSON (iOS) with the app's token; the answer is {user,
 // token}, the token acting for the identified user (scope "app").
-func (s *server) loginIdentified(w http.ResponseWriter, r *http.Request) {
+func (s *server) loginIdentified(w http.ResponseWriter, r *http.Request) error {
 	b, err := readLogin(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	u, tok, err := s.AppUsers.Login(r.Context(), cmdappuser.Login{Network: b.Network, Email: b.Email, Password: b.Password, DeviceID: b.DeviceID})
 	s.Metrics.Command("appuser.login", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{"user": profileJSONOf(u), "token": tokenResponse{AccessToken: tok.AccessToken,
 		RefreshToken: tok.RefreshToken, ExpiresIn: tok.ExpiresIn.Milliseconds(), Scope: tok.Scope, TokenType: "Bearer"}})
+	return nil
 }
 
 // getPocket serves GET /api/segmentation/identified-pocket/self: the
 // identified user's pocket; filterReferences[] (repeated) keeps only those
 // reference lists, and one empty filterReferences[] keeps none.
-func (s *server) getPocket(w http.ResponseWriter, r *http.Request) {
+func (s *server) getPocket(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.AppUsersRead.Pocket(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	q := r.URL.Query()
 	filter, filtered := q["filterReferences[]"]
@@ -348,34 +339,32 @@ func (s *server) getPocket(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, pocketJSON{Data: p.Data, References: refs})
+	return nil
 }
 
 // putPocket serves PUT /api/segmentation/identified-pocket[/self].
-func (s *server) putPocket(w http.ResponseWriter, r *http.Request) {
+func (s *server) putPocket(w http.ResponseWriter, r *http.Request) error {
 	var b pocketBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	c := appuser.PocketChange{References: b.References}
 	if len(b.Data) > MaxPocketData {
-		s.fail(w, r, &http.MaxBytesError{Limit: MaxPocketData})
-		return
+		return &http.MaxBytesError{Limit: MaxPocketData}
 	}
 	if d := bytes.TrimSpace(b.Data); len(d) > 0 && string(d) != "null" {
 		dec := json.NewDecoder(bytes.NewReader(d))
 		dec.UseNumber()
 		if err := dec.Decode(&c.Data); err != nil || c.Data == nil {
-			s.fail(w, r, fault.Invalidf("data must be a JSON object").With("field", "data"))
-			return
+			return fault.Invalidf("data must be a JSON object").With("field", "data")
 		}
 		c.SetData = true
 	}
 	p, err := s.AppUsers.PutPocket(r.Context(), c)
 	s.Metrics.Command("appuser.put_pocket", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, pocketJSON{Data: p.Data, References: p.References})
+	return nil
 }

@@ -107,26 +107,22 @@ const (
 	maxAll       = 10000
 )
 
-func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
+func (s *server) listModules(w http.ResponseWriter, r *http.Request) error {
 	page, limit, err := pageParams(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	withFields, err := boolParam(r, "withFields", false)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	skip, err := boolParam(r, "skip", false)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	mods, err := s.ContentRead.Modules(r.Context(), r.URL.Query().Get("app"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	items := make([]moduleJSON, len(mods))
 	for i, m := range mods {
@@ -134,37 +130,36 @@ func (s *server) listModules(w http.ResponseWriter, r *http.Request) {
 	}
 	if skip {
 		writeJSON(w, http.StatusOK, items)
-		return
+		return nil
 	}
 	total := len(items)
 	from := min((page-1)*limit, total)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"search": map[string]any{"facets": map[string]any{}}, "sort": map[string]any{"query": "updatedAt desc"},
 		"pagination": pagination(page, limit, total), "items": items[from:min(from+limit, total)]})
+	return nil
 }
 
-func (s *server) getModule(w http.ResponseWriter, r *http.Request) {
+func (s *server) getModule(w http.ResponseWriter, r *http.Request) error {
 	m, err := s.ContentRead.Module(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	withFields, err := boolParam(r, "withFields", true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, moduleJSONOf(m, withFields))
+	return nil
 }
 
 // moduleView answers a module write with the module as read back, its
 // content taken from the command's result: if the projection has not
 // caught up within its bound, the answer is still the module as written.
-func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, m content.Module) {
+func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, m content.Module) error {
 	v, err := s.ContentRead.ReadBackModule(r.Context(), m.ID)
 	if err != nil && !fault.Is(err, fault.NotFound) {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	now := time.Now().UnixMilli()
 	if err != nil {
@@ -179,6 +174,7 @@ func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, 
 		v.DeletedAt = &now
 	}
 	writeJSON(w, status, moduleJSONOf(v, true))
+	return nil
 }
 
 // readModuleBody decodes a module body and the spec it describes.
@@ -191,11 +187,10 @@ func readModuleBody(r *http.Request) (moduleBody, content.ModuleSpec, error) {
 	return b, spec, err
 }
 
-func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
+func (s *server) createModule(w http.ResponseWriter, r *http.Request) error {
 	b, spec, err := readModuleBody(r)
 	if err != nil {
-		s.fail(w, r, s.refusedFirst(r.Context(), rights.Write, err))
-		return
+		return s.refusedFirst(r.Context(), rights.Write, err)
 	}
 	in := cmdcontent.ModuleInput{App: b.App, Spec: spec}
 	if b.ModuleType != nil {
@@ -204,13 +199,12 @@ func (s *server) createModule(w http.ResponseWriter, r *http.Request) {
 	m, err := s.Content.CreateModule(r.Context(), in)
 	s.Metrics.Command("content.create_module", err)
 	if err != nil {
-		s.fail(w, r, s.refusedFirst(r.Context(), rights.Write, err))
-		return
+		return s.refusedFirst(r.Context(), rights.Write, err)
 	}
-	s.moduleView(w, r, http.StatusCreated, m)
+	return s.moduleView(w, r, http.StatusCreated, m)
 }
 
-func (s *server) updateModule(w http.ResponseWriter, r *http.Request) {
+func (s *server) updateModule(w http.ResponseWriter, r *http.Request) error {
 	ctx, id := r.Context(), chi.URLParam(r, "id")
 	b, spec, err := readModuleBody(r)
 	switch bid, _ := b.ID.(string); {
@@ -224,26 +218,23 @@ func (s *server) updateModule(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		s.fail(w, r, s.moduleRefusedFirst(ctx, id, rights.Update, err))
-		return
+		return s.moduleRefusedFirst(ctx, id, rights.Update, err)
 	}
 	m, err := s.Content.UpdateModule(ctx, id, spec)
 	s.Metrics.Command("content.update_module", err)
 	if err != nil {
-		s.fail(w, r, s.moduleRefusedFirst(ctx, id, rights.Update, err))
-		return
+		return s.moduleRefusedFirst(ctx, id, rights.Update, err)
 	}
-	s.moduleView(w, r, http.StatusOK, m)
+	return s.moduleView(w, r, http.StatusOK, m)
 }
 
-func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) {
+func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) error {
 	m, err := s.Content.DeleteModule(r.Context(), chi.URLParam(r, "id"))
 	s.Metrics.Command("content.delete_module", err)
 	if err != nil {
-		s.fail(w, r, s.moduleRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete, err))
-		return
+		return s.moduleRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete, err)
 	}
-	s.moduleView(w, r, http.StatusOK, m)
+	return s.moduleView(w, r, http.StatusOK, m)
 }
 
 // instanceView reads an item back after a write. If the projection has
@@ -286,13 +277,13 @@ func (s *server) contentError(ctx context.Context, err error) error {
 	return fe
 }
 
-func (s *server) getInstance(w http.ResponseWriter, r *http.Request) {
+func (s *server) getInstance(w http.ResponseWriter, r *http.Request) error {
 	it, err := s.ContentRead.Item(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, instanceJSONOf(it))
+	return nil
 }
 
 // readInstanceBody decodes an instance body into a command's input.
@@ -304,60 +295,56 @@ func readInstanceBody(r *http.Request) (cmdcontent.ItemInput, error) {
 	return b.input()
 }
 
-func (s *server) createInstance(w http.ResponseWriter, r *http.Request) {
+func (s *server) createInstance(w http.ResponseWriter, r *http.Request) error {
 	in, err := readInstanceBody(r)
 	if err != nil {
-		s.fail(w, r, s.moduleRefusedFirst(r.Context(), in.Module, rights.Write, err))
-		return
+		return s.moduleRefusedFirst(r.Context(), in.Module, rights.Write, err)
 	}
 	i, err := s.Content.CreateItem(r.Context(), in)
 	s.Metrics.Command("content.create_item", err)
 	if err != nil {
-		s.fail(w, r, s.moduleRefusedFirst(r.Context(), in.Module, rights.Write, err))
-		return
+		return s.moduleRefusedFirst(r.Context(), in.Module, rights.Write, err)
 	}
 	writeJSON(w, http.StatusCreated, s.instanceView(r.Context(), i))
+	return nil
 }
 
-func (s *server) updateInstance(w http.ResponseWriter, r *http.Request) {
+func (s *server) updateInstance(w http.ResponseWriter, r *http.Request) error {
 	ctx, id := r.Context(), chi.URLParam(r, "id")
 	in, err := readInstanceBody(r)
 	if err != nil {
-		s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))
-		return
+		return s.itemRefusedFirst(ctx, id, rights.Update, err)
 	}
 	if in.ID != "" && in.ID != id {
-		s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, fault.Invalidf("the body's id %s is not the path's %s", in.ID, id).With("field", "id")))
-		return
+		return s.itemRefusedFirst(ctx, id, rights.Update, fault.Invalidf("the body's id %s is not the path's %s", in.ID, id).With("field", "id"))
 	}
 	in.ID = id
 	i, err := s.Content.UpdateItem(ctx, in)
 	s.Metrics.Command("content.update_item", err)
 	if err != nil {
-		s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err)))
-		return
+		return s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err))
 	}
 	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	return nil
 }
 
-func (s *server) deleteInstance(w http.ResponseWriter, r *http.Request) {
+func (s *server) deleteInstance(w http.ResponseWriter, r *http.Request) error {
 	var rev *int64
 	if v := r.URL.Query().Get("revision"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete,
-				fault.Invalidf("revision must be a whole number").With("field", "revision")))
-			return
+			return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete,
+				fault.Invalidf("revision must be a whole number").With("field", "revision"))
 		}
 		rev = &n
 	}
 	i, err := s.Content.DeleteItem(r.Context(), chi.URLParam(r, "id"), rev)
 	s.Metrics.Command("content.delete_item", err)
 	if err != nil {
-		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete, s.contentError(r.Context(), err)))
-		return
+		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete, s.contentError(r.Context(), err))
 	}
 	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	return nil
 }
 
 // transitBody is the optional body of publish and archive: the date the
@@ -368,13 +355,12 @@ type transitBody struct {
 	Revision    *int64 `json:"revision"` // the item's revision as the caller read it: 409 when stale
 }
 
-func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *server) transit(t cmdcontent.Transition) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		var b transitBody
 		if err := decodeOptional(r, &b); err != nil {
-			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))
-			return
+			return s.itemRefusedFirst(ctx, id, rights.Update, err)
 		}
 		var at time.Time
 		var err error
@@ -393,16 +379,15 @@ func (s *server) transit(t cmdcontent.Transition) http.HandlerFunc {
 			err = fault.Invalidf("%s takes no %s (publish takes publishedAt, archive archivedAt)", t, key).With("field", key)
 		}
 		if err != nil {
-			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, err))
-			return
+			return s.itemRefusedFirst(ctx, id, rights.Update, err)
 		}
 		i, err := s.Content.Transit(ctx, id, t, at, b.Revision)
 		s.Metrics.Command("content."+string(t)+"_item", err)
 		if err != nil {
-			s.fail(w, r, s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err)))
-			return
+			return s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err))
 		}
 		writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+		return nil
 	}
 }
 
@@ -417,11 +402,10 @@ type revisionJSON struct {
 	Instance instanceJSON `json:"instance"`
 }
 
-func (s *server) history(w http.ResponseWriter, r *http.Request) {
+func (s *server) history(w http.ResponseWriter, r *http.Request) error {
 	revs, err := s.Content.History(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Read, err))
-		return
+		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Read, err)
 	}
 	out := make([]revisionJSON, len(revs))
 	var created int64
@@ -457,27 +441,26 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 			Changed: changed, Instance: instanceJSONOf(it)}
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *server) revertInstance(w http.ResponseWriter, r *http.Request) {
+func (s *server) revertInstance(w http.ResponseWriter, r *http.Request) error {
 	rev, err := strconv.ParseInt(chi.URLParam(r, "revision"), 10, 64)
 	if err != nil {
-		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update,
-			fault.Invalidf("revision must be a whole number").With("field", "revision")))
-		return
+		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update,
+			fault.Invalidf("revision must be a whole number").With("field", "revision"))
 	}
 	var b struct {
 		Revision *int64 `json:"revision"` // the item's current revision as the caller read it: 409 when stale
 	}
 	if err := decodeOptional(r, &b); err != nil {
-		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, err))
-		return
+		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, err)
 	}
 	i, err := s.Content.RevertItem(r.Context(), chi.URLParam(r, "id"), rev, b.Revision)
 	s.Metrics.Command("content.revert_item", err)
 	if err != nil {
-		s.fail(w, r, s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, s.contentError(r.Context(), err)))
-		return
+		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, s.contentError(r.Context(), err))
 	}
 	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	return nil
 }

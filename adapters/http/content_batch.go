@@ -100,26 +100,22 @@ type totalJSON struct {
 	Failure int `json:"failure"`
 }
 
-func (s *server) batch(w http.ResponseWriter, r *http.Request) {
+func (s *server) batch(w http.ResponseWriter, r *http.Request) error {
 	if err := s.writesSomewhere(r.Context()); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		s.fail(w, r, badJSON(err))
-		return
+		return badJSON(err)
 	}
 	b, err := decodeBatch(body)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	ctx := r.Context()
 	truncates := append(b.Truncate, b.Truncated...)
 	if n := len(truncates) + len(b.Created) + len(b.Updated) + len(b.CreatedOrUpdated) + len(b.Deleted); n > maxBatchOps {
-		s.fail(w, r, fault.Invalidf("a batch may hold at most %d operations", maxBatchOps))
-		return
+		return fault.Invalidf("a batch may hold at most %d operations", maxBatchOps)
 	}
 	var ops []cmdcontent.BatchOp
 	var parseErrs = map[int]error{}
@@ -196,6 +192,7 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) {
 		"total": total, "truncate": counters[cmdcontent.OpTruncate], "create": counters[cmdcontent.OpCreate],
 		"update": counters[cmdcontent.OpUpdate], "createOrUpdate": counters[cmdcontent.OpCreateOrUpdate],
 		"delete": counters[cmdcontent.OpDelete]}})
+	return nil
 }
 
 // batchError is the HALO error body of one failed operation.

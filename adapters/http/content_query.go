@@ -80,11 +80,10 @@ func flexBool(v any, name string) (bool, error) {
 }
 
 // search serves POST /api/generalcontent/instance/search.
-func (s *server) search(w http.ResponseWriter, r *http.Request) {
+func (s *server) search(w http.ResponseWriter, r *http.Request) error {
 	req, err := searchRequest(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	req.Encode = func(p rmcontent.Page) ([]byte, error) {
 		var pg *paginationJSON
@@ -96,8 +95,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	ans, err := s.ContentRead.Search(r.Context(), req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if ans.Index != "" {
 		w.Header().Set("X-Search-Index", ans.Index)
@@ -106,6 +104,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Cache", ans.Cache)
 	}
 	writeBody(w, http.StatusOK, ans.Body)
+	return nil
 }
 
 // searchRequest maps a search body to the query's request.
@@ -265,29 +264,27 @@ func instancesJSON(items []rmcontent.Item) []instanceJSON {
 }
 
 // listInstances serves GET /api/generalcontent/instance?module=&page=&limit=&skip=.
-func (s *server) listInstances(w http.ResponseWriter, r *http.Request) {
+func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
 	page, limit, err := pageParams(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	skip, err := boolParam(r, "skip", false)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	res, err := s.ContentRead.Instances(r.Context(), rmcontent.InstancesRequest{Module: r.URL.Query().Get("module"),
 		Locale: r.URL.Query().Get("locale"), Page: page, Limit: limit, Skip: skip})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	items := instancesJSON(res.Items)
 	if skip {
 		writeJSON(w, http.StatusOK, items)
-		return
+		return nil
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(page, limit, res.Total), "items": items})
+	return nil
 }
 
 type syncBody struct {
@@ -303,11 +300,10 @@ type deletedJSON struct {
 }
 
 // sync serves POST /api/generalcontent/instance/sync.
-func (s *server) sync(w http.ResponseWriter, r *http.Request) {
+func (s *server) sync(w http.ResponseWriter, r *http.Request) error {
 	var b syncBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	req := rmcontent.SyncRequest{ModuleName: b.ModuleName, Locale: b.Locale, FromSync: b.FromSync, ToSync: b.ToSync}
 	if b.ModuleID != nil {
@@ -315,8 +311,7 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.ContentRead.Sync(r.Context(), req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	deleted := make([]deletedJSON, len(res.Deleted))
 	for i, id := range res.Deleted {
@@ -324,4 +319,5 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"syncTimestamp": res.Timestamp, "created": instancesJSON(res.Created),
 		"updated": instancesJSON(res.Updated), "deleted": deleted})
+	return nil
 }

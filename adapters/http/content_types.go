@@ -56,24 +56,23 @@ func (s *server) moduleTypes(r *http.Request) ([]rmcontent.ModuleType, error) {
 	return s.ContentRead.ModuleTypes(r.Context())
 }
 
-func (s *server) listModuleTypes(w http.ResponseWriter, r *http.Request) {
+func (s *server) listModuleTypes(w http.ResponseWriter, r *http.Request) error {
 	ts, err := s.moduleTypes(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	out := make([]moduleTypeJSON, len(ts))
 	for i, t := range ts {
 		out[i] = moduleTypeJSONOf(t)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *server) downloadModuleTypes(w http.ResponseWriter, r *http.Request) {
+func (s *server) downloadModuleTypes(w http.ResponseWriter, r *http.Request) error {
 	ts, err := s.moduleTypes(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	id := chi.URLParam(r, "id")
 	var list []rmcontent.ModuleType
@@ -83,8 +82,7 @@ func (s *server) downloadModuleTypes(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if id != "" && len(list) == 0 {
-		s.fail(w, r, fault.NotFoundf("module type %s not found", id))
-		return
+		return fault.NotFoundf("module type %s not found", id)
 	}
 	name := "moduletypes.json"
 	if id != "" {
@@ -92,25 +90,24 @@ func (s *server) downloadModuleTypes(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	writeJSON(w, http.StatusOK, ExportModuleTypes(list))
+	return nil
 }
 
-func (s *server) saveModuleType(w http.ResponseWriter, r *http.Request, id string, b moduleTypeBody, status int) {
+func (s *server) saveModuleType(w http.ResponseWriter, r *http.Request, id string, b moduleTypeBody, status int) error {
 	if b.Name == nil {
-		s.fail(w, r, fault.Invalidf("name is required").With("field", "name"))
-		return
+		return fault.Invalidf("name is required").With("field", "name")
 	}
 	fields, err := fieldsFromBody(b.Fields)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	t, err := s.Content.SaveModuleType(r.Context(), id, *b.Name, b.IsSingle, fields)
 	s.Metrics.Command("content.save_module_type", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, status, s.savedTypes(r.Context(), t)[0])
+	return nil
 }
 
 // savedTypes is what a command saved, with the date the read model gives
@@ -133,40 +130,36 @@ func (s *server) savedTypes(ctx context.Context, saved ...content.ModuleType) []
 	return out
 }
 
-func (s *server) createModuleType(w http.ResponseWriter, r *http.Request) {
+func (s *server) createModuleType(w http.ResponseWriter, r *http.Request) error {
 	if err := access.RequireAdmin(access.From(r.Context())); err != nil { // before the body's faults
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	var b moduleTypeBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.saveModuleType(w, r, "", b, http.StatusCreated)
+	return s.saveModuleType(w, r, "", b, http.StatusCreated)
 }
 
-func (s *server) updateModuleType(w http.ResponseWriter, r *http.Request) {
+func (s *server) updateModuleType(w http.ResponseWriter, r *http.Request) error {
 	if err := access.RequireAdmin(access.From(r.Context())); err != nil { // before the body's faults
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	var b moduleTypeBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.saveModuleType(w, r, chi.URLParam(r, "id"), b, http.StatusOK)
+	return s.saveModuleType(w, r, chi.URLParam(r, "id"), b, http.StatusOK)
 }
 
-func (s *server) deleteModuleType(w http.ResponseWriter, r *http.Request) {
+func (s *server) deleteModuleType(w http.ResponseWriter, r *http.Request) error {
 	err := s.Content.DeleteModuleType(r.Context(), chi.URLParam(r, "id"))
 	s.Metrics.Command("content.delete_module_type", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // ExportModuleTypes is the download document of the given types.
@@ -233,22 +226,20 @@ func inModuleType(i int, err error) error {
 
 // importModuleTypes takes a download document and saves each type under
 // its id (creating or replacing it), all or nothing.
-func (s *server) importModuleTypes(w http.ResponseWriter, r *http.Request) {
+func (s *server) importModuleTypes(w http.ResponseWriter, r *http.Request) error {
 	if err := access.RequireAdmin(access.From(r.Context())); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	specs, err := ParseModuleTypes(r.Body)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	ts, err := s.Content.ImportModuleTypes(r.Context(), specs)
 	s.Metrics.Command("content.import_module_types", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	out := s.savedTypes(r.Context(), ts...)
 	writeJSON(w, http.StatusOK, map[string]any{"imported": len(out), "moduleTypes": out})
+	return nil
 }

@@ -116,48 +116,45 @@ func loyaltyAccount(r *http.Request) (string, error) {
 
 // getLoyaltyUser serves GET /api/loyalty/user/{id} and /self: the
 // balance, figures, newest transactions and stamp cards.
-func (s *server) getLoyaltyUser(w http.ResponseWriter, r *http.Request) {
+func (s *server) getLoyaltyUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := loyaltyAccount(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	v, err := s.LoyaltyRead.Account(r.Context(), id)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, loyaltyUserDetailJSONOf(v, s.appNumber(r.Context(), v.App)))
+	return nil
 }
 
 // loyaltyTransactions serves GET /api/loyalty/user/{id|self}/transactions,
 // newest first.
-func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) {
+func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) error {
 	id, err := loyaltyAccount(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	req := rmloyalty.TransactionsRequest{Account: id}
 	req.Page, req.Limit, req.Malformed = pageParams(r)
 	res, err := s.LoyaltyRead.Transactions(r.Context(), req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, transactionPageJSON{Pagination: pagination(req.Page, req.Limit, res.Total), Items: transactionsJSON(res.Items)})
+	return nil
 }
 
 // searchLoyaltyUsers serves POST /api/loyalty/user/search: an app's
 // loyalty users, for CMS users holding read on the app.
-func (s *server) searchLoyaltyUsers(w http.ResponseWriter, r *http.Request) {
+func (s *server) searchLoyaltyUsers(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	req := rmloyalty.SearchRequest{}
 	req.Query, req.Malformed = s.loyaltySearch(r)
 	res, err := s.LoyaltyRead.Search(ctx, req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	n := s.appNumber(ctx, req.Query.App)
 	out := loyaltyPageJSON{Pagination: pagination(req.Query.Page, req.Query.Limit, res.Total), Items: make([]loyaltyUserJSON, len(res.Items))}
@@ -165,6 +162,7 @@ func (s *server) searchLoyaltyUsers(w http.ResponseWriter, r *http.Request) {
 		out.Items[i] = loyaltyUserJSONOf(a, n)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // loyaltySearch maps a loyalty search body to the query, its app resolved.
@@ -191,23 +189,20 @@ func (s *server) loyaltySearch(r *http.Request) (rmloyalty.SearchQuery, error) {
 // loyaltyPoints serves earn, redeem and adjust. A new transaction is a
 // 201; a replay of an idempotency key with the same request is a 200 with
 // Idempotent-Replayed: true and the original transaction.
-func (s *server) loyaltyPoints(kind pointsKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *server) loyaltyPoints(kind pointsKind) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
 		account, err := loyaltyAccount(r)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 		var b pointsBody
 		if err := decode(r, &b); err != nil {
-			s.fail(w, r, s.checkedFirst(ctx, account, kind.op(), err))
-			return
+			return s.checkedFirst(ctx, account, kind.op(), err)
 		}
 		p, err := b.points(r)
 		if err != nil {
-			s.fail(w, r, s.checkedFirst(ctx, account, kind.op(), err))
-			return
+			return s.checkedFirst(ctx, account, kind.op(), err)
 		}
 		var res cmdloyalty.Result
 		switch kind {
@@ -220,11 +215,11 @@ func (s *server) loyaltyPoints(kind pointsKind) http.HandlerFunc {
 		}
 		s.Metrics.Command("loyalty."+kind.String(), err)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 		out := pointsResultJSON{User: res.Account, Balance: res.Balance, Transaction: s.transactionView(ctx, res, kind, p)}
 		writeJSON(w, replayStatus(w, res.Replayed), out)
+		return nil
 	}
 }
 
@@ -274,28 +269,24 @@ func (s *server) userCards(ctx context.Context, account string, ids []string) []
 }
 
 // addStamps serves POST /api/loyalty/user/{id}/stamps.
-func (s *server) addStamps(w http.ResponseWriter, r *http.Request) {
+func (s *server) addStamps(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	account, err := loyaltyAccount(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	var b stampsBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, s.checkedFirst(ctx, account, cmdloyalty.OpAddStamps, err))
-		return
+		return s.checkedFirst(ctx, account, cmdloyalty.OpAddStamps, err)
 	}
 	st, err := b.stamps(r)
 	if err != nil {
-		s.fail(w, r, s.checkedFirst(ctx, account, cmdloyalty.OpAddStamps, err))
-		return
+		return s.checkedFirst(ctx, account, cmdloyalty.OpAddStamps, err)
 	}
 	res, err := s.Loyalty.AddStamps(ctx, account, st)
 	s.Metrics.Command("loyalty.stamps", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	completed := res.Completed
 	if completed == nil {
@@ -303,63 +294,59 @@ func (s *server) addStamps(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, replayStatus(w, res.Replayed), stampsResultJSON{User: res.Account,
 		StampCards: s.userCards(ctx, res.Account, res.UserCards), Completed: completed})
+	return nil
 }
 
 // redeemStampCard serves POST /api/loyalty/user/{id|self}/stampcards/{card}/redeem.
-func (s *server) redeemStampCard(w http.ResponseWriter, r *http.Request) {
+func (s *server) redeemStampCard(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	account, err := loyaltyAccount(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	var b cardRedeemBody
 	if err := decodeOptional(r, &b); err != nil {
-		s.fail(w, r, s.checkedFirst(ctx, account, cmdloyalty.OpRedeemCard, err))
-		return
+		return s.checkedFirst(ctx, account, cmdloyalty.OpRedeemCard, err)
 	}
 	key, err := idempotencyKey(r, b.IdempotencyKey)
 	if err != nil {
-		s.fail(w, r, s.checkedFirst(ctx, account, cmdloyalty.OpRedeemCard, err))
-		return
+		return s.checkedFirst(ctx, account, cmdloyalty.OpRedeemCard, err)
 	}
 	card := chi.URLParam(r, "card")
 	res, err := s.Loyalty.RedeemCard(ctx, account, card, key)
 	s.Metrics.Command("loyalty.redeem_card", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	out := cardRedeemedJSON{User: res.Account, StampCard: userCardJSON{ID: card, Redeemed: true}}
 	if cs := s.userCards(ctx, res.Account, []string{card}); len(cs) == 1 {
 		out.StampCard = cs[0]
 	}
 	writeJSON(w, replayStatus(w, res.Replayed), out)
+	return nil
 }
 
 // rebalanceLoyalty serves POST /api/loyalty/user/rebalance.
-func (s *server) rebalanceLoyalty(w http.ResponseWriter, r *http.Request) {
+func (s *server) rebalanceLoyalty(w http.ResponseWriter, r *http.Request) error {
 	var b rebalanceBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, s.checkedFirst(r.Context(), "", cmdloyalty.OpRebalance, err))
-		return
+		return s.checkedFirst(r.Context(), "", cmdloyalty.OpRebalance, err)
 	}
 	if b.User == "" {
-		s.fail(w, r, s.checkedFirst(r.Context(), "", cmdloyalty.OpRebalance, fault.Invalidf("user is required").With("field", "user")))
-		return
+		return s.checkedFirst(r.Context(), "", cmdloyalty.OpRebalance, fault.Invalidf("user is required").With("field", "user"))
 	}
 	res, err := s.Loyalty.Rebalance(r.Context(), b.User)
 	s.Metrics.Command("loyalty.rebalance", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, rebalancedJSON{User: res.Account, PreviousBalance: res.Old, Balance: res.New, Corrected: res.Corrected})
+	return nil
 }
 
 // listStampCards serves GET /api/loyalty/stampcard?app=: the app's stamp
 // cards that take stamps, by name.
-func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) {
+func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q := r.URL.Query()
 	appID := q.Get("app")
@@ -372,8 +359,7 @@ func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) {
 	}
 	cards, err := s.LoyaltyRead.Cards(ctx, req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	app := req.App // the app Cards listed: the one named, or the token's own
 	if !req.Named {
@@ -385,53 +371,49 @@ func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) {
 		out[i] = stampCardJSONOf(c, n)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *server) getStampCard(w http.ResponseWriter, r *http.Request) {
+func (s *server) getStampCard(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.LoyaltyRead.Card(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, stampCardJSONOf(c, s.appNumber(r.Context(), c.App)))
+	return nil
 }
 
 // defineStampCard serves POST /api/loyalty/stampcard.
-func (s *server) defineStampCard(w http.ResponseWriter, r *http.Request) {
+func (s *server) defineStampCard(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	refused := func(err error) error { return s.checkedFirst(ctx, "", cmdloyalty.OpDefineCard, err) }
 	var b stampCardBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, refused(err))
-		return
+		return refused(err)
 	}
 	d, err := b.definition()
 	if err != nil {
-		s.fail(w, r, refused(err))
-		return
+		return refused(err)
 	}
 	appID, err := b.app()
 	if err != nil {
-		s.fail(w, r, refused(err))
-		return
+		return refused(err)
 	}
 	if appID == nil {
-		s.fail(w, r, refused(fault.Invalidf("app is required").With("field", "app")))
-		return
+		return refused(fault.Invalidf("app is required").With("field", "app"))
 	}
 	app, err := s.appOf(ctx, appID)
 	if err != nil {
-		s.fail(w, r, refused(err))
-		return
+		return refused(err)
 	}
 	id, _, err := s.Loyalty.DefineCard(ctx, app, d)
 	s.Metrics.Command("loyalty.define_card", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, s.cardView(ctx, id, stampCardJSON{ID: id, AppID: s.appNumber(ctx, app), Name: d.Name,
 		Description: d.Description, StampsNeeded: d.StampsNeeded, Reward: d.Reward}))
+	return nil
 }
 
 // cardView reads a card back after a write (the command waited for the
@@ -446,68 +428,62 @@ func (s *server) cardView(ctx context.Context, id string, fallback stampCardJSON
 
 // changeStampCard serves PUT /api/loyalty/stampcard/{id}: the whole
 // definition; a card stays in its app (app and appId are ignored).
-func (s *server) changeStampCard(w http.ResponseWriter, r *http.Request) {
+func (s *server) changeStampCard(w http.ResponseWriter, r *http.Request) error {
 	ctx, id := r.Context(), chi.URLParam(r, "id")
 	var b stampCardBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, s.checkedFirst(ctx, "", cmdloyalty.OpChangeCard, err))
-		return
+		return s.checkedFirst(ctx, "", cmdloyalty.OpChangeCard, err)
 	}
 	d, err := b.definition()
 	if err != nil {
-		s.fail(w, r, s.checkedFirst(ctx, "", cmdloyalty.OpChangeCard, err))
-		return
+		return s.checkedFirst(ctx, "", cmdloyalty.OpChangeCard, err)
 	}
 	_, err = s.Loyalty.ChangeCard(ctx, id, d)
 	s.Metrics.Command("loyalty.change_card", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, s.cardView(ctx, id, stampCardJSON{ID: id, Name: d.Name, Description: d.Description,
 		StampsNeeded: d.StampsNeeded, Reward: d.Reward}))
+	return nil
 }
 
 // retireStampCard serves DELETE /api/loyalty/stampcard/{id}: the card
 // takes no more stamps; completed cards can still be redeemed.
-func (s *server) retireStampCard(w http.ResponseWriter, r *http.Request) {
+func (s *server) retireStampCard(w http.ResponseWriter, r *http.Request) error {
 	ctx, id := r.Context(), chi.URLParam(r, "id")
 	_, err := s.Loyalty.RetireCard(ctx, id)
 	s.Metrics.Command("loyalty.retire_card", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, s.cardView(ctx, id, stampCardJSON{ID: id, Retired: true}))
+	return nil
 }
 
 // auditLoyalty serves GET /api/audit/loyalty?user=&from=&to=: the
 // account's events replayed from the log with the running balance.
-func (s *server) auditLoyalty(w http.ResponseWriter, r *http.Request) {
+func (s *server) auditLoyalty(w http.ResponseWriter, r *http.Request) error {
 	ctx, q := r.Context(), r.URL.Query()
 	from, err := parseMoment(q.Get("from"), "from")
 	if err != nil {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Manage, err))
-		return
+		return s.refusedFirst(ctx, rights.Manage, err)
 	}
 	to, err := parseMoment(q.Get("to"), "to")
 	if err != nil {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Manage, err))
-		return
+		return s.refusedFirst(ctx, rights.Manage, err)
 	}
 	if !from.IsZero() && !to.IsZero() && to.Before(from) {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Manage, fault.Invalidf("to is before from").With("field", "to")))
-		return
+		return s.refusedFirst(ctx, rights.Manage, fault.Invalidf("to is before from").With("field", "to"))
 	}
 	user := q.Get("user")
 	if user == "" {
-		s.fail(w, r, s.refusedFirst(ctx, rights.Manage, fault.Invalidf("user is required").With("field", "user")))
-		return
+		return s.refusedFirst(ctx, rights.Manage, fault.Invalidf("user is required").With("field", "user"))
 	}
 	rep, err := s.LoyaltyAudit.Loyalty(r.Context(), rmaudit.LoyaltyQuery{User: user, From: from, To: to})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, loyaltyAuditJSONOf(rep))
+	return nil
 }

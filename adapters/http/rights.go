@@ -46,42 +46,40 @@ type rightsResponse struct {
 	Rights  []rightJSON `json:"rights"`
 }
 
-func (s *server) grant(w http.ResponseWriter, r *http.Request) {
-	s.changeRights(w, r, "rights.grant", s.Rights.Grant)
+func (s *server) grant(w http.ResponseWriter, r *http.Request) error {
+	return s.changeRights(w, r, "rights.grant", s.Rights.Grant)
 }
 
-func (s *server) revokeRight(w http.ResponseWriter, r *http.Request) {
-	s.changeRights(w, r, "rights.revoke", s.Rights.Revoke)
+func (s *server) revokeRight(w http.ResponseWriter, r *http.Request) error {
+	return s.changeRights(w, r, "rights.revoke", s.Rights.Revoke)
 }
 
 func (s *server) changeRights(w http.ResponseWriter, r *http.Request, name string,
-	do func(ctx context.Context, c cmdrights.Change) (cmdrights.Result, error)) {
+	do func(ctx context.Context, c cmdrights.Change) (cmdrights.Result, error)) error {
 	var b rightBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	res, err := do(r.Context(), cmdrights.Change{User: b.User, App: b.App, Module: b.Module, Item: b.Item, Permissions: b.Permissions})
 	s.Metrics.Command(name, err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	out := rightsResponse{User: res.User, App: res.App, Changed: res.Changed, Rights: []rightJSON{}}
 	for _, e := range res.Rights {
 		out.Rights = append(out.Rights, rightFromEntry(e))
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // listRights serves GET /api/authentication/right?user=&app=: a user's
 // effective rights from the projection. Users may list their own; admins
 // and managers of the app anyone's.
-func (s *server) listRights(w http.ResponseWriter, r *http.Request) {
+func (s *server) listRights(w http.ResponseWriter, r *http.Request) error {
 	user, rs, err := s.Authorizer.List(r.Context(), r.URL.Query().Get("user"), r.URL.Query().Get("app"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	out := []rightJSON{}
 	for _, x := range rs {
@@ -95,6 +93,7 @@ func (s *server) listRights(w http.ResponseWriter, r *http.Request) {
 		out = append(out, j)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"user": user, "rights": out})
+	return nil
 }
 
 type auditChangeJSON struct {
@@ -126,19 +125,18 @@ func parseAt(s string) (time.Time, error) {
 	return t, nil
 }
 
-func (s *server) auditRights(w http.ResponseWriter, r *http.Request) {
+func (s *server) auditRights(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	at, err := parseAt(q.Get("at"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	rep, err := s.Audit.Rights(r.Context(), rmaudit.RightsQuery{User: q.Get("user"), App: q.Get("app"), At: at})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, RightsAudit(rep))
+	return nil
 }
 
 // RightsAudit is the wire form of a rights audit, as GET /api/audit/rights

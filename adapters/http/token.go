@@ -52,11 +52,10 @@ type tokenResponse struct {
 
 // token serves POST /api/oauth/token whatever its query marker (?_user,
 // ?_app, ...): the grant_type picks the flow.
-func (s *server) token(w http.ResponseWriter, r *http.Request) {
+func (s *server) token(w http.ResponseWriter, r *http.Request) error {
 	tr, err := readTokenRequest(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	ip := ClientIP(r.Context())
 	basicUser, basicPass, hasBasic := r.BasicAuth()
@@ -67,13 +66,11 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 			if tr.Username == "" && tr.Password == "" {
 				tr.Username, tr.Password = basicUser, basicPass
 			} else if basicUser != tr.Username || basicPass != tr.Password {
-				s.fail(w, r, fault.Invalidf("the Basic credentials and the form credentials differ"))
-				return
+				return fault.Invalidf("the Basic credentials and the form credentials differ")
 			}
 		}
 		if tr.Username == "" || tr.Password == "" {
-			s.fail(w, r, fault.Invalidf("username and password are required").With("field", "username"))
-			return
+			return fault.Invalidf("username and password are required").With("field", "username")
 		}
 		tok, err = s.Sessions.PasswordGrant(r.Context(), tr.Username, tr.Password, ip)
 	case "client_credentials":
@@ -81,14 +78,12 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 			tr.ClientID, tr.ClientSecret = basicUser, basicPass
 		}
 		if tr.ClientID == "" || tr.ClientSecret == "" {
-			s.fail(w, r, fault.Invalidf("client_id and client_secret are required").With("field", "client_id"))
-			return
+			return fault.Invalidf("client_id and client_secret are required").With("field", "client_id")
 		}
 		tok, err = s.Sessions.ClientCredentials(r.Context(), tr.ClientID, tr.ClientSecret, ip)
 	case "refresh_token":
 		if tr.RefreshToken == "" {
-			s.fail(w, r, fault.Invalidf("refresh_token is required").With("field", "refresh_token"))
-			return
+			return fault.Invalidf("refresh_token is required").With("field", "refresh_token")
 		}
 		if hasBasic && tr.ClientID == "" {
 			tr.ClientID, tr.ClientSecret = basicUser, basicPass
@@ -105,30 +100,28 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Metrics.Command("token."+grant, err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, tokenResponse{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
 		ExpiresIn: tok.ExpiresIn.Milliseconds(), Scope: tok.Scope, TokenType: "Bearer"})
+	return nil
 }
 
 // revoke serves POST /api/oauth/revoke (RFC 7009): the token's whole family
 // stops working. Unknown tokens are not an error.
-func (s *server) revoke(w http.ResponseWriter, r *http.Request) {
+func (s *server) revoke(w http.ResponseWriter, r *http.Request) error {
 	tr := struct {
 		Token string `json:"token"`
 	}{}
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "application/json" {
 		if err := json.NewDecoder(r.Body).Decode(&tr); err != nil {
-			s.fail(w, r, badJSON(err))
-			return
+			return badJSON(err)
 		}
 	} else {
 		if err := r.ParseForm(); err != nil {
-			s.fail(w, r, formError(err))
-			return
+			return formError(err)
 		}
 		tr.Token = r.PostForm.Get("token")
 	}
@@ -136,12 +129,11 @@ func (s *server) revoke(w http.ResponseWriter, r *http.Request) {
 		tr.Token = bearer(r)
 	}
 	if tr.Token == "" {
-		s.fail(w, r, fault.Invalidf("token is required").With("field", "token"))
-		return
+		return fault.Invalidf("token is required").With("field", "token")
 	}
 	if err := s.Sessions.Revoke(r.Context(), tr.Token); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"revoked": true})
+	return nil
 }

@@ -67,69 +67,63 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func (s *server) getSelf(w http.ResponseWriter, r *http.Request) {
+func (s *server) getSelf(w http.ResponseWriter, r *http.Request) error {
 	u, err := s.Users.Self(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, userFromView(u))
+	return nil
 }
 
-func (s *server) putSelf(w http.ResponseWriter, r *http.Request) {
+func (s *server) putSelf(w http.ResponseWriter, r *http.Request) error {
 	a := access.From(r.Context())
 	if a.Kind != access.User {
-		s.fail(w, r, fault.Forbiddenf("only CMS users have a profile"))
-		return
+		return fault.Forbiddenf("only CMS users have a profile")
 	}
 	var b userBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if b.ID != "" && b.ID != a.ID {
-		s.fail(w, r, fault.Invalidf("id does not match the signed-in user").With("field", "id"))
-		return
+		return fault.Invalidf("id does not match the signed-in user").With("field", "id")
 	}
 	b.ID = a.ID
-	s.update(w, r, b)
+	return s.update(w, r, b)
 }
 
-func (s *server) listUsers(w http.ResponseWriter, r *http.Request) {
+func (s *server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	us, err := s.Users.Users(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	out := make([]userJSON, len(us))
 	for i, u := range us {
 		out[i] = userFromView(u)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *server) getUser(w http.ResponseWriter, r *http.Request) {
+func (s *server) getUser(w http.ResponseWriter, r *http.Request) error {
 	u, err := s.Users.User(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, userFromView(u))
+	return nil
 }
 
-func (s *server) createUser(w http.ResponseWriter, r *http.Request) {
+func (s *server) createUser(w http.ResponseWriter, r *http.Request) error {
 	var b userBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if b.Username == nil {
-		s.fail(w, r, fault.Invalidf("username is required").With("field", "username"))
-		return
+		return fault.Invalidf("username is required").With("field", "username")
 	}
 	if b.Password == nil {
-		s.fail(w, r, fault.Invalidf("password is required").With("field", "password"))
-		return
+		return fault.Invalidf("password is required").With("field", "password")
 	}
 	u, err := s.Identity.CreateUser(r.Context(), cmdidentity.CreateUser{
 		Username: *b.Username, Password: *b.Password, Email: deref(b.Email), Name: deref(b.Name),
@@ -137,43 +131,40 @@ func (s *server) createUser(w http.ResponseWriter, r *http.Request) {
 	})
 	s.Metrics.Command("identity.create_user", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, userFromDomain(u))
+	return nil
 }
 
 // updateUser serves PUT /core-api/user/{id} and PUT /core-api/user/ (id in
 // the body).
-func (s *server) updateUser(w http.ResponseWriter, r *http.Request) {
+func (s *server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	var b userBody
 	if err := decode(r, &b); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if id := chi.URLParam(r, "id"); id != "" {
 		if b.ID != "" && b.ID != id {
-			s.fail(w, r, fault.Invalidf("id in the body does not match the path").With("field", "id"))
-			return
+			return fault.Invalidf("id in the body does not match the path").With("field", "id")
 		}
 		b.ID = id
 	}
 	if b.ID == "" {
-		s.fail(w, r, fault.Invalidf("id is required").With("field", "id"))
-		return
+		return fault.Invalidf("id is required").With("field", "id")
 	}
-	s.update(w, r, b)
+	return s.update(w, r, b)
 }
 
-func (s *server) update(w http.ResponseWriter, r *http.Request, b userBody) {
+func (s *server) update(w http.ResponseWriter, r *http.Request, b userBody) error {
 	u, err := s.Identity.UpdateUser(r.Context(), cmdidentity.UpdateUser{
 		ID: b.ID, Username: b.Username, Password: b.Password, CurrentPassword: b.CurrentPassword, Email: b.Email, Name: b.Name,
 		Admin: b.Admin, AllowedIPs: b.AllowedIPs, Disabled: b.Disabled,
 	})
 	s.Metrics.Command("identity.update_user", err)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, userFromDomain(u))
+	return nil
 }
