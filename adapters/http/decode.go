@@ -11,9 +11,9 @@ import (
 	"github.com/halocms/halocms/domain/fault"
 )
 
-// badJSON turns a decoding error into a 400 that says where it failed,
+// BadJSON turns a decoding error into a 400 that says where it failed,
 // keeping body-size errors as they are.
-func badJSON(err error) error {
+func BadJSON(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return err
@@ -33,14 +33,14 @@ func badJSON(err error) error {
 
 // decode reads a JSON body strictly: unknown fields are refused, and so is
 // anything after the first value.
-func decode(r *http.Request, v any) error { return decodeFrom(r.Body, v) }
+func Decode(r *http.Request, v any) error { return DecodeFrom(r.Body, v) }
 
-func decodeFrom(body io.Reader, v any) error {
+func DecodeFrom(body io.Reader, v any) error {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	dec.UseNumber() // numbers in untyped values (content values) keep their precision
 	if err := dec.Decode(v); err != nil {
-		return badJSON(err)
+		return BadJSON(err)
 	}
 	if dec.More() {
 		return fault.Invalidf("malformed JSON: more than one value in the body")
@@ -48,22 +48,22 @@ func decodeFrom(body io.Reader, v any) error {
 	return nil
 }
 
-// decodeOptional is decode for a body that may be left out: an empty body
+// DecodeOptional is decode for a body that may be left out: an empty body
 // leaves v as it is; anything else must be valid.
-func decodeOptional(r *http.Request, v any) error {
+func DecodeOptional(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return badJSON(err)
+		return BadJSON(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return decode(r, v)
+	return Decode(r, v)
 }
 
-// formError keeps body-size errors (413) and reports the rest as 400.
-func formError(err error) error {
+// FormError keeps body-size errors (413) and reports the rest as 400.
+func FormError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return err

@@ -31,10 +31,10 @@ var statusOf = map[fault.Kind]int{
 
 // haloError is the HALO error body: {"error": {status, message, extra, type}}.
 type haloError struct {
-	Error haloErrorBody `json:"error"`
+	Error ErrorBody `json:"error"`
 }
 
-type haloErrorBody struct {
+type ErrorBody struct {
 	Status  int            `json:"status"`
 	Message string         `json:"message"`
 	Extra   map[string]any `json:"extra"`
@@ -50,18 +50,18 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	if body.Status == http.StatusTooManyRequests {
 		if s, ok := body.Extra["retryAfter"]; ok {
-			w.Header().Set("Retry-After", toString(s))
+			w.Header().Set("Retry-After", ToString(s))
 		}
 	}
-	writeJSON(w, body.Status, haloError{Error: body})
+	WriteJSON(w, body.Status, haloError{Error: body})
 }
 
 // errorBody is the one mapping from failures to HTTP statuses and HALO
 // error bodies (also used for the per-operation errors of a batch).
-func errorBody(r *http.Request, log *slog.Logger, err error) haloErrorBody {
+func errorBody(r *http.Request, log *slog.Logger, err error) ErrorBody {
 	var fe *fault.Error
 	status := http.StatusInternalServerError
-	body := haloErrorBody{Message: "internal server error", Extra: map[string]any{}, Type: "HaloError"}
+	body := ErrorBody{Message: "internal server error", Extra: map[string]any{}, Type: "HaloError"}
 	var mbe *http.MaxBytesError
 	var pgErr *pgconn.PgError
 	switch {
@@ -98,7 +98,8 @@ func errorBody(r *http.Request, log *slog.Logger, err error) haloErrorBody {
 	return body
 }
 
-func toString(v any) string {
+// ToString is a scalar a client sent (a number, a string) as text.
+func ToString(v any) string {
 	switch x := v.(type) {
 	case int:
 		return strconv.Itoa(x)
@@ -113,24 +114,24 @@ func toString(v any) string {
 	return string(b)
 }
 
-// writeJSON writes v as JSON, followed by a newline (as json.Encoder
+// WriteJSON writes v as JSON, followed by a newline (as json.Encoder
 // does), with status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Only a value that cannot be encoded (a server bug): the status
 		// is already chosen, the body stays empty, as json.Encoder left it.
-		writeBody(w, status, nil)
+		WriteBody(w, status, nil)
 		return
 	}
-	writeBody(w, status, append(b, '\n'))
+	WriteBody(w, status, append(b, '\n'))
 }
 
-// writeBody writes an encoded JSON body with its Content-Length, so that
+// WriteBody writes an encoded JSON body with its Content-Length, so that
 // net/http sends it as it is instead of in chunks (one write less per
 // answer larger than its 2 KB buffer, and no chunk framing for the
 // client to undo).
-func writeBody(w http.ResponseWriter, status int, body []byte) {
+func WriteBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))

@@ -28,14 +28,13 @@ func legacy(r chi.Router) {
 		"/core-api/module", "/core-api/module/{id}",
 	}
 	for _, p := range gone {
-		r.HandleFunc(p, removed)
+		r.HandleFunc(p, Removed)
 	}
-	// Only the DELETE: GET and PUT of an app user still work.
-	r.Delete("/api/segmentation/appuser/{id}", removed)
 }
 
-func removed(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusGone, haloError{Error: haloErrorBody{Status: http.StatusGone,
+// Removed answers 410 Gone for an endpoint HALO 2.0.0 removed.
+func Removed(w http.ResponseWriter, r *http.Request) {
+	WriteJSON(w, http.StatusGone, haloError{Error: ErrorBody{Status: http.StatusGone,
 		Message: "this endpoint was removed in HALO 2.0.0", Extra: map[string]any{}, Type: "HaloError"}})
 }
 

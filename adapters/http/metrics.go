@@ -111,6 +111,6 @@ func (s *server) metrics(next http.Handler) http.Handler {
 		default:
 			method = "other" // bounded label values, whatever clients send
 		}
-		s.Metrics.latency.WithLabelValues(route, method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+		s.kit.Metrics.latency.WithLabelValues(route, method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
 	})
 }

@@ -66,19 +66,26 @@ func ClientIP(ctx context.Context) netip.Addr {
 	return ip
 }
 
-// limitBody bounds request bodies: MaxBodyBytes, or BatchBodyBytes for
-// the content batch endpoint (bulk imports).
+// limitBody bounds request bodies: MaxBodyBytes, or what a context's
+// BodyLimit says for its path (bulk imports).
 func (s *server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
-			limit := s.cfg.MaxBodyBytes
-			if strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), "/generalcontent/instance/batch") {
-				limit = s.cfg.BatchBodyBytes
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit(r.URL.Path))
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+func (s *server) bodyLimit(path string) int64 {
+	for _, c := range s.contexts {
+		if l, ok := c.(BodyLimiter); ok {
+			if limit, ok := l.BodyLimit(path); ok {
+				return limit
+			}
+		}
+	}
+	return s.cfg.MaxBodyBytes
 }
 
 // bearer takes the token from Authorization (what the SDKs send) or

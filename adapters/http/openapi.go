@@ -2,38 +2,134 @@ package httpapi
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
 
-var (
-	openapiJSONOnce  sync.Once
-	openapiJSONBytes []byte
-	openapiJSONErr   error
-)
+// openapiRoot is the root of the OpenAPI document: info, security, the
+// root's own paths (probes, token, legacy paths) and the components the
+// contexts share. Each context's fragment adds its paths and components.
+//
+//go:embed openapi.yaml
+var openapiRoot []byte
 
-// openapiJSON returns the embedded OpenAPI document (openapiYAML) as JSON,
-// converted once. Keys keep the YAML's order, so paths read as written.
-// It panics if the embedded YAML is invalid: that is a build mistake, and
-// the package's tests catch it.
-func openapiJSON() []byte {
-	openapiJSONOnce.Do(func() {
-		openapiJSONBytes, openapiJSONErr = yamlToJSON(openapiYAML)
-	})
-	if openapiJSONErr != nil {
-		panic("httpapi: embedded openapi.yaml: " + openapiJSONErr.Error())
+//go:embed docs.html
+var docsHTML []byte
+
+// openapiDoc is the whole OpenAPI document, as YAML and as JSON.
+type openapiDoc struct {
+	yaml, json []byte
+}
+
+// newOpenAPIDoc merges the root document with the contexts' fragments. It
+// panics on a fragment that does not parse or defines a path or a
+// component twice: a build mistake, which the tests catch.
+func newOpenAPIDoc(contexts []Context) *openapiDoc {
+	fragments := make([][]byte, len(contexts))
+	for i, c := range contexts {
+		fragments[i] = c.OpenAPI()
 	}
-	return openapiJSONBytes
+	y, j, err := OpenAPIDocument(fragments...)
+	if err != nil {
+		panic("httpapi: OpenAPI document: " + err.Error())
+	}
+	return &openapiDoc{yaml: y, json: j}
+}
+
+// OpenAPIDocument is the whole OpenAPI document, in YAML and in JSON: the
+// root's, with the contexts' fragments merged in.
+func OpenAPIDocument(fragments ...[]byte) (yamlDoc, jsonDoc []byte, err error) {
+	if yamlDoc, err = mergeOpenAPI(openapiRoot, fragments...); err != nil {
+		return nil, nil, err
+	}
+	jsonDoc, err = yamlToJSON(yamlDoc)
+	return yamlDoc, jsonDoc, err
+}
+
+// mergeOpenAPI adds the paths and components of fragments to root, in
+// order: a path or a component defined twice is an error.
+func mergeOpenAPI(root []byte, fragments ...[]byte) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(root, &doc); err != nil {
+		return nil, fmt.Errorf("root: %w", err)
+	}
+	for i, f := range fragments {
+		var frag yaml.Node
+		if err := yaml.Unmarshal(f, &frag); err != nil {
+			return nil, fmt.Errorf("fragment %d: %w", i, err)
+		}
+		if len(frag.Content) == 0 {
+			continue
+		}
+		if err := mergeMapping(doc.Content[0], frag.Content[0], 0, ""); err != nil {
+			return nil, fmt.Errorf("fragment %d: %w", i, err)
+		}
+	}
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// mergeMapping adds the entries of from to into: at the top level only
+// paths and components, one level further (components' kinds) any.
+func mergeMapping(into, from *yaml.Node, depth int, at string) error {
+	if into.Kind != yaml.MappingNode || from.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: not a mapping", at)
+	}
+	for i := 0; i+1 < len(from.Content); i += 2 {
+		k, v := from.Content[i], from.Content[i+1]
+		path := at + "/" + k.Value
+		if depth == 0 && k.Value != "paths" && k.Value != "components" {
+			return fmt.Errorf("%s: a fragment holds only paths and components", path)
+		}
+		existing := valueOf(into, k.Value)
+		switch {
+		case existing == nil:
+			into.Content = append(into.Content, k, v)
+		case depth == 0 || (depth == 1 && at == "/components"):
+			if err := mergeMapping(existing, v, depth+1, path); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%s is defined twice", path)
+		}
+	}
+	return nil
+}
+
+func valueOf(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// openapiSpec serves GET /openapi.yaml.
+func (s *server) openapiSpec(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(s.openapi.yaml)
 }
 
 // openapiJSONHandler serves GET /openapi.json.
 func (s *server) openapiJSONHandler(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(openapiJSON())
+	_, _ = w.Write(s.openapi.json)
+}
+
+// openapiPage serves GET /docs, a browsable page of the document.
+func (s *server) openapiPage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(docsHTML)
 }
 
 // yamlToJSON converts a YAML document to JSON, keeping mapping order.
@@ -55,6 +151,7 @@ func yamlToJSON(in []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// writeNodeJSON writes n as JSON, mapping keys in order.
 func writeNodeJSON(buf *bytes.Buffer, n *yaml.Node, depth int) error {
 	if depth > 100 {
 		return fmt.Errorf("nesting too deep at line %d", n.Line)

@@ -4,53 +4,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/halocms/halocms/adapters/http/internal/openapitest"
 )
 
-type openapiDoc struct {
-	OpenAPI    string                    `yaml:"openapi"`
-	Paths      map[string]map[string]any `yaml:"paths"`
-	Components struct {
-		PathItems map[string]map[string]any `yaml:"pathItems"`
-	} `yaml:"components"`
-}
-
-func loadOpenAPI(t *testing.T) openapiDoc {
-	t.Helper()
-	var doc openapiDoc
-	if err := yaml.Unmarshal(openapiYAML, &doc); err != nil {
-		t.Fatalf("openapi.yaml does not parse: %v", err)
-	}
-	return doc
-}
-
-// operations returns the methods documented on a path, following a path
-// item $ref into components.pathItems.
-func (d openapiDoc) operations(path string) map[string]bool {
-	item, ok := d.Paths[path]
-	if !ok {
-		return nil
-	}
-	if ref, ok := item["$ref"].(string); ok {
-		item = d.Components.PathItems[strings.TrimPrefix(ref, "#/components/pathItems/")]
-	}
-	ops := map[string]bool{}
-	for k := range item {
-		switch k {
-		case "get", "put", "post", "delete", "options", "head", "patch", "trace":
-			ops[k] = true
-		}
-	}
-	return ops
-}
-
 func TestOpenAPIVersion(t *testing.T) {
-	doc := loadOpenAPI(t)
+	doc := openapitest.Load(t, openapiRoot)
 	if !regexp.MustCompile(`^3\.1\.\d+$`).MatchString(doc.OpenAPI) {
 		t.Fatalf("openapi = %q, want 3.1.x", doc.OpenAPI)
 	}
@@ -59,75 +23,75 @@ func TestOpenAPIVersion(t *testing.T) {
 	}
 }
 
-var (
-	routeCall  = regexp.MustCompile(`\br\.(Get|Post|Put|Delete|Patch)\(\s*"([^"]+)"`)
-	methodCall = regexp.MustCompile(`\br\.Method\(\s*http\.Method(\w+)\s*,\s*"([^"]+)"`)
-)
-
-// TestOpenAPIDocumentsEveryRoute reads server.go's route registrations and
-// fails for every path and method the document leaves out.
+// TestOpenAPIDocumentsEveryRoute checks the root's own routes (probes,
+// token, documents) against the root document; each context checks its
+// routes against its fragment.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
-	doc := loadOpenAPI(t)
-	src, err := os.ReadFile("server.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	type route struct{ method, path string }
-	var routes []route
-	for _, m := range routeCall.FindAllStringSubmatch(string(src), -1) {
-		routes = append(routes, route{strings.ToLower(m[1]), m[2]})
-	}
-	for _, m := range methodCall.FindAllStringSubmatch(string(src), -1) {
-		routes = append(routes, route{strings.ToLower(m[1]), m[2]})
-	}
-	if len(routes) < 10 {
-		t.Fatalf("found only %d routes in server.go; has the registration style changed?", len(routes))
-	}
-	for _, rt := range routes {
-		if !doc.operations(rt.path)[rt.method] {
-			t.Errorf("route %s %s is not documented in openapi.yaml", strings.ToUpper(rt.method), rt.path)
-		}
-	}
+	r := chi.NewRouter()
+	(&server{}).routes(r)
+	openapitest.CheckRoutes(t, openapitest.Load(t, openapiRoot), r, 8)
 }
-
-var (
-	legacyMoved   = regexp.MustCompile(`"(/[^"]+)"\s*:\s*"/`)
-	legacyLiteral = regexp.MustCompile(`"(/[^"]*)"`)
-)
 
 // TestOpenAPIDocumentsLegacyPaths checks the 308 and 410 paths of legacy.go.
 func TestOpenAPIDocumentsLegacyPaths(t *testing.T) {
-	doc := loadOpenAPI(t)
-	src, err := os.ReadFile("legacy.go")
+	r := chi.NewRouter()
+	legacy(r)
+	openapitest.CheckPaths(t, openapitest.Load(t, openapiRoot), r, 5)
+}
+
+// TestOpenAPIMerge checks that a fragment adds paths and components, and
+// that a path or component defined twice, or anything else in a fragment,
+// is refused.
+func TestOpenAPIMerge(t *testing.T) {
+	frag := []byte("paths:\n  /x:\n    get: {}\ncomponents:\n  schemas:\n    X: {type: string}\n")
+	y, j, err := OpenAPIDocument(frag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{}
-	for _, m := range legacyLiteral.FindAllStringSubmatch(string(src), -1) {
-		// Skip "/" and the "/{id}" suffix literal; keep whole paths.
-		if p := strings.TrimSuffix(m[1], "/"); p != "" && !strings.HasPrefix(p, "/{") {
-			want[p] = true
+	doc := openapitest.Load(t, y)
+	if !doc.Operations("/x")["get"] || !strings.Contains(string(j), `"X": {`) {
+		t.Errorf("the fragment's path or schema is missing")
+	}
+	for name, bad := range map[string][]byte{
+		"a path twice":      []byte("paths:\n  /healthz:\n    get: {}\n"),
+		"a schema twice":    append(frag, frag...),
+		"another key":       []byte("info: {title: x}\n"),
+		"a fragment in two": frag,
+	} {
+		fragments := [][]byte{bad}
+		if name == "a fragment in two" {
+			fragments = append(fragments, bad)
 		}
-	}
-	for _, m := range legacyMoved.FindAllStringSubmatch(string(src), -1) {
-		want[m[1]+"/{id}"] = true // registered as old+"/{id}"
-	}
-	if len(want) < 5 {
-		t.Fatalf("found only %d legacy paths in legacy.go; has its style changed?", len(want))
-	}
-	for p := range want {
-		if len(doc.operations(p)) == 0 {
-			t.Errorf("legacy path %s is not documented in openapi.yaml", p)
+		if _, _, err := OpenAPIDocument(fragments...); err == nil {
+			t.Errorf("%s: merged", name)
 		}
 	}
 }
 
-// TestOpenAPIJSON checks the JSON conversion and that every $ref resolves.
+// TestOpenAPIJSON checks the JSON conversion and that every $ref of the
+// root document resolves; the whole document is checked where the
+// contexts meet (cmd/cms).
 func TestOpenAPIJSON(t *testing.T) {
-	b := openapiJSON()
+	_, b, err := OpenAPIDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	CheckOpenAPIJSON(t, b)
+	s := &server{openapi: &openapiDoc{json: b}}
+	rec := httptest.NewRecorder()
+	s.openapiJSONHandler(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || rec.Body.Len() != len(b) {
+		t.Errorf("handler: %d %q %d bytes", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
+	}
+}
+
+// CheckOpenAPIJSON checks a whole OpenAPI document in JSON: version 3.1,
+// paths in the YAML's order, every $ref resolving.
+func CheckOpenAPIJSON(t *testing.T, b []byte) {
+	t.Helper()
 	var doc map[string]any
 	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("openapiJSON is not JSON: %v", err)
+		t.Fatalf("the document is not JSON: %v", err)
 	}
 	if v, _ := doc["openapi"].(string); !strings.HasPrefix(v, "3.1.") {
 		t.Fatalf("openapi = %v", doc["openapi"])
@@ -157,12 +121,6 @@ func TestOpenAPIJSON(t *testing.T) {
 		}
 	}
 	walk(doc, "#")
-
-	rec := httptest.NewRecorder()
-	(&server{}).openapiJSONHandler(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
-	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || rec.Body.Len() != len(b) {
-		t.Errorf("handler: %d %q %d bytes", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
-	}
 }
 
 func resolves(doc map[string]any, ref string) bool {

@@ -27,12 +27,12 @@ func readTokenRequest(r *http.Request) (tokenRequest, error) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "application/json" {
 		if err := json.NewDecoder(r.Body).Decode(&tr); err != nil {
-			return tr, badJSON(err)
+			return tr, BadJSON(err)
 		}
 		return tr, nil
 	}
 	if err := r.ParseForm(); err != nil {
-		return tr, formError(err)
+		return tr, FormError(err)
 	}
 	tr = tokenRequest{
 		GrantType: r.PostForm.Get("grant_type"), Username: r.PostForm.Get("username"),
@@ -42,7 +42,9 @@ func readTokenRequest(r *http.Request) (tokenRequest, error) {
 	return tr, nil
 }
 
-type tokenResponse struct {
+// TokenResponse is the answer of the token endpoint (and of an
+// identified user's login).
+type TokenResponse struct {
 	AccessToken  string `json:"access_token"`
 	RefreshToken string `json:"refresh_token"`
 	ExpiresIn    int64  `json:"expires_in"` // milliseconds, as HALO
@@ -98,12 +100,12 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) error {
 	if grant != "password" && grant != "client_credentials" && grant != "refresh_token" {
 		grant = "other" // bounded metric labels, whatever clients send
 	}
-	s.Metrics.Command("token."+grant, err)
+	s.kit.Metrics.Command("token."+grant, err)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, tokenResponse{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
+	WriteJSON(w, http.StatusOK, TokenResponse{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
 		ExpiresIn: tok.ExpiresIn.Milliseconds(), Scope: tok.Scope, TokenType: "Bearer"})
 	return nil
 }
@@ -117,11 +119,11 @@ func (s *server) revoke(w http.ResponseWriter, r *http.Request) error {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "application/json" {
 		if err := json.NewDecoder(r.Body).Decode(&tr); err != nil {
-			return badJSON(err)
+			return BadJSON(err)
 		}
 	} else {
 		if err := r.ParseForm(); err != nil {
-			return formError(err)
+			return FormError(err)
 		}
 		tr.Token = r.PostForm.Get("token")
 	}
@@ -134,6 +136,6 @@ func (s *server) revoke(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Sessions.Revoke(r.Context(), tr.Token); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"revoked": true})
+	WriteJSON(w, http.StatusOK, map[string]any{"revoked": true})
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 
 // JSON answers go out whole, with their Content-Length, not in chunks:
 // one write less per answer larger than net/http's 2 KB buffer, and no
-// chunk framing for the client to undo. writeJSON's bytes are those
+// chunk framing for the client to undo. WriteJSON's bytes are those
 // json.Encoder wrote before (a trailing newline included).
 func TestAnswersCarryTheirLength(t *testing.T) {
 	big := map[string]any{"items": strings.Repeat("<x>", 5000)} // past the 2 KB buffer; HTML escaped as before
@@ -20,11 +20,11 @@ func TestAnswersCarryTheirLength(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/json":
-			writeJSON(w, http.StatusCreated, big)
+			WriteJSON(w, http.StatusCreated, big)
 		case "/encoded":
-			writeBody(w, http.StatusOK, bytes.Repeat(encoded, 300))
+			WriteBody(w, http.StatusOK, bytes.Repeat(encoded, 300))
 		case "/unencodable":
-			writeJSON(w, http.StatusOK, map[string]any{"f": func() {}})
+			WriteJSON(w, http.StatusOK, map[string]any{"f": func() {}})
 		}
 	}))
 	defer srv.Close()

@@ -20,6 +20,11 @@ import (
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/fcm"
 	httpapi "github.com/halocms/halocms/adapters/http"
+	httpappuser "github.com/halocms/halocms/adapters/http/appuser"
+	httpcontent "github.com/halocms/halocms/adapters/http/content"
+	httpidentity "github.com/halocms/halocms/adapters/http/identity"
+	httployalty "github.com/halocms/halocms/adapters/http/loyalty"
+	httppush "github.com/halocms/halocms/adapters/http/push"
 	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/password"
 	"github.com/halocms/halocms/adapters/postgres"
@@ -269,13 +274,15 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	line := postgres.NewReadLine(a.cfg.ReadConcurrency)
 	contentRead := rmcontent.NewQueries(a.contents, a.authz, a.runtime, line, a.metrics,
 		rmcontent.QueriesConfig{CacheEntries: a.cfg.SearchCache, SearchTimeout: a.cfg.SearchTimeout})
-	handler := httpapi.NewRouter(httpapi.Deps{
-		Sessions: a.sessions, Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz,
-		Audit: a.auditor, Content: a.content, ContentRead: contentRead, Push: a.push, PushRead: rmpush.NewQueries(a.pushes, a.authz),
-		Ready: readiness{a}, Metrics: a.metrics, Log: a.log,
-		AppUsers: a.appUsers, AppUsersRead: rmappuser.NewQueries(a.appUsersRead, a.authz),
-		Loyalty: a.loyalty, LoyaltyRead: rmloyalty.NewQueries(a.loyaltyRead, a.authz, line), LoyaltyAudit: a.auditor,
-	}, httpapi.Config{TrustedProxies: a.cfg.TrustedProxies})
+	appUsersRead := rmappuser.NewQueries(a.appUsersRead, a.authz)
+	kit := httpapi.NewKit(a.log, a.metrics, a.authz, appUsersRead)
+	handler := httpapi.NewRouter(kit, httpapi.Deps{Sessions: a.sessions, Ready: readiness{a}},
+		httpapi.Config{TrustedProxies: a.cfg.TrustedProxies},
+		httpidentity.New(kit, httpidentity.Deps{Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz, Audit: a.auditor}),
+		httpcontent.New(kit, httpcontent.Deps{Commands: a.content, Queries: contentRead, Authorizer: a.authz}),
+		httppush.New(kit, httppush.Deps{Commands: a.push, Queries: rmpush.NewQueries(a.pushes, a.authz)}),
+		httpappuser.New(kit, httpappuser.Deps{Commands: a.appUsers, Queries: appUsersRead}),
+		httployalty.New(kit, httployalty.Deps{Commands: a.loyalty, Queries: rmloyalty.NewQueries(a.loyaltyRead, a.authz, line), Audit: a.auditor}))
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("serving", "addr", ln.Addr().String())

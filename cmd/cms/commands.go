@@ -13,7 +13,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	httpapi "github.com/halocms/halocms/adapters/http"
+	httpcontent "github.com/halocms/halocms/adapters/http/content"
+	httpidentity "github.com/halocms/halocms/adapters/http/identity"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
 	"github.com/halocms/halocms/domain/access"
 	rmaudit "github.com/halocms/halocms/readmodels/audit"
@@ -140,7 +141,7 @@ func auditCmd() *cobra.Command {
 			}
 			return runAudit(cmd.Context(), asJSON, func(ctx context.Context, a *rmaudit.Auditor) (rmaudit.RightsReport, error) {
 				return a.Rights(ctx, rmaudit.RightsQuery{User: user, App: app, At: t})
-			}, httpapi.RightsAudit, printRightsReport)
+			}, httpidentity.RightsAudit, printRightsReport)
 		},
 	}
 	rc.Flags().StringVar(&user, "user", "", "user id (required)")
@@ -388,7 +389,7 @@ func moduleTypesCmd() *cobra.Command {
 			}
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")
-			return enc.Encode(httpapi.ExportModuleTypes(ts))
+			return enc.Encode(httpcontent.ExportModuleTypes(ts))
 		},
 	})
 	c.AddCommand(&cobra.Command{
@@ -405,7 +406,7 @@ func moduleTypesCmd() *cobra.Command {
 				defer f.Close()
 				in = f
 			}
-			specs, err := httpapi.ParseModuleTypes(in)
+			specs, err := httpcontent.ParseModuleTypes(in)
 			if err != nil {
 				return err
 			}

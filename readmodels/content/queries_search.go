@@ -10,12 +10,8 @@ import (
 	"github.com/halocms/halocms/domain/content"
 )
 
-// Bounds of a page.
-const (
-	DefaultLimit = 10
-	MaxPage      = 1000 // items in a page
-	MaxAll       = 10000
-)
+// MaxAll bounds the items of a search that asks for every match (Skip).
+const MaxAll = 10000
 
 // SearchRequest is a content search as a client asks for it (wire
 // reference §5.2), its syntax not yet parsed: a search answered from the

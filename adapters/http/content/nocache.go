@@ -1,4 +1,4 @@
-package httpapi
+package content
 
 import (
 	"net/http"

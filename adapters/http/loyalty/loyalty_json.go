@@ -1,4 +1,4 @@
-package httpapi
+package loyalty
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	cmdloyalty "github.com/halocms/halocms/commands/loyalty"
 	"github.com/halocms/halocms/domain/fault"
@@ -97,12 +99,12 @@ type stampCardJSON struct {
 }
 
 type loyaltyPageJSON struct {
-	Pagination paginationJSON    `json:"pagination"`
-	Items      []loyaltyUserJSON `json:"items"`
+	Pagination httpapi.PaginationJSON `json:"pagination"`
+	Items      []loyaltyUserJSON      `json:"items"`
 }
 
 type transactionPageJSON struct {
-	Pagination paginationJSON           `json:"pagination"`
+	Pagination httpapi.PaginationJSON   `json:"pagination"`
 	Items      []loyaltyTransactionJSON `json:"items"`
 }
 
@@ -144,7 +146,7 @@ func msPtr(t *time.Time) *int64 {
 func transactionJSONOf(t rmloyalty.Transaction) loyaltyTransactionJSON {
 	return loyaltyTransactionJSON{ID: t.ID, Type: t.Kind, Amount: t.Amount, Balance: t.Balance,
 		PreviousBalance: t.PreviousBalance, Reason: t.Reason, Reference: t.Reference, IdempotencyKey: t.IdempotencyKey,
-		ExpiresAt: msPtr(t.ExpiresAt), CreatedAt: ms(t.At), CreatedBy: t.By}
+		ExpiresAt: msPtr(t.ExpiresAt), CreatedAt: httpapi.Ms(t.At), CreatedBy: t.By}
 }
 
 func transactionsJSON(ts []rmloyalty.Transaction) []loyaltyTransactionJSON {
@@ -158,16 +160,16 @@ func transactionsJSON(ts []rmloyalty.Transaction) []loyaltyTransactionJSON {
 func userCardJSONOf(c rmloyalty.UserCard) userCardJSON {
 	return userCardJSON{ID: c.ID, CardID: c.Card, Name: c.Name, Reward: c.Reward, Stamps: c.Stamps, Needed: c.Needed,
 		Completed: c.CompletedAt != nil, Redeemed: c.RedeemedAt != nil, CompletedAt: msPtr(c.CompletedAt),
-		RedeemedAt: msPtr(c.RedeemedAt), CreatedAt: ms(c.CreatedAt)}
+		RedeemedAt: msPtr(c.RedeemedAt), CreatedAt: httpapi.Ms(c.CreatedAt)}
 }
 
 func loyaltyUserJSONOf(a rmloyalty.Account, appNumber int) loyaltyUserJSON {
 	j := loyaltyUserJSON{ID: a.ID, AppID: appNumber, Email: a.Email, Name: a.Name, Surname: a.Surname,
 		DisplayName: a.DisplayName, Balance: a.Balance, Earned: a.Earned, Redeemed: a.Redeemed, Expired: a.Expired,
 		Adjusted: a.Adjusted, TransactionCount: a.Transactions, ActiveStampCards: a.ActiveCards,
-		CreatedAt: ms(a.CreatedAt), UpdatedAt: msPtr(a.UpdatedAt)}
+		CreatedAt: httpapi.Ms(a.CreatedAt), UpdatedAt: msPtr(a.UpdatedAt)}
 	if e := a.NextExpiry; e != nil {
-		j.NextExpiry = &expiryJSON{Points: e.Points, ExpiresAt: ms(e.At)}
+		j.NextExpiry = &expiryJSON{Points: e.Points, ExpiresAt: httpapi.Ms(e.At)}
 	}
 	return j
 }
@@ -183,7 +185,7 @@ func loyaltyUserDetailJSONOf(v rmloyalty.AccountView, appNumber int) loyaltyUser
 
 func stampCardJSONOf(c rmloyalty.Card, appNumber int) stampCardJSON {
 	return stampCardJSON{ID: c.ID, AppID: appNumber, Name: c.Name, Description: c.Description,
-		StampsNeeded: c.StampsNeeded, Reward: c.Reward, Retired: c.Retired, CreatedAt: ms(c.CreatedAt), UpdatedAt: ms(c.UpdatedAt)}
+		StampsNeeded: c.StampsNeeded, Reward: c.Reward, Retired: c.Retired, CreatedAt: httpapi.Ms(c.CreatedAt), UpdatedAt: httpapi.Ms(c.UpdatedAt)}
 }
 
 // wholeNumber reads a JSON integer: a number literal without fraction or
@@ -330,7 +332,7 @@ func (b stampCardBody) app() (any, error) {
 	switch {
 	case b.App == nil:
 		return b.AppID, nil
-	case b.AppID == nil || toString(b.App) == toString(b.AppID):
+	case b.AppID == nil || httpapi.ToString(b.App) == httpapi.ToString(b.AppID):
 		return b.App, nil
 	}
 	return nil, fault.Invalidf("app and appId differ").With("field", "app")
@@ -362,7 +364,7 @@ var loyaltySortFields = []string{"balance", "name", "email", "createdAt", "updat
 // query reads everything but the app into a search query.
 func (b loyaltySearchBody) query() (rmloyalty.SearchQuery, error) {
 	q := rmloyalty.SearchQuery{Name: strings.TrimSpace(b.Name), Email: strings.TrimSpace(b.Email),
-		Alias: strings.TrimSpace(b.Alias), HasActiveCard: b.HasActiveStampCard, Page: 1, Limit: defaultLimit}
+		Alias: strings.TrimSpace(b.Alias), HasActiveCard: b.HasActiveStampCard, Page: 1, Limit: httpapi.DefaultLimit}
 	if p := b.Points; p != nil {
 		for _, x := range []struct {
 			raw   json.RawMessage
@@ -389,17 +391,17 @@ func (b loyaltySearchBody) query() (rmloyalty.SearchQuery, error) {
 		return q, err
 	}
 	if p := b.Pagination; p != nil {
-		if q.Page, err = flexInt(p.Page, "page", 1); err != nil {
+		if q.Page, err = httpapi.FlexInt(p.Page, "page", 1); err != nil {
 			return q, err
 		}
-		if q.Limit, err = flexInt(p.Limit, "limit", defaultLimit); err != nil {
+		if q.Limit, err = httpapi.FlexInt(p.Limit, "limit", httpapi.DefaultLimit); err != nil {
 			return q, err
 		}
 		if q.Page < 1 {
 			return q, fault.Invalidf("pagination.page must be 1 or more").With("field", "pagination.page")
 		}
-		if q.Limit < 1 || q.Limit > maxPage {
-			return q, fault.Invalidf("pagination.limit must be from 1 to %d", maxPage).With("field", "pagination.limit")
+		if q.Limit < 1 || q.Limit > httpapi.MaxPage {
+			return q, fault.Invalidf("pagination.limit must be from 1 to %d", httpapi.MaxPage).With("field", "pagination.limit")
 		}
 	}
 	return q, nil
@@ -410,7 +412,7 @@ func (b loyaltySearchBody) app() (any, error) {
 	switch {
 	case b.App == nil:
 		return b.AppID, nil
-	case b.AppID == nil || toString(b.App) == toString(b.AppID):
+	case b.AppID == nil || httpapi.ToString(b.App) == httpapi.ToString(b.AppID):
 		return b.App, nil
 	}
 	return nil, fault.Invalidf("app and appId differ").With("field", "app")
@@ -533,7 +535,7 @@ func loyaltyAuditJSONOf(rep rmaudit.LoyaltyReport) loyaltyAuditJSON {
 		out.Entries[i] = loyaltyAuditEntryJSON{EventID: e.EventID, Position: e.Position.Pos, Type: e.Type,
 			Transaction: e.Transaction, Amount: e.Amount, Balance: e.Balance, RecordedBalance: e.Recorded,
 			Reason: e.Reason, Reference: e.Reference, IdempotencyKey: e.IdempotencyKey, Lot: e.Lot, Card: e.Card,
-			UserCard: e.UserCard, Stamps: e.Stamps, CreatedAt: ms(e.RecordedAt), CreatedBy: e.By, ClientIP: e.ClientIP,
+			UserCard: e.UserCard, Stamps: e.Stamps, CreatedAt: httpapi.Ms(e.RecordedAt), CreatedBy: e.By, ClientIP: e.ClientIP,
 			Correlation: e.Correlation}
 	}
 	return out
@@ -541,7 +543,7 @@ func loyaltyAuditJSONOf(rep rmaudit.LoyaltyReport) loyaltyAuditJSON {
 
 // parseMoment reads a query's moment as epoch milliseconds or RFC 3339.
 func parseMoment(s, field string) (time.Time, error) {
-	t, err := parseAt(s)
+	t, err := httpapi.ParseAt(s)
 	if err != nil {
 		return t, fault.Invalidf("%s must be epoch milliseconds or an RFC 3339 time", field).With("field", field)
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package appuser
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/fault"
@@ -27,28 +29,28 @@ type deviceJSON struct {
 // appUserJSON is an app user as the SDKs read it. appId is the app's
 // number (an integer on the wire), customerId the one customer.
 type appUserJSON struct {
-	ID         string       `json:"id"`
-	Alias      string       `json:"alias"`
-	AppID      int          `json:"appId"`
-	CustomerID int          `json:"customerId"`
-	Email      string       `json:"email,omitempty"`
-	Devices    []deviceJSON `json:"devices"`
-	Tags       []tagJSON    `json:"tags"`
-	CreatedAt  int64        `json:"createdAt"`
-	UpdatedAt  int64        `json:"updatedAt"`
-	DeletedAt  *int64       `json:"deletedAt"`
-	Identified string       `json:"identified,omitempty"` // the identified user last signed in on it
+	ID         string            `json:"id"`
+	Alias      string            `json:"alias"`
+	AppID      int               `json:"appId"`
+	CustomerID int               `json:"customerId"`
+	Email      string            `json:"email,omitempty"`
+	Devices    []deviceJSON      `json:"devices"`
+	Tags       []httpapi.TagJSON `json:"tags"`
+	CreatedAt  int64             `json:"createdAt"`
+	UpdatedAt  int64             `json:"updatedAt"`
+	DeletedAt  *int64            `json:"deletedAt"`
+	Identified string            `json:"identified,omitempty"` // the identified user last signed in on it
 }
 
 func appUserJSONOf(u rmappuser.AppUser) appUserJSON {
-	j := appUserJSON{ID: u.ID, Alias: u.Alias, AppID: u.AppNumber, CustomerID: customerID, Email: u.Email,
-		Devices: make([]deviceJSON, len(u.Devices)), Tags: make([]tagJSON, len(u.Tags)),
+	j := appUserJSON{ID: u.ID, Alias: u.Alias, AppID: u.AppNumber, CustomerID: httpapi.CustomerID, Email: u.Email,
+		Devices: make([]deviceJSON, len(u.Devices)), Tags: make([]httpapi.TagJSON, len(u.Tags)),
 		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, Identified: u.Identified}
 	for i, d := range u.Devices {
 		j.Devices[i] = deviceJSON(d)
 	}
 	for i, t := range u.Tags {
-		j.Tags[i] = tagJSON(t)
+		j.Tags[i] = httpapi.TagJSON(t)
 	}
 	return j
 }
@@ -135,7 +137,7 @@ func readAppUserBody(r *http.Request) (appUserBody, error) {
 func readJSONObject(r *http.Request) (map[string]json.RawMessage, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return nil, badJSON(err)
+		return nil, httpapi.BadJSON(err)
 	}
 	var raw map[string]json.RawMessage
 	d := json.NewDecoder(bytes.NewReader(body))
@@ -144,7 +146,7 @@ func readJSONObject(r *http.Request) (map[string]json.RawMessage, error) {
 		if errors.As(err, &te) {
 			return nil, fault.Invalidf("the body must be a JSON object")
 		}
-		return nil, badJSON(err)
+		return nil, httpapi.BadJSON(err)
 	}
 	if d.More() {
 		return nil, fault.Invalidf("malformed JSON: more than one value in the body")
@@ -273,12 +275,12 @@ func readLogin(r *http.Request) (authBody, error) {
 	if jsonRequest(r) {
 		d := json.NewDecoder(r.Body)
 		if err := d.Decode(&b); err != nil {
-			return b, badJSON(err)
+			return b, httpapi.BadJSON(err)
 		}
 		return b, nil
 	}
 	if err := r.ParseForm(); err != nil {
-		return b, formError(err)
+		return b, httpapi.FormError(err)
 	}
 	f := r.PostForm
 	return authBody{Network: f.Get("network"), Email: f.Get("email"), Password: f.Get("password"),
@@ -306,10 +308,10 @@ type pocketBody struct {
 // segmentBody is POST /api/segmentation/appuser/search: the app users of
 // an app with any (partial) or all (total) of the tags, page by page.
 type segmentBody struct {
-	AppID      any             `json:"appId"`
-	Tags       []segmentTag    `json:"tags"`
-	Mode       string          `json:"mode"`
-	Pagination *paginationBody `json:"pagination"`
+	AppID      any                     `json:"appId"`
+	Tags       []segmentTag            `json:"tags"`
+	Mode       string                  `json:"mode"`
+	Pagination *httpapi.PaginationBody `json:"pagination"`
 }
 
 type segmentTag struct {
@@ -321,7 +323,7 @@ type segmentTag struct {
 
 // identifiedSearchBody is POST /api/segmentation/identified/search.
 type identifiedSearchBody struct {
-	AppID      any             `json:"appId"`
-	Search     string          `json:"search"`
-	Pagination *paginationBody `json:"pagination"`
+	AppID      any                     `json:"appId"`
+	Search     string                  `json:"search"`
+	Pagination *httpapi.PaginationBody `json:"pagination"`
 }

@@ -1,10 +1,11 @@
-package httpapi
+package loyalty
 
 import (
 	"context"
 	"net/http"
 	"slices"
-	"sync"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	"github.com/go-chi/chi/v5"
 
@@ -17,9 +18,9 @@ import (
 	rmloyalty "github.com/halocms/halocms/readmodels/loyalty"
 )
 
-// LoyaltyCommands records points, stamps and card redemptions, rebalances
+// Commands records points, stamps and card redemptions, rebalances
 // accounts and defines stamp cards. It checks the caller's rights.
-type LoyaltyCommands interface {
+type Commands interface {
 	Earn(ctx context.Context, account string, p cmdloyalty.Points) (cmdloyalty.Result, error)
 	Redeem(ctx context.Context, account string, p cmdloyalty.Points) (cmdloyalty.Result, error)
 	Adjust(ctx context.Context, account string, p cmdloyalty.Points) (cmdloyalty.Result, error)
@@ -34,9 +35,9 @@ type LoyaltyCommands interface {
 	Check(ctx context.Context, account string, op cmdloyalty.Op) error
 }
 
-// LoyaltyQueries answers the reads of loyalty data for the caller (see
+// Queries answers the reads of loyalty data for the caller (see
 // rmloyalty.Queries: it checks who may read what).
-type LoyaltyQueries interface {
+type Queries interface {
 	Account(ctx context.Context, id string) (rmloyalty.AccountView, error)
 	Transactions(ctx context.Context, req rmloyalty.TransactionsRequest) (rmloyalty.TransactionPage, error)
 	Search(ctx context.Context, req rmloyalty.SearchRequest) (rmloyalty.AccountPage, error)
@@ -49,36 +50,21 @@ type LoyaltyQueries interface {
 	ReadBackCard(ctx context.Context, id string) (rmloyalty.Card, error)
 }
 
-// LoyaltyAuditor replays a loyalty account from the event log (it checks
+// Auditor replays a loyalty account from the event log (it checks
 // the auditor's right).
-type LoyaltyAuditor interface {
+type Auditor interface {
 	Loyalty(ctx context.Context, q rmaudit.LoyaltyQuery) (rmaudit.LoyaltyReport, error)
 }
 
-// appNumbers remembers apps' numbers (HALO's integer appId), which never
-// change once given; the loyalty answers carry one each.
-type appNumbers struct{ m sync.Map }
-
-func (s *server) appNumber(ctx context.Context, app string) int {
-	if n, ok := s.numbers.m.Load(app); ok {
-		return n.(int)
-	}
-	n, err := s.AppUsersRead.AppNumber(ctx, app)
-	if err == nil && n > 0 {
-		s.numbers.m.Store(app, n)
-	}
-	return n
-}
-
 // checkedFirst is refusedFirst for a loyalty command: the refusal the
-// command gives whatever the request holds (LoyaltyCommands.Check, which
+// command gives whatever the request holds (Commands.Check, which
 // also knows that identified users redeem from their own account) comes
 // before the request's own faults.
-func (s *server) checkedFirst(ctx context.Context, account string, op cmdloyalty.Op, err error) error {
-	if err == nil || !requestFault(err) {
+func (s *API) checkedFirst(ctx context.Context, account string, op cmdloyalty.Op, err error) error {
+	if err == nil || !httpapi.RequestFault(err) {
 		return err
 	}
-	if refused := s.Loyalty.Check(ctx, account, op); refused != nil {
+	if refused := s.Commands.Check(ctx, account, op); refused != nil {
 		return refused
 	}
 	return err
@@ -116,59 +102,59 @@ func loyaltyAccount(r *http.Request) (string, error) {
 
 // getLoyaltyUser serves GET /api/loyalty/user/{id} and /self: the
 // balance, figures, newest transactions and stamp cards.
-func (s *server) getLoyaltyUser(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getLoyaltyUser(w http.ResponseWriter, r *http.Request) error {
 	id, err := loyaltyAccount(r)
 	if err != nil {
 		return err
 	}
-	v, err := s.LoyaltyRead.Account(r.Context(), id)
+	v, err := s.Queries.Account(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, loyaltyUserDetailJSONOf(v, s.appNumber(r.Context(), v.App)))
+	httpapi.WriteJSON(w, http.StatusOK, loyaltyUserDetailJSONOf(v, s.kit.AppNumber(r.Context(), v.App)))
 	return nil
 }
 
 // loyaltyTransactions serves GET /api/loyalty/user/{id|self}/transactions,
 // newest first.
-func (s *server) loyaltyTransactions(w http.ResponseWriter, r *http.Request) error {
+func (s *API) loyaltyTransactions(w http.ResponseWriter, r *http.Request) error {
 	id, err := loyaltyAccount(r)
 	if err != nil {
 		return err
 	}
 	req := rmloyalty.TransactionsRequest{Account: id}
-	req.Page, req.Limit, req.Malformed = pageParams(r)
-	res, err := s.LoyaltyRead.Transactions(r.Context(), req)
+	req.Page, req.Limit, req.Malformed = httpapi.PageParams(r)
+	res, err := s.Queries.Transactions(r.Context(), req)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, transactionPageJSON{Pagination: pagination(req.Page, req.Limit, res.Total), Items: transactionsJSON(res.Items)})
+	httpapi.WriteJSON(w, http.StatusOK, transactionPageJSON{Pagination: httpapi.Pagination(req.Page, req.Limit, res.Total), Items: transactionsJSON(res.Items)})
 	return nil
 }
 
 // searchLoyaltyUsers serves POST /api/loyalty/user/search: an app's
 // loyalty users, for CMS users holding read on the app.
-func (s *server) searchLoyaltyUsers(w http.ResponseWriter, r *http.Request) error {
+func (s *API) searchLoyaltyUsers(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	req := rmloyalty.SearchRequest{}
 	req.Query, req.Malformed = s.loyaltySearch(r)
-	res, err := s.LoyaltyRead.Search(ctx, req)
+	res, err := s.Queries.Search(ctx, req)
 	if err != nil {
 		return err
 	}
-	n := s.appNumber(ctx, req.Query.App)
-	out := loyaltyPageJSON{Pagination: pagination(req.Query.Page, req.Query.Limit, res.Total), Items: make([]loyaltyUserJSON, len(res.Items))}
+	n := s.kit.AppNumber(ctx, req.Query.App)
+	out := loyaltyPageJSON{Pagination: httpapi.Pagination(req.Query.Page, req.Query.Limit, res.Total), Items: make([]loyaltyUserJSON, len(res.Items))}
 	for i, a := range res.Items {
 		out.Items[i] = loyaltyUserJSONOf(a, n)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
 // loyaltySearch maps a loyalty search body to the query, its app resolved.
-func (s *server) loyaltySearch(r *http.Request) (rmloyalty.SearchQuery, error) {
+func (s *API) loyaltySearch(r *http.Request) (rmloyalty.SearchQuery, error) {
 	var b loyaltySearchBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return rmloyalty.SearchQuery{}, err
 	}
 	q, err := b.query()
@@ -182,14 +168,14 @@ func (s *server) loyaltySearch(r *http.Request) (rmloyalty.SearchQuery, error) {
 	if appID == nil {
 		return q, fault.Invalidf("app is required").With("field", "app")
 	}
-	q.App, err = s.appOf(r.Context(), appID)
+	q.App, err = s.kit.AppOf(r.Context(), appID)
 	return q, err
 }
 
 // loyaltyPoints serves earn, redeem and adjust. A new transaction is a
 // 201; a replay of an idempotency key with the same request is a 200 with
 // Idempotent-Replayed: true and the original transaction.
-func (s *server) loyaltyPoints(kind pointsKind) handlerFunc {
+func (s *API) loyaltyPoints(kind pointsKind) httpapi.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
 		account, err := loyaltyAccount(r)
@@ -197,7 +183,7 @@ func (s *server) loyaltyPoints(kind pointsKind) handlerFunc {
 			return err
 		}
 		var b pointsBody
-		if err := decode(r, &b); err != nil {
+		if err := httpapi.Decode(r, &b); err != nil {
 			return s.checkedFirst(ctx, account, kind.op(), err)
 		}
 		p, err := b.points(r)
@@ -207,18 +193,18 @@ func (s *server) loyaltyPoints(kind pointsKind) handlerFunc {
 		var res cmdloyalty.Result
 		switch kind {
 		case earnPoints:
-			res, err = s.Loyalty.Earn(ctx, account, p)
+			res, err = s.Commands.Earn(ctx, account, p)
 		case redeemPoints:
-			res, err = s.Loyalty.Redeem(ctx, account, p)
+			res, err = s.Commands.Redeem(ctx, account, p)
 		case adjustPoints:
-			res, err = s.Loyalty.Adjust(ctx, account, p)
+			res, err = s.Commands.Adjust(ctx, account, p)
 		}
-		s.Metrics.Command("loyalty."+kind.String(), err)
+		s.kit.Metrics.Command("loyalty."+kind.String(), err)
 		if err != nil {
 			return err
 		}
 		out := pointsResultJSON{User: res.Account, Balance: res.Balance, Transaction: s.transactionView(ctx, res, kind, p)}
-		writeJSON(w, replayStatus(w, res.Replayed), out)
+		httpapi.WriteJSON(w, replayStatus(w, res.Replayed), out)
 		return nil
 	}
 }
@@ -236,8 +222,8 @@ func replayStatus(w http.ResponseWriter, replayed bool) int {
 // transactionView reads a recorded transaction back (the command waited
 // for the projection); if the read model has not caught up within its
 // bound, the command's own result answers.
-func (s *server) transactionView(ctx context.Context, res cmdloyalty.Result, kind pointsKind, p cmdloyalty.Points) loyaltyTransactionJSON {
-	if t, err := s.LoyaltyRead.ReadBackTransaction(ctx, res.Account, res.Transaction); err == nil {
+func (s *API) transactionView(ctx context.Context, res cmdloyalty.Result, kind pointsKind, p cmdloyalty.Points) loyaltyTransactionJSON {
+	if t, err := s.Queries.ReadBackTransaction(ctx, res.Account, res.Transaction); err == nil {
 		return transactionJSONOf(t)
 	}
 	amount := p.Amount
@@ -254,9 +240,9 @@ func (s *server) transactionView(ctx context.Context, res cmdloyalty.Result, kin
 }
 
 // userCards picks the account's cards with these ids, in their order.
-func (s *server) userCards(ctx context.Context, account string, ids []string) []userCardJSON {
+func (s *API) userCards(ctx context.Context, account string, ids []string) []userCardJSON {
 	out := make([]userCardJSON, 0, len(ids))
-	v, err := s.LoyaltyRead.ReadBackAccount(ctx, account)
+	v, err := s.Queries.ReadBackAccount(ctx, account)
 	if err != nil {
 		return out
 	}
@@ -269,22 +255,22 @@ func (s *server) userCards(ctx context.Context, account string, ids []string) []
 }
 
 // addStamps serves POST /api/loyalty/user/{id}/stamps.
-func (s *server) addStamps(w http.ResponseWriter, r *http.Request) error {
+func (s *API) addStamps(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	account, err := loyaltyAccount(r)
 	if err != nil {
 		return err
 	}
 	var b stampsBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return s.checkedFirst(ctx, account, cmdloyalty.OpAddStamps, err)
 	}
 	st, err := b.stamps(r)
 	if err != nil {
 		return s.checkedFirst(ctx, account, cmdloyalty.OpAddStamps, err)
 	}
-	res, err := s.Loyalty.AddStamps(ctx, account, st)
-	s.Metrics.Command("loyalty.stamps", err)
+	res, err := s.Commands.AddStamps(ctx, account, st)
+	s.kit.Metrics.Command("loyalty.stamps", err)
 	if err != nil {
 		return err
 	}
@@ -292,20 +278,20 @@ func (s *server) addStamps(w http.ResponseWriter, r *http.Request) error {
 	if completed == nil {
 		completed = []string{}
 	}
-	writeJSON(w, replayStatus(w, res.Replayed), stampsResultJSON{User: res.Account,
+	httpapi.WriteJSON(w, replayStatus(w, res.Replayed), stampsResultJSON{User: res.Account,
 		StampCards: s.userCards(ctx, res.Account, res.UserCards), Completed: completed})
 	return nil
 }
 
 // redeemStampCard serves POST /api/loyalty/user/{id|self}/stampcards/{card}/redeem.
-func (s *server) redeemStampCard(w http.ResponseWriter, r *http.Request) error {
+func (s *API) redeemStampCard(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	account, err := loyaltyAccount(r)
 	if err != nil {
 		return err
 	}
 	var b cardRedeemBody
-	if err := decodeOptional(r, &b); err != nil {
+	if err := httpapi.DecodeOptional(r, &b); err != nil {
 		return s.checkedFirst(ctx, account, cmdloyalty.OpRedeemCard, err)
 	}
 	key, err := idempotencyKey(r, b.IdempotencyKey)
@@ -313,8 +299,8 @@ func (s *server) redeemStampCard(w http.ResponseWriter, r *http.Request) error {
 		return s.checkedFirst(ctx, account, cmdloyalty.OpRedeemCard, err)
 	}
 	card := chi.URLParam(r, "card")
-	res, err := s.Loyalty.RedeemCard(ctx, account, card, key)
-	s.Metrics.Command("loyalty.redeem_card", err)
+	res, err := s.Commands.RedeemCard(ctx, account, card, key)
+	s.kit.Metrics.Command("loyalty.redeem_card", err)
 	if err != nil {
 		return err
 	}
@@ -322,31 +308,31 @@ func (s *server) redeemStampCard(w http.ResponseWriter, r *http.Request) error {
 	if cs := s.userCards(ctx, res.Account, []string{card}); len(cs) == 1 {
 		out.StampCard = cs[0]
 	}
-	writeJSON(w, replayStatus(w, res.Replayed), out)
+	httpapi.WriteJSON(w, replayStatus(w, res.Replayed), out)
 	return nil
 }
 
 // rebalanceLoyalty serves POST /api/loyalty/user/rebalance.
-func (s *server) rebalanceLoyalty(w http.ResponseWriter, r *http.Request) error {
+func (s *API) rebalanceLoyalty(w http.ResponseWriter, r *http.Request) error {
 	var b rebalanceBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return s.checkedFirst(r.Context(), "", cmdloyalty.OpRebalance, err)
 	}
 	if b.User == "" {
 		return s.checkedFirst(r.Context(), "", cmdloyalty.OpRebalance, fault.Invalidf("user is required").With("field", "user"))
 	}
-	res, err := s.Loyalty.Rebalance(r.Context(), b.User)
-	s.Metrics.Command("loyalty.rebalance", err)
+	res, err := s.Commands.Rebalance(r.Context(), b.User)
+	s.kit.Metrics.Command("loyalty.rebalance", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rebalancedJSON{User: res.Account, PreviousBalance: res.Old, Balance: res.New, Corrected: res.Corrected})
+	httpapi.WriteJSON(w, http.StatusOK, rebalancedJSON{User: res.Account, PreviousBalance: res.Old, Balance: res.New, Corrected: res.Corrected})
 	return nil
 }
 
 // listStampCards serves GET /api/loyalty/stampcard?app=: the app's stamp
 // cards that take stamps, by name.
-func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listStampCards(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q := r.URL.Query()
 	appID := q.Get("app")
@@ -355,9 +341,9 @@ func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) error {
 	}
 	req := rmloyalty.CardsRequest{Named: appID != ""}
 	if req.Named {
-		req.App, req.Malformed = s.appOf(ctx, appID)
+		req.App, req.Malformed = s.kit.AppOf(ctx, appID)
 	}
-	cards, err := s.LoyaltyRead.Cards(ctx, req)
+	cards, err := s.Queries.Cards(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -365,30 +351,30 @@ func (s *server) listStampCards(w http.ResponseWriter, r *http.Request) error {
 	if !req.Named {
 		app = access.From(ctx).ClientApp()
 	}
-	n := s.appNumber(ctx, app)
+	n := s.kit.AppNumber(ctx, app)
 	out := make([]stampCardJSON, len(cards))
 	for i, c := range cards {
 		out[i] = stampCardJSONOf(c, n)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
-func (s *server) getStampCard(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.LoyaltyRead.Card(r.Context(), chi.URLParam(r, "id"))
+func (s *API) getStampCard(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.Queries.Card(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, stampCardJSONOf(c, s.appNumber(r.Context(), c.App)))
+	httpapi.WriteJSON(w, http.StatusOK, stampCardJSONOf(c, s.kit.AppNumber(r.Context(), c.App)))
 	return nil
 }
 
 // defineStampCard serves POST /api/loyalty/stampcard.
-func (s *server) defineStampCard(w http.ResponseWriter, r *http.Request) error {
+func (s *API) defineStampCard(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	refused := func(err error) error { return s.checkedFirst(ctx, "", cmdloyalty.OpDefineCard, err) }
 	var b stampCardBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return refused(err)
 	}
 	d, err := b.definition()
@@ -402,88 +388,88 @@ func (s *server) defineStampCard(w http.ResponseWriter, r *http.Request) error {
 	if appID == nil {
 		return refused(fault.Invalidf("app is required").With("field", "app"))
 	}
-	app, err := s.appOf(ctx, appID)
+	app, err := s.kit.AppOf(ctx, appID)
 	if err != nil {
 		return refused(err)
 	}
-	id, _, err := s.Loyalty.DefineCard(ctx, app, d)
-	s.Metrics.Command("loyalty.define_card", err)
+	id, _, err := s.Commands.DefineCard(ctx, app, d)
+	s.kit.Metrics.Command("loyalty.define_card", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, s.cardView(ctx, id, stampCardJSON{ID: id, AppID: s.appNumber(ctx, app), Name: d.Name,
+	httpapi.WriteJSON(w, http.StatusCreated, s.cardView(ctx, id, stampCardJSON{ID: id, AppID: s.kit.AppNumber(ctx, app), Name: d.Name,
 		Description: d.Description, StampsNeeded: d.StampsNeeded, Reward: d.Reward}))
 	return nil
 }
 
 // cardView reads a card back after a write (the command waited for the
 // projection); the fallback answers when it has not caught up.
-func (s *server) cardView(ctx context.Context, id string, fallback stampCardJSON) stampCardJSON {
-	c, err := s.LoyaltyRead.ReadBackCard(ctx, id)
+func (s *API) cardView(ctx context.Context, id string, fallback stampCardJSON) stampCardJSON {
+	c, err := s.Queries.ReadBackCard(ctx, id)
 	if err != nil {
 		return fallback
 	}
-	return stampCardJSONOf(c, s.appNumber(ctx, c.App))
+	return stampCardJSONOf(c, s.kit.AppNumber(ctx, c.App))
 }
 
 // changeStampCard serves PUT /api/loyalty/stampcard/{id}: the whole
 // definition; a card stays in its app (app and appId are ignored).
-func (s *server) changeStampCard(w http.ResponseWriter, r *http.Request) error {
+func (s *API) changeStampCard(w http.ResponseWriter, r *http.Request) error {
 	ctx, id := r.Context(), chi.URLParam(r, "id")
 	var b stampCardBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return s.checkedFirst(ctx, "", cmdloyalty.OpChangeCard, err)
 	}
 	d, err := b.definition()
 	if err != nil {
 		return s.checkedFirst(ctx, "", cmdloyalty.OpChangeCard, err)
 	}
-	_, err = s.Loyalty.ChangeCard(ctx, id, d)
-	s.Metrics.Command("loyalty.change_card", err)
+	_, err = s.Commands.ChangeCard(ctx, id, d)
+	s.kit.Metrics.Command("loyalty.change_card", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.cardView(ctx, id, stampCardJSON{ID: id, Name: d.Name, Description: d.Description,
+	httpapi.WriteJSON(w, http.StatusOK, s.cardView(ctx, id, stampCardJSON{ID: id, Name: d.Name, Description: d.Description,
 		StampsNeeded: d.StampsNeeded, Reward: d.Reward}))
 	return nil
 }
 
 // retireStampCard serves DELETE /api/loyalty/stampcard/{id}: the card
 // takes no more stamps; completed cards can still be redeemed.
-func (s *server) retireStampCard(w http.ResponseWriter, r *http.Request) error {
+func (s *API) retireStampCard(w http.ResponseWriter, r *http.Request) error {
 	ctx, id := r.Context(), chi.URLParam(r, "id")
-	_, err := s.Loyalty.RetireCard(ctx, id)
-	s.Metrics.Command("loyalty.retire_card", err)
+	_, err := s.Commands.RetireCard(ctx, id)
+	s.kit.Metrics.Command("loyalty.retire_card", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.cardView(ctx, id, stampCardJSON{ID: id, Retired: true}))
+	httpapi.WriteJSON(w, http.StatusOK, s.cardView(ctx, id, stampCardJSON{ID: id, Retired: true}))
 	return nil
 }
 
 // auditLoyalty serves GET /api/audit/loyalty?user=&from=&to=: the
 // account's events replayed from the log with the running balance.
-func (s *server) auditLoyalty(w http.ResponseWriter, r *http.Request) error {
+func (s *API) auditLoyalty(w http.ResponseWriter, r *http.Request) error {
 	ctx, q := r.Context(), r.URL.Query()
 	from, err := parseMoment(q.Get("from"), "from")
 	if err != nil {
-		return s.refusedFirst(ctx, rights.Manage, err)
+		return s.kit.RefusedFirst(ctx, rights.Manage, err)
 	}
 	to, err := parseMoment(q.Get("to"), "to")
 	if err != nil {
-		return s.refusedFirst(ctx, rights.Manage, err)
+		return s.kit.RefusedFirst(ctx, rights.Manage, err)
 	}
 	if !from.IsZero() && !to.IsZero() && to.Before(from) {
-		return s.refusedFirst(ctx, rights.Manage, fault.Invalidf("to is before from").With("field", "to"))
+		return s.kit.RefusedFirst(ctx, rights.Manage, fault.Invalidf("to is before from").With("field", "to"))
 	}
 	user := q.Get("user")
 	if user == "" {
-		return s.refusedFirst(ctx, rights.Manage, fault.Invalidf("user is required").With("field", "user"))
+		return s.kit.RefusedFirst(ctx, rights.Manage, fault.Invalidf("user is required").With("field", "user"))
 	}
-	rep, err := s.LoyaltyAudit.Loyalty(r.Context(), rmaudit.LoyaltyQuery{User: user, From: from, To: to})
+	rep, err := s.Audit.Loyalty(r.Context(), rmaudit.LoyaltyQuery{User: user, From: from, To: to})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, loyaltyAuditJSONOf(rep))
+	httpapi.WriteJSON(w, http.StatusOK, loyaltyAuditJSONOf(rep))
 	return nil
 }

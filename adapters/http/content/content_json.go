@@ -1,10 +1,11 @@
-package httpapi
+package content
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"time"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	cmdcontent "github.com/halocms/halocms/commands/content"
 	"github.com/halocms/halocms/domain/content"
@@ -14,67 +15,10 @@ import (
 
 // Wire shapes of the content API (wire reference §4–5).
 
-// customerID is the one customer this server hosts; HALO sends it on
-// every module, field and instance.
-const customerID = 1
-
-type tagJSON struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	Value   string `json:"value"`
-	TagType string `json:"tagType"`
-}
-
-// tagBody accepts a tag as clients send it: tagType an id or an expanded
-// {id, name, description} object; value a string or a scalar.
-type tagBody struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	Value   any    `json:"value"`
-	TagType any    `json:"tagType"`
-}
-
-func (t tagBody) tag() (content.Tag, error) {
-	out := content.Tag{ID: t.ID, Name: t.Name}
-	switch v := t.Value.(type) {
-	case nil:
-	case string:
-		out.Value = v
-	case json.Number:
-		out.Value = v.String()
-	case bool:
-		out.Value = strconv.FormatBool(v)
-	default:
-		return out, fault.Invalidf("tag %q: value must be a string", t.Name).With("field", "tags")
-	}
-	switch tt := t.TagType.(type) {
-	case nil:
-	case string:
-		out.TagType = tt
-	case map[string]any:
-		out.TagType, _ = tt["id"].(string)
-	default:
-		return out, fault.Invalidf("tag %q: tagType must be an id", t.Name).With("field", "tags")
-	}
-	return out, nil
-}
-
-func tagsFromBody(in []tagBody) ([]content.Tag, error) {
-	out := make([]content.Tag, 0, len(in))
-	for _, t := range in {
-		tag, err := t.tag()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, tag)
-	}
-	return out, nil
-}
-
-func tagsJSONOf(tags []rmcontent.Tag) []tagJSON {
-	out := make([]tagJSON, len(tags))
+func tagsJSONOf(tags []rmcontent.Tag) []httpapi.TagJSON {
+	out := make([]httpapi.TagJSON, len(tags))
 	for i, t := range tags {
-		out[i] = tagJSON(t)
+		out[i] = httpapi.TagJSON(t)
 	}
 	return out
 }
@@ -150,7 +94,7 @@ func fieldJSONOf(module string, f content.Field, created, updated int64) fieldJS
 		FieldType: fieldTypeOf(f.Type), Type: f.Type, Required: f.Required, Localized: f.Localized,
 		Rules: rulesJSON{MinLength: r.MinLength, MaxLength: r.MaxLength, Pattern: r.Pattern, Min: r.Min, Max: r.Max,
 			Values: r.Values, Default: r.Default, Module: r.Module, MediaTypes: r.MediaTypes},
-		CustomerID: customerID, CreatedAt: created, UpdatedAt: updated}
+		CustomerID: httpapi.CustomerID, CreatedAt: created, UpdatedAt: updated}
 }
 
 // fieldBody is a field as clients send it. It accepts the keys a field
@@ -235,28 +179,28 @@ func fieldsFromBody(in []fieldBody) ([]content.Field, error) {
 }
 
 type moduleJSON struct {
-	ID            string       `json:"id"`
-	App           string       `json:"app"`
-	Name          string       `json:"name"`
-	IsSingle      bool         `json:"isSingle"`
-	CustomerID    int          `json:"customerId"`
-	Tags          []tagJSON    `json:"tags"`
-	PushTemplates []string     `json:"pushTemplates"`
-	Importers     []any        `json:"importers"`
-	Exporters     []any        `json:"exporters"`
-	ModuleType    *string      `json:"moduleType"`
-	ExternalID    *string      `json:"externalId"`
-	CreatedAt     int64        `json:"createdAt"`
-	UpdatedAt     *int64       `json:"updatedAt"`
-	DeletedAt     *int64       `json:"deletedAt"`
-	CreatedBy     string       `json:"createdBy"`
-	UpdatedBy     *string      `json:"updatedBy"`
-	DeletedBy     *string      `json:"deletedBy"`
-	Fields        *[]fieldJSON `json:"fields,omitempty"` // with withFields only, [] when none
+	ID            string            `json:"id"`
+	App           string            `json:"app"`
+	Name          string            `json:"name"`
+	IsSingle      bool              `json:"isSingle"`
+	CustomerID    int               `json:"customerId"`
+	Tags          []httpapi.TagJSON `json:"tags"`
+	PushTemplates []string          `json:"pushTemplates"`
+	Importers     []any             `json:"importers"`
+	Exporters     []any             `json:"exporters"`
+	ModuleType    *string           `json:"moduleType"`
+	ExternalID    *string           `json:"externalId"`
+	CreatedAt     int64             `json:"createdAt"`
+	UpdatedAt     *int64            `json:"updatedAt"`
+	DeletedAt     *int64            `json:"deletedAt"`
+	CreatedBy     string            `json:"createdBy"`
+	UpdatedBy     *string           `json:"updatedBy"`
+	DeletedBy     *string           `json:"deletedBy"`
+	Fields        *[]fieldJSON      `json:"fields,omitempty"` // with withFields only, [] when none
 }
 
 func moduleJSONOf(m rmcontent.Module, withFields bool) moduleJSON {
-	j := moduleJSON{ID: m.ID, App: m.App, Name: m.Name, IsSingle: m.Single, CustomerID: customerID, Tags: tagsJSONOf(m.Tags),
+	j := moduleJSON{ID: m.ID, App: m.App, Name: m.Name, IsSingle: m.Single, CustomerID: httpapi.CustomerID, Tags: tagsJSONOf(m.Tags),
 		PushTemplates: []string{}, Importers: []any{}, Exporters: []any{}, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
 		DeletedAt: m.DeletedAt, CreatedBy: m.CreatedBy, UpdatedBy: m.UpdatedBy, DeletedBy: m.DeletedBy}
 	if m.ModuleType != "" {
@@ -279,31 +223,31 @@ func moduleJSONOf(m rmcontent.Module, withFields bool) moduleJSON {
 // moduleBody creates or replaces a module; it accepts the keys of the
 // module's response shape.
 type moduleBody struct {
-	App           string      `json:"app"`
-	Name          *string     `json:"name"`
-	IsSingle      bool        `json:"isSingle"`
-	Tags          []tagBody   `json:"tags"`
-	Fields        []fieldBody `json:"fields"`
-	ModuleType    *string     `json:"moduleType"`
-	ID            any         `json:"id"`
-	CustomerID    any         `json:"customerId"`
-	PushTemplates any         `json:"pushTemplates"`
-	Importers     any         `json:"importers"`
-	Exporters     any         `json:"exporters"`
-	ExternalID    any         `json:"externalId"`
-	CreatedAt     any         `json:"createdAt"`
-	UpdatedAt     any         `json:"updatedAt"`
-	DeletedAt     any         `json:"deletedAt"`
-	CreatedBy     any         `json:"createdBy"`
-	UpdatedBy     any         `json:"updatedBy"`
-	DeletedBy     any         `json:"deletedBy"`
+	App           string            `json:"app"`
+	Name          *string           `json:"name"`
+	IsSingle      bool              `json:"isSingle"`
+	Tags          []httpapi.TagBody `json:"tags"`
+	Fields        []fieldBody       `json:"fields"`
+	ModuleType    *string           `json:"moduleType"`
+	ID            any               `json:"id"`
+	CustomerID    any               `json:"customerId"`
+	PushTemplates any               `json:"pushTemplates"`
+	Importers     any               `json:"importers"`
+	Exporters     any               `json:"exporters"`
+	ExternalID    any               `json:"externalId"`
+	CreatedAt     any               `json:"createdAt"`
+	UpdatedAt     any               `json:"updatedAt"`
+	DeletedAt     any               `json:"deletedAt"`
+	CreatedBy     any               `json:"createdBy"`
+	UpdatedBy     any               `json:"updatedBy"`
+	DeletedBy     any               `json:"deletedBy"`
 }
 
 func (b moduleBody) spec() (content.ModuleSpec, error) {
 	if b.Name == nil {
 		return content.ModuleSpec{}, fault.Invalidf("name is required").With("field", "name")
 	}
-	tags, err := tagsFromBody(b.Tags)
+	tags, err := httpapi.TagsFromBody(b.Tags)
 	if err != nil {
 		return content.ModuleSpec{}, err
 	}
@@ -315,31 +259,31 @@ func (b moduleBody) spec() (content.ModuleSpec, error) {
 }
 
 type instanceJSON struct {
-	ID           string    `json:"id"`
-	Module       string    `json:"module"`
-	Name         string    `json:"name"`
-	Values       any       `json:"values"` // map[string]any, or json.RawMessage as stored
-	Tags         []tagJSON `json:"tags"`
-	CreatedAt    int64     `json:"createdAt"`
-	UpdatedAt    *int64    `json:"updatedAt"`
-	PublishedAt  *int64    `json:"publishedAt"`
-	RemovedAt    *int64    `json:"removedAt"`
-	ArchivedAt   *int64    `json:"archivedAt"`
-	DeletedAt    *int64    `json:"deletedAt"`
-	CreatedBy    string    `json:"createdBy"`
-	UpdatedBy    *string   `json:"updatedBy"`
-	DeletedBy    *string   `json:"deletedBy"`
-	CustomerID   int       `json:"customerId"`
-	PushSchedule any       `json:"pushSchedule"`
-	ExternalID   *string   `json:"externalId"`
-	Revision     int64     `json:"revision"`
+	ID           string            `json:"id"`
+	Module       string            `json:"module"`
+	Name         string            `json:"name"`
+	Values       any               `json:"values"` // map[string]any, or json.RawMessage as stored
+	Tags         []httpapi.TagJSON `json:"tags"`
+	CreatedAt    int64             `json:"createdAt"`
+	UpdatedAt    *int64            `json:"updatedAt"`
+	PublishedAt  *int64            `json:"publishedAt"`
+	RemovedAt    *int64            `json:"removedAt"`
+	ArchivedAt   *int64            `json:"archivedAt"`
+	DeletedAt    *int64            `json:"deletedAt"`
+	CreatedBy    string            `json:"createdBy"`
+	UpdatedBy    *string           `json:"updatedBy"`
+	DeletedBy    *string           `json:"deletedBy"`
+	CustomerID   int               `json:"customerId"`
+	PushSchedule any               `json:"pushSchedule"`
+	ExternalID   *string           `json:"externalId"`
+	Revision     int64             `json:"revision"`
 }
 
 func instanceJSONOf(it rmcontent.Item) instanceJSON {
 	j := instanceJSON{ID: it.ID, Module: it.Module, Name: it.Name, Values: it.Values, Tags: tagsJSONOf(it.Tags),
 		CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, PublishedAt: it.PublishedAt, RemovedAt: it.RemovedAt,
 		ArchivedAt: it.ArchivedAt, DeletedAt: it.DeletedAt, CreatedBy: it.CreatedBy, UpdatedBy: it.UpdatedBy,
-		DeletedBy: it.DeletedBy, CustomerID: customerID, Revision: it.Revision}
+		DeletedBy: it.DeletedBy, CustomerID: httpapi.CustomerID, Revision: it.Revision}
 	switch {
 	case it.RawValues != nil:
 		j.Values = json.RawMessage(it.RawValues)
@@ -347,7 +291,7 @@ func instanceJSONOf(it rmcontent.Item) instanceJSON {
 		j.Values = map[string]any{}
 	}
 	if j.Tags == nil {
-		j.Tags = []tagJSON{}
+		j.Tags = []httpapi.TagJSON{}
 	}
 	if it.ExternalID != "" {
 		j.ExternalID = &it.ExternalID
@@ -367,24 +311,24 @@ func asMap(v any) map[string]any {
 // out, iOS sends every key). Keys that only the server sets are accepted
 // and ignored, except revision, which guards against lost updates.
 type instanceBody struct {
-	ID           string         `json:"id"`
-	Module       string         `json:"module"`
-	Name         *string        `json:"name"`
-	Values       map[string]any `json:"values"`
-	Tags         []tagBody      `json:"tags"`
-	PublishedAt  any            `json:"publishedAt"`
-	RemovedAt    any            `json:"removedAt"`
-	ArchivedAt   any            `json:"archivedAt"`
-	ExternalID   any            `json:"externalId"`
-	Revision     *int64         `json:"revision"`
-	CreatedAt    any            `json:"createdAt"`
-	UpdatedAt    any            `json:"updatedAt"`
-	DeletedAt    any            `json:"deletedAt"`
-	CreatedBy    any            `json:"createdBy"`
-	UpdatedBy    any            `json:"updatedBy"`
-	DeletedBy    any            `json:"deletedBy"`
-	CustomerID   any            `json:"customerId"`
-	PushSchedule any            `json:"pushSchedule"`
+	ID           string            `json:"id"`
+	Module       string            `json:"module"`
+	Name         *string           `json:"name"`
+	Values       map[string]any    `json:"values"`
+	Tags         []httpapi.TagBody `json:"tags"`
+	PublishedAt  any               `json:"publishedAt"`
+	RemovedAt    any               `json:"removedAt"`
+	ArchivedAt   any               `json:"archivedAt"`
+	ExternalID   any               `json:"externalId"`
+	Revision     *int64            `json:"revision"`
+	CreatedAt    any               `json:"createdAt"`
+	UpdatedAt    any               `json:"updatedAt"`
+	DeletedAt    any               `json:"deletedAt"`
+	CreatedBy    any               `json:"createdBy"`
+	UpdatedBy    any               `json:"updatedBy"`
+	DeletedBy    any               `json:"deletedBy"`
+	CustomerID   any               `json:"customerId"`
+	PushSchedule any               `json:"pushSchedule"`
 }
 
 func (b instanceBody) input() (cmdcontent.ItemInput, error) {
@@ -394,7 +338,7 @@ func (b instanceBody) input() (cmdcontent.ItemInput, error) {
 		in.Content.Name = *b.Name
 	}
 	in.Content.Values = b.Values
-	tags, err := tagsFromBody(b.Tags)
+	tags, err := httpapi.TagsFromBody(b.Tags)
 	if err != nil {
 		return in, err
 	}

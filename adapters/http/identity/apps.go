@@ -1,7 +1,9 @@
-package httpapi
+package identity
 
 import (
 	"net/http"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	"github.com/go-chi/chi/v5"
 
@@ -19,7 +21,7 @@ type appJSON struct {
 }
 
 func appFromView(a rmidentity.App) appJSON {
-	return appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID, CreatedAt: ms(a.CreatedAt), UpdatedAt: ms(a.UpdatedAt)}
+	return appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID, CreatedAt: httpapi.Ms(a.CreatedAt), UpdatedAt: httpapi.Ms(a.UpdatedAt)}
 }
 
 type appBody struct {
@@ -30,7 +32,7 @@ type appBody struct {
 	UpdatedAt any     `json:"updatedAt"`
 }
 
-func (s *server) listApps(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listApps(w http.ResponseWriter, r *http.Request) error {
 	apps, err := s.Users.Apps(r.Context(), s.Authorizer)
 	if err != nil {
 		return err
@@ -39,11 +41,11 @@ func (s *server) listApps(w http.ResponseWriter, r *http.Request) error {
 	for i, a := range apps {
 		out[i] = appFromView(a)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
-func (s *server) getApp(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getApp(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
 	apps, err := s.Users.Apps(r.Context(), s.Authorizer)
 	if err != nil {
@@ -51,43 +53,43 @@ func (s *server) getApp(w http.ResponseWriter, r *http.Request) error {
 	}
 	for _, a := range apps {
 		if a.ID == id {
-			writeJSON(w, http.StatusOK, appFromView(a))
+			httpapi.WriteJSON(w, http.StatusOK, appFromView(a))
 			return nil
 		}
 	}
 	return fault.NotFoundf("app %s not found", id)
 }
 
-func (s *server) createApp(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createApp(w http.ResponseWriter, r *http.Request) error {
 	var b appBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	if b.Name == nil {
 		return fault.Invalidf("name is required").With("field", "name")
 	}
 	a, err := s.Identity.CreateApp(r.Context(), *b.Name)
-	s.Metrics.Command("identity.create_app", err)
+	s.kit.Metrics.Command("identity.create_app", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID, ClientSecret: a.ClientSecret})
+	httpapi.WriteJSON(w, http.StatusCreated, appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID, ClientSecret: a.ClientSecret})
 	return nil
 }
 
-func (s *server) renameApp(w http.ResponseWriter, r *http.Request) error {
+func (s *API) renameApp(w http.ResponseWriter, r *http.Request) error {
 	var b appBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	if b.Name == nil {
 		return fault.Invalidf("name is required").With("field", "name")
 	}
 	a, err := s.Identity.RenameApp(r.Context(), chi.URLParam(r, "id"), *b.Name)
-	s.Metrics.Command("identity.rename_app", err)
+	s.kit.Metrics.Command("identity.rename_app", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID})
+	httpapi.WriteJSON(w, http.StatusOK, appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID})
 	return nil
 }

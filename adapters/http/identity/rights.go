@@ -1,13 +1,12 @@
-package httpapi
+package identity
 
 import (
 	"context"
 	"net/http"
-	"strconv"
-	"time"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	cmdrights "github.com/halocms/halocms/commands/rights"
-	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/rights"
 	rmaudit "github.com/halocms/halocms/readmodels/audit"
 )
@@ -46,22 +45,22 @@ type rightsResponse struct {
 	Rights  []rightJSON `json:"rights"`
 }
 
-func (s *server) grant(w http.ResponseWriter, r *http.Request) error {
+func (s *API) grant(w http.ResponseWriter, r *http.Request) error {
 	return s.changeRights(w, r, "rights.grant", s.Rights.Grant)
 }
 
-func (s *server) revokeRight(w http.ResponseWriter, r *http.Request) error {
+func (s *API) revokeRight(w http.ResponseWriter, r *http.Request) error {
 	return s.changeRights(w, r, "rights.revoke", s.Rights.Revoke)
 }
 
-func (s *server) changeRights(w http.ResponseWriter, r *http.Request, name string,
+func (s *API) changeRights(w http.ResponseWriter, r *http.Request, name string,
 	do func(ctx context.Context, c cmdrights.Change) (cmdrights.Result, error)) error {
 	var b rightBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	res, err := do(r.Context(), cmdrights.Change{User: b.User, App: b.App, Module: b.Module, Item: b.Item, Permissions: b.Permissions})
-	s.Metrics.Command(name, err)
+	s.kit.Metrics.Command(name, err)
 	if err != nil {
 		return err
 	}
@@ -69,14 +68,14 @@ func (s *server) changeRights(w http.ResponseWriter, r *http.Request, name strin
 	for _, e := range res.Rights {
 		out.Rights = append(out.Rights, rightFromEntry(e))
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
 // listRights serves GET /api/authentication/right?user=&app=: a user's
 // effective rights from the projection. Users may list their own; admins
 // and managers of the app anyone's.
-func (s *server) listRights(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listRights(w http.ResponseWriter, r *http.Request) error {
 	user, rs, err := s.Authorizer.List(r.Context(), r.URL.Query().Get("user"), r.URL.Query().Get("app"))
 	if err != nil {
 		return err
@@ -92,7 +91,7 @@ func (s *server) listRights(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, j)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"user": user, "rights": out})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"user": user, "rights": out})
 	return nil
 }
 
@@ -110,24 +109,9 @@ type auditChangeJSON struct {
 	Correlation string   `json:"correlationId,omitempty"`
 }
 
-// parseAt reads a moment as epoch milliseconds or RFC 3339.
-func parseAt(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return time.UnixMilli(n), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fault.Invalidf("at must be epoch milliseconds or an RFC 3339 time").With("field", "at")
-	}
-	return t, nil
-}
-
-func (s *server) auditRights(w http.ResponseWriter, r *http.Request) error {
+func (s *API) auditRights(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	at, err := parseAt(q.Get("at"))
+	at, err := httpapi.ParseAt(q.Get("at"))
 	if err != nil {
 		return err
 	}
@@ -135,7 +119,7 @@ func (s *server) auditRights(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, RightsAudit(rep))
+	httpapi.WriteJSON(w, http.StatusOK, RightsAudit(rep))
 	return nil
 }
 
@@ -145,7 +129,7 @@ func (s *server) auditRights(w http.ResponseWriter, r *http.Request) error {
 func RightsAudit(rep rmaudit.RightsReport) any {
 	changes := make([]auditChangeJSON, 0, len(rep.Changes))
 	for _, c := range rep.Changes {
-		j := auditChangeJSON{EventID: c.EventID, Position: c.Position.Pos, RecordedAt: ms(c.RecordedAt), Action: c.Action,
+		j := auditChangeJSON{EventID: c.EventID, Position: c.Position.Pos, RecordedAt: httpapi.Ms(c.RecordedAt), Action: c.Action,
 			App: c.App, Permissions: c.Permissions, By: c.By, ClientIP: c.ClientIP, Correlation: c.Correlation}
 		switch c.Scope.Kind {
 		case rights.ModuleScope:
@@ -159,5 +143,5 @@ func RightsAudit(rep rmaudit.RightsReport) any {
 	for _, e := range rep.Effective {
 		eff = append(eff, rightFromEntry(e))
 	}
-	return map[string]any{"user": rep.User, "app": rep.App, "at": ms(rep.At), "changes": changes, "effective": eff}
+	return map[string]any{"user": rep.User, "app": rep.App, "at": httpapi.Ms(rep.At), "changes": changes, "effective": eff}
 }

@@ -1,9 +1,11 @@
-package httpapi
+package content
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 )
 
 // jsonb's text as PostgreSQL writes it (a space after each : and ,), with
@@ -36,17 +38,17 @@ func TestEncodeAnswerIsJSONEncoders(t *testing.T) {
 	var items []instanceJSON
 	for i, raw := range rawValues {
 		items = append(items, instanceJSON{ID: "id", Module: "m", Name: `name "with" ,"values":0,"tags": inside`,
-			Values: json.RawMessage(raw), Tags: []tagJSON{{ID: "t", Name: "n", Value: "v", TagType: "tt"}},
+			Values: json.RawMessage(raw), Tags: []httpapi.TagJSON{{ID: "t", Name: "n", Value: "v", TagType: "tt"}},
 			CreatedAt: int64(i), UpdatedAt: &updated, UpdatedBy: &by, ExternalID: &ext, CustomerID: 1, Revision: 3})
 	}
 	// Values decoded (a locale, a projection or included relations) go
 	// through encoding/json as before.
-	decoded := []instanceJSON{{ID: "decoded", Name: "n", Values: map[string]any{"a": "<b>", "values": 0}, Tags: []tagJSON{}},
-		{ID: "decoded2", Name: "n", Values: map[string]any{}, Tags: []tagJSON{}}}
-	page := pagination(2, 20, 45)
+	decoded := []instanceJSON{{ID: "decoded", Name: "n", Values: map[string]any{"a": "<b>", "values": 0}, Tags: []httpapi.TagJSON{}},
+		{ID: "decoded2", Name: "n", Values: map[string]any{}, Tags: []httpapi.TagJSON{}}}
+	page := httpapi.Pagination(2, 20, 45)
 	for _, c := range []struct {
 		name  string
-		page  *paginationJSON
+		page  *httpapi.PaginationJSON
 		items []instanceJSON
 	}{
 		{"page", &page, items},
@@ -80,9 +82,9 @@ func BenchmarkEncodeAnswer(b *testing.B) {
 	items := make([]instanceJSON, 20)
 	for i := range items {
 		items[i] = instanceJSON{ID: "6b01b89d727658df2d7951c8", Module: "6b01b89d727658df2d7951c9", Name: "Product 1",
-			Values: json.RawMessage(vals), Tags: []tagJSON{}, CreatedAt: 1700000000000}
+			Values: json.RawMessage(vals), Tags: []httpapi.TagJSON{}, CreatedAt: 1700000000000}
 	}
-	page := pagination(1, 20, 29)
+	page := httpapi.Pagination(1, 20, 29)
 	b.Run("encodeAnswer", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := encodeAnswer(items, &page); err != nil {

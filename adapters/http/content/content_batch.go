@@ -1,4 +1,4 @@
-package httpapi
+package content
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	cmdcontent "github.com/halocms/halocms/commands/content"
 	"github.com/halocms/halocms/domain/access"
@@ -43,7 +45,7 @@ func decodeBatch(body []byte) (batchBody[batchEntry], error) {
 		return fault.Invalidf("each entry must be a JSON object: an instance, {id} or {module}")
 	}
 	var typed batchBody[*instanceBody] // a null entry decodes as nil
-	if decodeFrom(bytes.NewReader(body), &typed) == nil {
+	if httpapi.DecodeFrom(bytes.NewReader(body), &typed) == nil {
 		return mapBatch(typed, func(ib *instanceBody) batchEntry {
 			if ib == nil {
 				return batchEntry{err: notObject()}
@@ -52,7 +54,7 @@ func decodeBatch(body []byte) (batchBody[batchEntry], error) {
 		}), nil
 	}
 	var raw batchBody[json.RawMessage]
-	if err := decodeFrom(bytes.NewReader(body), &raw); err != nil {
+	if err := httpapi.DecodeFrom(bytes.NewReader(body), &raw); err != nil {
 		return batchBody[batchEntry]{}, err
 	}
 	return mapBatch(raw, func(m json.RawMessage) batchEntry {
@@ -60,7 +62,7 @@ func decodeBatch(body []byte) (batchBody[batchEntry], error) {
 		if t := bytes.TrimSpace(m); len(t) == 0 || t[0] != '{' {
 			e.err = notObject()
 		} else {
-			e.err = decodeFrom(bytes.NewReader(m), &e.body)
+			e.err = httpapi.DecodeFrom(bytes.NewReader(m), &e.body)
 		}
 		return e
 	}), nil
@@ -100,13 +102,13 @@ type totalJSON struct {
 	Failure int `json:"failure"`
 }
 
-func (s *server) batch(w http.ResponseWriter, r *http.Request) error {
+func (s *API) batch(w http.ResponseWriter, r *http.Request) error {
 	if err := s.writesSomewhere(r.Context()); err != nil {
 		return err
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return badJSON(err)
+		return httpapi.BadJSON(err)
 	}
 	b, err := decodeBatch(body)
 	if err != nil {
@@ -150,10 +152,10 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) error {
 	for i, err := range parseErrs {
 		results[i] = cmdcontent.BatchResult{Op: ops[i], Err: err}
 	}
-	for n, res := range s.Content.Batch(ctx, run) {
+	for n, res := range s.Commands.Batch(ctx, run) {
 		results[runIdx[n]] = res
 	}
-	s.Metrics.Command("content.batch", nil)
+	s.kit.Metrics.Command("content.batch", nil)
 
 	read := s.readBack(ctx, results)
 	counters := map[string]*counterJSON{}
@@ -188,7 +190,7 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) error {
 		total.Success++
 		out[i] = op
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"operations": out, "results": map[string]any{
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"operations": out, "results": map[string]any{
 		"total": total, "truncate": counters[cmdcontent.OpTruncate], "create": counters[cmdcontent.OpCreate],
 		"update": counters[cmdcontent.OpUpdate], "createOrUpdate": counters[cmdcontent.OpCreateOrUpdate],
 		"delete": counters[cmdcontent.OpDelete]}})
@@ -196,8 +198,8 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request) error {
 }
 
 // batchError is the HALO error body of one failed operation.
-func (s *server) batchError(r *http.Request, err error) haloErrorBody {
-	return errorBody(r, s.Log, s.contentError(r.Context(), err))
+func (s *API) batchError(r *http.Request, err error) httpapi.ErrorBody {
+	return s.kit.ErrorBody(r, s.contentError(r.Context(), err))
 }
 
 // writesSomewhere refuses, before anything else, a batch from a caller who
@@ -205,7 +207,7 @@ func (s *server) batchError(r *http.Request, err error) haloErrorBody {
 // users, readers): every operation would be refused, and answering each of
 // them (403 for another app's item, 404 for an unknown id) would let the
 // caller probe ids, at the cost of reads per operation.
-func (s *server) writesSomewhere(ctx context.Context) error {
+func (s *API) writesSomewhere(ctx context.Context) error {
 	a := access.From(ctx)
 	err := s.Authorizer.AuthorizeAnywhere(ctx, a, rights.Write, rights.CoveringModule...)
 	for _, p := range []rights.Permission{rights.Update, rights.Delete} {
@@ -225,7 +227,7 @@ func (s *server) writesSomewhere(ctx context.Context) error {
 // The items it does not show at their written revision yet (the bounded
 // wait for the projection ran out) are read once more, together: never
 // one read per item, which would slow a lagging server down further.
-func (s *server) readBack(ctx context.Context, results []cmdcontent.BatchResult) batchRead {
+func (s *API) readBack(ctx context.Context, results []cmdcontent.BatchResult) batchRead {
 	want := map[string]int64{} // item id → highest revision written
 	for _, res := range results {
 		if res.Err == nil && res.Item.ID != "" {
@@ -240,7 +242,7 @@ func (s *server) readBack(ctx context.Context, results []cmdcontent.BatchResult)
 		ids = append(ids, id)
 	}
 	for try := 0; try < 2 && len(ids) > 0; try++ {
-		items, err := s.ContentRead.ReadBackItems(ctx, ids)
+		items, err := s.Queries.ReadBackItems(ctx, ids)
 		if err != nil {
 			continue
 		}

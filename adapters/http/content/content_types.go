@@ -1,4 +1,4 @@
-package httpapi
+package content
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	"github.com/go-chi/chi/v5"
 
@@ -52,11 +54,11 @@ func moduleTypeJSONOf(t rmcontent.ModuleType) moduleTypeJSON {
 	return j
 }
 
-func (s *server) moduleTypes(r *http.Request) ([]rmcontent.ModuleType, error) {
-	return s.ContentRead.ModuleTypes(r.Context())
+func (s *API) moduleTypes(r *http.Request) ([]rmcontent.ModuleType, error) {
+	return s.Queries.ModuleTypes(r.Context())
 }
 
-func (s *server) listModuleTypes(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listModuleTypes(w http.ResponseWriter, r *http.Request) error {
 	ts, err := s.moduleTypes(r)
 	if err != nil {
 		return err
@@ -65,11 +67,11 @@ func (s *server) listModuleTypes(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range ts {
 		out[i] = moduleTypeJSONOf(t)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
-func (s *server) downloadModuleTypes(w http.ResponseWriter, r *http.Request) error {
+func (s *API) downloadModuleTypes(w http.ResponseWriter, r *http.Request) error {
 	ts, err := s.moduleTypes(r)
 	if err != nil {
 		return err
@@ -89,11 +91,11 @@ func (s *server) downloadModuleTypes(w http.ResponseWriter, r *http.Request) err
 		name = "moduletype-" + id + ".json"
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	writeJSON(w, http.StatusOK, ExportModuleTypes(list))
+	httpapi.WriteJSON(w, http.StatusOK, ExportModuleTypes(list))
 	return nil
 }
 
-func (s *server) saveModuleType(w http.ResponseWriter, r *http.Request, id string, b moduleTypeBody, status int) error {
+func (s *API) saveModuleType(w http.ResponseWriter, r *http.Request, id string, b moduleTypeBody, status int) error {
 	if b.Name == nil {
 		return fault.Invalidf("name is required").With("field", "name")
 	}
@@ -101,20 +103,20 @@ func (s *server) saveModuleType(w http.ResponseWriter, r *http.Request, id strin
 	if err != nil {
 		return err
 	}
-	t, err := s.Content.SaveModuleType(r.Context(), id, *b.Name, b.IsSingle, fields)
-	s.Metrics.Command("content.save_module_type", err)
+	t, err := s.Commands.SaveModuleType(r.Context(), id, *b.Name, b.IsSingle, fields)
+	s.kit.Metrics.Command("content.save_module_type", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, status, s.savedTypes(r.Context(), t)[0])
+	httpapi.WriteJSON(w, status, s.savedTypes(r.Context(), t)[0])
 	return nil
 }
 
 // savedTypes is what a command saved, with the date the read model gives
 // each type (now, for a type it does not show yet).
-func (s *server) savedTypes(ctx context.Context, saved ...content.ModuleType) []moduleTypeJSON {
+func (s *API) savedTypes(ctx context.Context, saved ...content.ModuleType) []moduleTypeJSON {
 	at := map[string]int64{}
-	if list, err := s.ContentRead.ModuleTypes(ctx); err == nil {
+	if list, err := s.Queries.ModuleTypes(ctx); err == nil {
 		for _, t := range list {
 			at[t.ID] = t.UpdatedAt
 		}
@@ -130,31 +132,31 @@ func (s *server) savedTypes(ctx context.Context, saved ...content.ModuleType) []
 	return out
 }
 
-func (s *server) createModuleType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createModuleType(w http.ResponseWriter, r *http.Request) error {
 	if err := access.RequireAdmin(access.From(r.Context())); err != nil { // before the body's faults
 		return err
 	}
 	var b moduleTypeBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	return s.saveModuleType(w, r, "", b, http.StatusCreated)
 }
 
-func (s *server) updateModuleType(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateModuleType(w http.ResponseWriter, r *http.Request) error {
 	if err := access.RequireAdmin(access.From(r.Context())); err != nil { // before the body's faults
 		return err
 	}
 	var b moduleTypeBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	return s.saveModuleType(w, r, chi.URLParam(r, "id"), b, http.StatusOK)
 }
 
-func (s *server) deleteModuleType(w http.ResponseWriter, r *http.Request) error {
-	err := s.Content.DeleteModuleType(r.Context(), chi.URLParam(r, "id"))
-	s.Metrics.Command("content.delete_module_type", err)
+func (s *API) deleteModuleType(w http.ResponseWriter, r *http.Request) error {
+	err := s.Commands.DeleteModuleType(r.Context(), chi.URLParam(r, "id"))
+	s.kit.Metrics.Command("content.delete_module_type", err)
 	if err != nil {
 		return err
 	}
@@ -183,7 +185,7 @@ func ParseModuleTypes(r io.Reader) ([]cmdcontent.ModuleTypeInput, error) {
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return nil, badJSON(err)
+		return nil, httpapi.BadJSON(err)
 	}
 	if doc.Version != ModuleTypesFormat {
 		return nil, fault.Invalidf("unsupported document version %d (want %d)", doc.Version, ModuleTypesFormat).With("field", "version")
@@ -226,7 +228,7 @@ func inModuleType(i int, err error) error {
 
 // importModuleTypes takes a download document and saves each type under
 // its id (creating or replacing it), all or nothing.
-func (s *server) importModuleTypes(w http.ResponseWriter, r *http.Request) error {
+func (s *API) importModuleTypes(w http.ResponseWriter, r *http.Request) error {
 	if err := access.RequireAdmin(access.From(r.Context())); err != nil {
 		return err
 	}
@@ -234,12 +236,12 @@ func (s *server) importModuleTypes(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	ts, err := s.Content.ImportModuleTypes(r.Context(), specs)
-	s.Metrics.Command("content.import_module_types", err)
+	ts, err := s.Commands.ImportModuleTypes(r.Context(), specs)
+	s.kit.Metrics.Command("content.import_module_types", err)
 	if err != nil {
 		return err
 	}
 	out := s.savedTypes(r.Context(), ts...)
-	writeJSON(w, http.StatusOK, map[string]any{"imported": len(out), "moduleTypes": out})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"imported": len(out), "moduleTypes": out})
 	return nil
 }

@@ -1,4 +1,4 @@
-package httpapi
+package push
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/push"
@@ -89,7 +91,7 @@ func (i *imageJSON) UnmarshalJSON(b []byte) error {
 	}
 	type plain imageJSON
 	var p plain
-	if err := decodeFrom(bytes.NewReader(b), &p); err != nil {
+	if err := httpapi.DecodeFrom(bytes.NewReader(b), &p); err != nil {
 		return fault.Invalidf("image must be an object {url, layout} or a string holding one")
 	}
 	*i = imageJSON(p)
@@ -355,8 +357,8 @@ func scheduleFromDomain(s push.Schedule) scheduleJSON {
 }
 
 type schedulePageJSON struct {
-	Pagination paginationJSON `json:"pagination"`
-	Items      []scheduleJSON `json:"items"`
+	Pagination httpapi.PaginationJSON `json:"pagination"`
+	Items      []scheduleJSON         `json:"items"`
 }
 
 // activityJSON is a device's push activity report, in and out (the

@@ -1,14 +1,14 @@
-package httpapi
+package content
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
@@ -22,78 +22,39 @@ type relationBody struct {
 	InstanceIDs []string `json:"instanceIds"`
 }
 
-type paginationBody struct {
-	Page  any `json:"page"`
-	Limit any `json:"limit"`
-	Skip  any `json:"skip"`
-}
-
 type searchBody struct {
-	ModuleIDs    []string        `json:"moduleIds"`
-	ModuleName   *string         `json:"moduleName"`
-	ModuleNames  []string        `json:"moduleNames"`
-	InstanceIDs  []string        `json:"instanceIds"`
-	RelatedTo    []relationBody  `json:"relatedTo"`
-	SearchValues json.RawMessage `json:"searchValues"`
-	MetaSearch   json.RawMessage `json:"metaSearch"`
-	Fields       []string        `json:"fields"`
-	Include      json.RawMessage `json:"include"`
-	Pagination   *paginationBody `json:"pagination"`
-	SegmentTags  []tagBody       `json:"segmentTags"`
-	Tags         []tagBody       `json:"tags"` // iOS's SearchQuery.tags(_:): more segment tags
-	SegmentMode  string          `json:"segmentMode"`
-	Sort         string          `json:"sort"`
-	Locale       string          `json:"locale"`
-}
-
-// flexInt reads a number or a numeric string.
-func flexInt(v any, name string, def int) (int, error) {
-	switch x := v.(type) {
-	case nil:
-		return def, nil
-	case json.Number:
-		f, err := x.Float64()
-		if err == nil && f == math.Trunc(f) && f >= 0 && f <= 1<<30 {
-			return int(f), nil
-		}
-	case string:
-		if n, err := strconv.Atoi(x); err == nil && n >= 0 {
-			return n, nil
-		}
-	}
-	return 0, fault.Invalidf("pagination.%s must be a whole number", name).With("field", "pagination."+name)
-}
-
-// flexBool reads a boolean or the strings "true"/"false".
-func flexBool(v any, name string) (bool, error) {
-	switch x := v.(type) {
-	case nil:
-		return false, nil
-	case bool:
-		return x, nil
-	case string:
-		if b, err := strconv.ParseBool(x); err == nil {
-			return b, nil
-		}
-	}
-	return false, fault.Invalidf("%s must be true or false", name).With("field", name)
+	ModuleIDs    []string                `json:"moduleIds"`
+	ModuleName   *string                 `json:"moduleName"`
+	ModuleNames  []string                `json:"moduleNames"`
+	InstanceIDs  []string                `json:"instanceIds"`
+	RelatedTo    []relationBody          `json:"relatedTo"`
+	SearchValues json.RawMessage         `json:"searchValues"`
+	MetaSearch   json.RawMessage         `json:"metaSearch"`
+	Fields       []string                `json:"fields"`
+	Include      json.RawMessage         `json:"include"`
+	Pagination   *httpapi.PaginationBody `json:"pagination"`
+	SegmentTags  []httpapi.TagBody       `json:"segmentTags"`
+	Tags         []httpapi.TagBody       `json:"tags"` // iOS's SearchQuery.tags(_:): more segment tags
+	SegmentMode  string                  `json:"segmentMode"`
+	Sort         string                  `json:"sort"`
+	Locale       string                  `json:"locale"`
 }
 
 // search serves POST /api/generalcontent/instance/search.
-func (s *server) search(w http.ResponseWriter, r *http.Request) error {
+func (s *API) search(w http.ResponseWriter, r *http.Request) error {
 	req, err := searchRequest(r)
 	if err != nil {
 		return err
 	}
 	req.Encode = func(p rmcontent.Page) ([]byte, error) {
-		var pg *paginationJSON
+		var pg *httpapi.PaginationJSON
 		if !req.Skip {
-			pj := pagination(req.Page, req.Limit, p.Total)
+			pj := httpapi.Pagination(req.Page, req.Limit, p.Total)
 			pg = &pj
 		}
 		return encodeAnswer(present(&p, req.Include, req.Fields), pg)
 	}
-	ans, err := s.ContentRead.Search(r.Context(), req)
+	ans, err := s.Queries.Search(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -103,7 +64,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) error {
 	if ans.Cache != "" {
 		w.Header().Set("X-Cache", ans.Cache)
 	}
-	writeBody(w, http.StatusOK, ans.Body)
+	httpapi.WriteBody(w, http.StatusOK, ans.Body)
 	return nil
 }
 
@@ -111,15 +72,15 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) error {
 func searchRequest(r *http.Request) (rmcontent.SearchRequest, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return rmcontent.SearchRequest{}, badJSON(err)
+		return rmcontent.SearchRequest{}, httpapi.BadJSON(err)
 	}
 	var b searchBody
-	if err := decodeFrom(bytes.NewReader(body), &b); err != nil {
+	if err := httpapi.DecodeFrom(bytes.NewReader(body), &b); err != nil {
 		return rmcontent.SearchRequest{}, err
 	}
 	req := rmcontent.SearchRequest{Key: body, Fresh: noCache(r), ModuleIDs: b.ModuleIDs, ModuleNames: b.ModuleNames,
 		InstanceIDs: b.InstanceIDs, Locale: b.Locale, SearchValues: b.SearchValues, MetaSearch: b.MetaSearch, Sort: b.Sort,
-		Fields: b.Fields, Page: 1, Limit: rmcontent.DefaultLimit}
+		Fields: b.Fields}
 	if b.ModuleName != nil {
 		req.ModuleNames = append(slices.Clone(req.ModuleNames), *b.ModuleName)
 	}
@@ -129,7 +90,7 @@ func searchRequest(r *http.Request) (rmcontent.SearchRequest, error) {
 		}
 		req.RelatedTo = append(req.RelatedTo, rmcontent.Relation{Field: strings.TrimPrefix(rel.FieldName, "values."), IDs: rel.InstanceIDs})
 	}
-	tags, err := tagsFromBody(slices.Concat(b.SegmentTags, b.Tags))
+	tags, err := httpapi.TagsFromBody(slices.Concat(b.SegmentTags, b.Tags))
 	if err != nil {
 		return req, err
 	}
@@ -143,32 +104,16 @@ func searchRequest(r *http.Request) (rmcontent.SearchRequest, error) {
 	default:
 		return req, fault.Invalidf(`segmentMode must be "partial" or "total"`).With("field", "segmentMode")
 	}
-	if err := b.Pagination.read(&req); err != nil {
+	if p := b.Pagination; p != nil {
+		if req.Skip, err = httpapi.FlexBool(p.Skip, "pagination.skip"); err != nil {
+			return req, err
+		}
+	}
+	if req.Page, req.Limit, err = httpapi.ListPage(b.Pagination); err != nil {
 		return req, err
 	}
 	req.Include, err = includeFields(b.Include)
 	return req, err
-}
-
-// read sets the request's page, limit and skip.
-func (p *paginationBody) read(req *rmcontent.SearchRequest) error {
-	if p == nil {
-		return nil
-	}
-	var err error
-	if req.Skip, err = flexBool(p.Skip, "pagination.skip"); err == nil {
-		if req.Page, err = flexInt(p.Page, "page", 1); err == nil {
-			req.Limit, err = flexInt(p.Limit, "limit", rmcontent.DefaultLimit)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	req.Page = max(req.Page, 1)
-	if req.Limit < 1 || req.Limit > rmcontent.MaxPage {
-		return fault.Invalidf("pagination.limit must be from 1 to %d", rmcontent.MaxPage).With("field", "pagination.limit")
-	}
-	return nil
 }
 
 // includeFields reads include: ["all"], a list of field names, or true.
@@ -264,26 +209,26 @@ func instancesJSON(items []rmcontent.Item) []instanceJSON {
 }
 
 // listInstances serves GET /api/generalcontent/instance?module=&page=&limit=&skip=.
-func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
-	page, limit, err := pageParams(r)
+func (s *API) listInstances(w http.ResponseWriter, r *http.Request) error {
+	page, limit, err := httpapi.PageParams(r)
 	if err != nil {
 		return err
 	}
-	skip, err := boolParam(r, "skip", false)
+	skip, err := httpapi.BoolParam(r, "skip", false)
 	if err != nil {
 		return err
 	}
-	res, err := s.ContentRead.Instances(r.Context(), rmcontent.InstancesRequest{Module: r.URL.Query().Get("module"),
+	res, err := s.Queries.Instances(r.Context(), rmcontent.InstancesRequest{Module: r.URL.Query().Get("module"),
 		Locale: r.URL.Query().Get("locale"), Page: page, Limit: limit, Skip: skip})
 	if err != nil {
 		return err
 	}
 	items := instancesJSON(res.Items)
 	if skip {
-		writeJSON(w, http.StatusOK, items)
+		httpapi.WriteJSON(w, http.StatusOK, items)
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(page, limit, res.Total), "items": items})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"pagination": httpapi.Pagination(page, limit, res.Total), "items": items})
 	return nil
 }
 
@@ -300,16 +245,16 @@ type deletedJSON struct {
 }
 
 // sync serves POST /api/generalcontent/instance/sync.
-func (s *server) sync(w http.ResponseWriter, r *http.Request) error {
+func (s *API) sync(w http.ResponseWriter, r *http.Request) error {
 	var b syncBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	req := rmcontent.SyncRequest{ModuleName: b.ModuleName, Locale: b.Locale, FromSync: b.FromSync, ToSync: b.ToSync}
 	if b.ModuleID != nil {
 		req.ModuleID = *b.ModuleID
 	}
-	res, err := s.ContentRead.Sync(r.Context(), req)
+	res, err := s.Queries.Sync(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -317,7 +262,7 @@ func (s *server) sync(w http.ResponseWriter, r *http.Request) error {
 	for i, id := range res.Deleted {
 		deleted[i] = deletedJSON{ID: id}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"syncTimestamp": res.Timestamp, "created": instancesJSON(res.Created),
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"syncTimestamp": res.Timestamp, "created": instancesJSON(res.Created),
 		"updated": instancesJSON(res.Updated), "deleted": deleted})
 	return nil
 }

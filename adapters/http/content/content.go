@@ -1,4 +1,4 @@
-package httpapi
+package content
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	"github.com/go-chi/chi/v5"
 
@@ -16,8 +18,8 @@ import (
 	rmcontent "github.com/halocms/halocms/readmodels/content"
 )
 
-// ContentCommands changes modules, module types and items.
-type ContentCommands interface {
+// Commands changes modules, module types and items.
+type Commands interface {
 	CreateModule(ctx context.Context, in cmdcontent.ModuleInput) (content.Module, error)
 	UpdateModule(ctx context.Context, id string, spec content.ModuleSpec) (content.Module, error)
 	DeleteModule(ctx context.Context, id string) (content.Module, error)
@@ -33,9 +35,9 @@ type ContentCommands interface {
 	Batch(ctx context.Context, ops []cmdcontent.BatchOp) []cmdcontent.BatchResult
 }
 
-// ContentQueries answers the reads of content for the caller (see
+// Queries answers the reads of content for the caller (see
 // rmcontent.Queries: it checks who may read what).
-type ContentQueries interface {
+type Queries interface {
 	Module(ctx context.Context, id string) (rmcontent.Module, error)
 	Modules(ctx context.Context, app string) ([]rmcontent.Module, error)
 	ModuleTypes(ctx context.Context) ([]rmcontent.ModuleType, error)
@@ -50,77 +52,20 @@ type ContentQueries interface {
 	ReadBackModule(ctx context.Context, id string) (rmcontent.Module, error)
 }
 
-// boolParam reads a true/false query parameter, def when it is absent;
-// anything else is a 400.
-func boolParam(r *http.Request, name string, def bool) (bool, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fault.Invalidf("%s must be true or false", name).With("field", name)
-	}
-	return b, nil
-}
-
-func intParam(r *http.Request, name string, def, min, max int) (int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < min || n > max {
-		return 0, fault.Invalidf("%s must be a whole number from %d to %d", name, min, max).With("field", name)
-	}
-	return n, nil
-}
-
-type paginationJSON struct {
-	Page       int `json:"page"`
-	Limit      int `json:"limit"`
-	Offset     int `json:"offset"`
-	TotalItems int `json:"totalItems"`
-	TotalPages int `json:"totalPages"`
-}
-
-func pagination(page, limit, total int) paginationJSON {
-	pages := 0
-	if limit > 0 {
-		pages = (total + limit - 1) / limit
-	}
-	return paginationJSON{Page: page, Limit: limit, Offset: (page - 1) * limit, TotalItems: total, TotalPages: pages}
-}
-
-// pageParams reads the page and limit query parameters.
-func pageParams(r *http.Request) (page, limit int, err error) {
-	if page, err = intParam(r, "page", 1, 1, 1<<20); err == nil {
-		limit, err = intParam(r, "limit", defaultLimit, 1, maxPage)
-	}
-	return page, limit, err
-}
-
-// maxPage bounds a page; maxAll bounds an unpaginated (skip) answer.
-const (
-	defaultLimit = 10
-	maxPage      = 1000
-	maxAll       = 10000
-)
-
-func (s *server) listModules(w http.ResponseWriter, r *http.Request) error {
-	page, limit, err := pageParams(r)
+func (s *API) listModules(w http.ResponseWriter, r *http.Request) error {
+	page, limit, err := httpapi.PageParams(r)
 	if err != nil {
 		return err
 	}
-	withFields, err := boolParam(r, "withFields", false)
+	withFields, err := httpapi.BoolParam(r, "withFields", false)
 	if err != nil {
 		return err
 	}
-	skip, err := boolParam(r, "skip", false)
+	skip, err := httpapi.BoolParam(r, "skip", false)
 	if err != nil {
 		return err
 	}
-	mods, err := s.ContentRead.Modules(r.Context(), r.URL.Query().Get("app"))
+	mods, err := s.Queries.Modules(r.Context(), r.URL.Query().Get("app"))
 	if err != nil {
 		return err
 	}
@@ -129,35 +74,35 @@ func (s *server) listModules(w http.ResponseWriter, r *http.Request) error {
 		items[i] = moduleJSONOf(m, withFields)
 	}
 	if skip {
-		writeJSON(w, http.StatusOK, items)
+		httpapi.WriteJSON(w, http.StatusOK, items)
 		return nil
 	}
 	total := len(items)
 	from := min((page-1)*limit, total)
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"search": map[string]any{"facets": map[string]any{}}, "sort": map[string]any{"query": "updatedAt desc"},
-		"pagination": pagination(page, limit, total), "items": items[from:min(from+limit, total)]})
+		"pagination": httpapi.Pagination(page, limit, total), "items": items[from:min(from+limit, total)]})
 	return nil
 }
 
-func (s *server) getModule(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.ContentRead.Module(r.Context(), chi.URLParam(r, "id"))
+func (s *API) getModule(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.Queries.Module(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}
-	withFields, err := boolParam(r, "withFields", true)
+	withFields, err := httpapi.BoolParam(r, "withFields", true)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, moduleJSONOf(m, withFields))
+	httpapi.WriteJSON(w, http.StatusOK, moduleJSONOf(m, withFields))
 	return nil
 }
 
 // moduleView answers a module write with the module as read back, its
 // content taken from the command's result: if the projection has not
 // caught up within its bound, the answer is still the module as written.
-func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, m content.Module) error {
-	v, err := s.ContentRead.ReadBackModule(r.Context(), m.ID)
+func (s *API) moduleView(w http.ResponseWriter, r *http.Request, status int, m content.Module) error {
+	v, err := s.Queries.ReadBackModule(r.Context(), m.ID)
 	if err != nil && !fault.Is(err, fault.NotFound) {
 		return err
 	}
@@ -173,38 +118,38 @@ func (s *server) moduleView(w http.ResponseWriter, r *http.Request, status int, 
 	if m.Deleted && v.DeletedAt == nil {
 		v.DeletedAt = &now
 	}
-	writeJSON(w, status, moduleJSONOf(v, true))
+	httpapi.WriteJSON(w, status, moduleJSONOf(v, true))
 	return nil
 }
 
 // readModuleBody decodes a module body and the spec it describes.
 func readModuleBody(r *http.Request) (moduleBody, content.ModuleSpec, error) {
 	var b moduleBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return b, content.ModuleSpec{}, err
 	}
 	spec, err := b.spec()
 	return b, spec, err
 }
 
-func (s *server) createModule(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createModule(w http.ResponseWriter, r *http.Request) error {
 	b, spec, err := readModuleBody(r)
 	if err != nil {
-		return s.refusedFirst(r.Context(), rights.Write, err)
+		return s.kit.RefusedFirst(r.Context(), rights.Write, err)
 	}
 	in := cmdcontent.ModuleInput{App: b.App, Spec: spec}
 	if b.ModuleType != nil {
 		in.ModuleType = *b.ModuleType
 	}
-	m, err := s.Content.CreateModule(r.Context(), in)
-	s.Metrics.Command("content.create_module", err)
+	m, err := s.Commands.CreateModule(r.Context(), in)
+	s.kit.Metrics.Command("content.create_module", err)
 	if err != nil {
-		return s.refusedFirst(r.Context(), rights.Write, err)
+		return s.kit.RefusedFirst(r.Context(), rights.Write, err)
 	}
 	return s.moduleView(w, r, http.StatusCreated, m)
 }
 
-func (s *server) updateModule(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateModule(w http.ResponseWriter, r *http.Request) error {
 	ctx, id := r.Context(), chi.URLParam(r, "id")
 	b, spec, err := readModuleBody(r)
 	switch bid, _ := b.ID.(string); {
@@ -213,24 +158,24 @@ func (s *server) updateModule(w http.ResponseWriter, r *http.Request) error {
 		err = fault.Invalidf("id in the body must be the module's (%s)", id).With("field", "id")
 	case b.App != "":
 		// app, when sent, must be the module's own: a module stays in its app.
-		if m, rerr := s.ContentRead.ReadBackModule(ctx, id); rerr == nil && m.App != b.App {
+		if m, rerr := s.Queries.ReadBackModule(ctx, id); rerr == nil && m.App != b.App {
 			err = fault.Invalidf("app must be the module's own: a module cannot move to another app").With("field", "app")
 		}
 	}
 	if err != nil {
 		return s.moduleRefusedFirst(ctx, id, rights.Update, err)
 	}
-	m, err := s.Content.UpdateModule(ctx, id, spec)
-	s.Metrics.Command("content.update_module", err)
+	m, err := s.Commands.UpdateModule(ctx, id, spec)
+	s.kit.Metrics.Command("content.update_module", err)
 	if err != nil {
 		return s.moduleRefusedFirst(ctx, id, rights.Update, err)
 	}
 	return s.moduleView(w, r, http.StatusOK, m)
 }
 
-func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.Content.DeleteModule(r.Context(), chi.URLParam(r, "id"))
-	s.Metrics.Command("content.delete_module", err)
+func (s *API) deleteModule(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.Commands.DeleteModule(r.Context(), chi.URLParam(r, "id"))
+	s.kit.Metrics.Command("content.delete_module", err)
 	if err != nil {
 		return s.moduleRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete, err)
 	}
@@ -239,8 +184,8 @@ func (s *server) deleteModule(w http.ResponseWriter, r *http.Request) error {
 
 // instanceView reads an item back after a write. If the projection has
 // not caught up within its bound, the command's own result fills in.
-func (s *server) instanceView(ctx context.Context, i content.Item) instanceJSON {
-	it, err := s.ContentRead.ReadBack(ctx, i.ID)
+func (s *API) instanceView(ctx context.Context, i content.Item) instanceJSON {
+	it, err := s.Queries.ReadBack(ctx, i.ID)
 	if err != nil || it.Revision < i.Revision {
 		it = itemFromCommand(it, err == nil, i)
 	}
@@ -257,7 +202,7 @@ func msp(t time.Time) *int64 {
 
 // contentError turns a stale-revision error, and a write of a deleted
 // item, into HALO's 409, whose extra is the item as the server has it.
-func (s *server) contentError(ctx context.Context, err error) error {
+func (s *API) contentError(ctx context.Context, err error) error {
 	var stale *content.StaleRevisionError
 	var deleted *content.DeletedError
 	var id string
@@ -270,46 +215,46 @@ func (s *server) contentError(ctx context.Context, err error) error {
 	default:
 		return err
 	}
-	it, rerr := s.ContentRead.ReadBack(ctx, id)
+	it, rerr := s.Queries.ReadBack(ctx, id)
 	if rerr == nil {
 		fe.Extra = asMap(instanceJSONOf(it))
 	}
 	return fe
 }
 
-func (s *server) getInstance(w http.ResponseWriter, r *http.Request) error {
-	it, err := s.ContentRead.Item(r.Context(), chi.URLParam(r, "id"))
+func (s *API) getInstance(w http.ResponseWriter, r *http.Request) error {
+	it, err := s.Queries.Item(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, instanceJSONOf(it))
+	httpapi.WriteJSON(w, http.StatusOK, instanceJSONOf(it))
 	return nil
 }
 
 // readInstanceBody decodes an instance body into a command's input.
 func readInstanceBody(r *http.Request) (cmdcontent.ItemInput, error) {
 	var b instanceBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return cmdcontent.ItemInput{}, err
 	}
 	return b.input()
 }
 
-func (s *server) createInstance(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createInstance(w http.ResponseWriter, r *http.Request) error {
 	in, err := readInstanceBody(r)
 	if err != nil {
 		return s.moduleRefusedFirst(r.Context(), in.Module, rights.Write, err)
 	}
-	i, err := s.Content.CreateItem(r.Context(), in)
-	s.Metrics.Command("content.create_item", err)
+	i, err := s.Commands.CreateItem(r.Context(), in)
+	s.kit.Metrics.Command("content.create_item", err)
 	if err != nil {
 		return s.moduleRefusedFirst(r.Context(), in.Module, rights.Write, err)
 	}
-	writeJSON(w, http.StatusCreated, s.instanceView(r.Context(), i))
+	httpapi.WriteJSON(w, http.StatusCreated, s.instanceView(r.Context(), i))
 	return nil
 }
 
-func (s *server) updateInstance(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateInstance(w http.ResponseWriter, r *http.Request) error {
 	ctx, id := r.Context(), chi.URLParam(r, "id")
 	in, err := readInstanceBody(r)
 	if err != nil {
@@ -319,16 +264,16 @@ func (s *server) updateInstance(w http.ResponseWriter, r *http.Request) error {
 		return s.itemRefusedFirst(ctx, id, rights.Update, fault.Invalidf("the body's id %s is not the path's %s", in.ID, id).With("field", "id"))
 	}
 	in.ID = id
-	i, err := s.Content.UpdateItem(ctx, in)
-	s.Metrics.Command("content.update_item", err)
+	i, err := s.Commands.UpdateItem(ctx, in)
+	s.kit.Metrics.Command("content.update_item", err)
 	if err != nil {
 		return s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err))
 	}
-	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	httpapi.WriteJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
 	return nil
 }
 
-func (s *server) deleteInstance(w http.ResponseWriter, r *http.Request) error {
+func (s *API) deleteInstance(w http.ResponseWriter, r *http.Request) error {
 	var rev *int64
 	if v := r.URL.Query().Get("revision"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -338,12 +283,12 @@ func (s *server) deleteInstance(w http.ResponseWriter, r *http.Request) error {
 		}
 		rev = &n
 	}
-	i, err := s.Content.DeleteItem(r.Context(), chi.URLParam(r, "id"), rev)
-	s.Metrics.Command("content.delete_item", err)
+	i, err := s.Commands.DeleteItem(r.Context(), chi.URLParam(r, "id"), rev)
+	s.kit.Metrics.Command("content.delete_item", err)
 	if err != nil {
 		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete, s.contentError(r.Context(), err))
 	}
-	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	httpapi.WriteJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
 	return nil
 }
 
@@ -355,11 +300,11 @@ type transitBody struct {
 	Revision    *int64 `json:"revision"` // the item's revision as the caller read it: 409 when stale
 }
 
-func (s *server) transit(t cmdcontent.Transition) handlerFunc {
+func (s *API) transit(t cmdcontent.Transition) httpapi.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx, id := r.Context(), chi.URLParam(r, "id")
 		var b transitBody
-		if err := decodeOptional(r, &b); err != nil {
+		if err := httpapi.DecodeOptional(r, &b); err != nil {
 			return s.itemRefusedFirst(ctx, id, rights.Update, err)
 		}
 		var at time.Time
@@ -381,12 +326,12 @@ func (s *server) transit(t cmdcontent.Transition) handlerFunc {
 		if err != nil {
 			return s.itemRefusedFirst(ctx, id, rights.Update, err)
 		}
-		i, err := s.Content.Transit(ctx, id, t, at, b.Revision)
-		s.Metrics.Command("content."+string(t)+"_item", err)
+		i, err := s.Commands.Transit(ctx, id, t, at, b.Revision)
+		s.kit.Metrics.Command("content."+string(t)+"_item", err)
 		if err != nil {
 			return s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err))
 		}
-		writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+		httpapi.WriteJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
 		return nil
 	}
 }
@@ -402,8 +347,8 @@ type revisionJSON struct {
 	Instance instanceJSON `json:"instance"`
 }
 
-func (s *server) history(w http.ResponseWriter, r *http.Request) error {
-	revs, err := s.Content.History(r.Context(), chi.URLParam(r, "id"))
+func (s *API) history(w http.ResponseWriter, r *http.Request) error {
+	revs, err := s.Commands.History(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Read, err)
 	}
@@ -440,11 +385,11 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) error {
 		out[n] = revisionJSON{Revision: rv.Revision, Type: rv.Type, At: at, Actor: rv.Actor, By: rv.By, ClientIP: rv.ClientIP,
 			Changed: changed, Instance: instanceJSONOf(it)}
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
-func (s *server) revertInstance(w http.ResponseWriter, r *http.Request) error {
+func (s *API) revertInstance(w http.ResponseWriter, r *http.Request) error {
 	rev, err := strconv.ParseInt(chi.URLParam(r, "revision"), 10, 64)
 	if err != nil {
 		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update,
@@ -453,14 +398,39 @@ func (s *server) revertInstance(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		Revision *int64 `json:"revision"` // the item's current revision as the caller read it: 409 when stale
 	}
-	if err := decodeOptional(r, &b); err != nil {
+	if err := httpapi.DecodeOptional(r, &b); err != nil {
 		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, err)
 	}
-	i, err := s.Content.RevertItem(r.Context(), chi.URLParam(r, "id"), rev, b.Revision)
-	s.Metrics.Command("content.revert_item", err)
+	i, err := s.Commands.RevertItem(r.Context(), chi.URLParam(r, "id"), rev, b.Revision)
+	s.kit.Metrics.Command("content.revert_item", err)
 	if err != nil {
 		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, s.contentError(r.Context(), err))
 	}
-	writeJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	httpapi.WriteJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
 	return nil
+}
+
+// itemRefusedFirst is refusedFirst for a request naming content item id:
+// when the item is known, the caller's right p on it decides (someone who
+// may do p on it is told what is wrong with the request; anyone else gets
+// their refusal, as for an unknown item); otherwise a right p on some
+// app, module or item does. It costs queries on the failure path only.
+func (s *API) itemRefusedFirst(ctx context.Context, id string, p rights.Permission, err error) error {
+	return s.kit.KnownRefusedFirst(ctx, p, err, rights.CoveringItem, func() (rights.Resource, error) {
+		it, err := s.Queries.ReadBack(ctx, id)
+		return rights.Resource{App: it.App, Module: it.Module, Item: it.ID}, err
+	})
+}
+
+// moduleRefusedFirst is itemRefusedFirst for a request naming module id
+// (or, empty, a module the request does not tell): a right p on some app
+// or module counts when the module is not known.
+func (s *API) moduleRefusedFirst(ctx context.Context, id string, p rights.Permission, err error) error {
+	if id == "" {
+		return s.kit.RefusedFirstIn(ctx, p, err, rights.CoveringModule...)
+	}
+	return s.kit.KnownRefusedFirst(ctx, p, err, rights.CoveringModule, func() (rights.Resource, error) {
+		m, err := s.Queries.ReadBackModule(ctx, id)
+		return rights.Resource{App: m.App, Module: m.ID}, err
+	})
 }

@@ -1,7 +1,9 @@
-package httpapi
+package identity
 
 import (
 	"net/http"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	"github.com/go-chi/chi/v5"
 
@@ -31,7 +33,7 @@ func userFromView(u rmidentity.User) userJSON {
 		ips = []string{}
 	}
 	return userJSON{ID: u.ID, Username: u.Username, Email: u.Email, Name: u.Name, Admin: u.Admin,
-		AllowedIPs: ips, Disabled: u.Disabled, CreatedAt: ms(u.CreatedAt), UpdatedAt: ms(u.UpdatedAt)}
+		AllowedIPs: ips, Disabled: u.Disabled, CreatedAt: httpapi.Ms(u.CreatedAt), UpdatedAt: httpapi.Ms(u.UpdatedAt)}
 }
 
 func userFromDomain(u identity.User) userJSON {
@@ -67,22 +69,22 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func (s *server) getSelf(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getSelf(w http.ResponseWriter, r *http.Request) error {
 	u, err := s.Users.Self(r.Context())
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, userFromView(u))
+	httpapi.WriteJSON(w, http.StatusOK, userFromView(u))
 	return nil
 }
 
-func (s *server) putSelf(w http.ResponseWriter, r *http.Request) error {
+func (s *API) putSelf(w http.ResponseWriter, r *http.Request) error {
 	a := access.From(r.Context())
 	if a.Kind != access.User {
 		return fault.Forbiddenf("only CMS users have a profile")
 	}
 	var b userBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	if b.ID != "" && b.ID != a.ID {
@@ -92,7 +94,7 @@ func (s *server) putSelf(w http.ResponseWriter, r *http.Request) error {
 	return s.update(w, r, b)
 }
 
-func (s *server) listUsers(w http.ResponseWriter, r *http.Request) error {
+func (s *API) listUsers(w http.ResponseWriter, r *http.Request) error {
 	us, err := s.Users.Users(r.Context())
 	if err != nil {
 		return err
@@ -101,22 +103,22 @@ func (s *server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	for i, u := range us {
 		out[i] = userFromView(u)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
-func (s *server) getUser(w http.ResponseWriter, r *http.Request) error {
+func (s *API) getUser(w http.ResponseWriter, r *http.Request) error {
 	u, err := s.Users.User(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, userFromView(u))
+	httpapi.WriteJSON(w, http.StatusOK, userFromView(u))
 	return nil
 }
 
-func (s *server) createUser(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createUser(w http.ResponseWriter, r *http.Request) error {
 	var b userBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	if b.Username == nil {
@@ -129,19 +131,19 @@ func (s *server) createUser(w http.ResponseWriter, r *http.Request) error {
 		Username: *b.Username, Password: *b.Password, Email: deref(b.Email), Name: deref(b.Name),
 		Admin: deref(b.Admin), AllowedIPs: deref(b.AllowedIPs),
 	})
-	s.Metrics.Command("identity.create_user", err)
+	s.kit.Metrics.Command("identity.create_user", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, userFromDomain(u))
+	httpapi.WriteJSON(w, http.StatusCreated, userFromDomain(u))
 	return nil
 }
 
 // updateUser serves PUT /core-api/user/{id} and PUT /core-api/user/ (id in
 // the body).
-func (s *server) updateUser(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateUser(w http.ResponseWriter, r *http.Request) error {
 	var b userBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	if id := chi.URLParam(r, "id"); id != "" {
@@ -156,15 +158,15 @@ func (s *server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	return s.update(w, r, b)
 }
 
-func (s *server) update(w http.ResponseWriter, r *http.Request, b userBody) error {
+func (s *API) update(w http.ResponseWriter, r *http.Request, b userBody) error {
 	u, err := s.Identity.UpdateUser(r.Context(), cmdidentity.UpdateUser{
 		ID: b.ID, Username: b.Username, Password: b.Password, CurrentPassword: b.CurrentPassword, Email: b.Email, Name: b.Name,
 		Admin: b.Admin, AllowedIPs: b.AllowedIPs, Disabled: b.Disabled,
 	})
-	s.Metrics.Command("identity.update_user", err)
+	s.kit.Metrics.Command("identity.update_user", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, userFromDomain(u))
+	httpapi.WriteJSON(w, http.StatusOK, userFromDomain(u))
 	return nil
 }

@@ -1,4 +1,4 @@
-package httpapi
+package content
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // laggingRead is a read model that shows a batch's items in steps: each
 // ReadBackItems call answers from the next snapshot, and counts the ids asked.
 type laggingRead struct {
-	ContentQueries
+	Queries
 	snapshots []map[string]rmcontent.Item
 	calls     [][]string
 }
@@ -50,7 +50,7 @@ func TestBatchReadBackWhileLagging(t *testing.T) {
 		{"a": row("a", 0, "A"), "c": row("c", 0, "C0")},
 		{"a": row("a", 0, "A"), "b": row("b", 0, "B"), "c": row("c", 0, "C0")},
 	}}
-	s := &server{Deps: Deps{ContentRead: read}}
+	s := &API{Deps: Deps{Queries: read}}
 	results := []cmdcontent.BatchResult{
 		written("a", 0, "A"), written("b", 0, "B"), written("c", 1, "C1"), written("d", 0, "D"),
 		{Op: cmdcontent.BatchOp{Kind: cmdcontent.OpCreate}, Err: context.Canceled},

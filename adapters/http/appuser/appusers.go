@@ -1,4 +1,4 @@
-package httpapi
+package appuser
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
 
 	"github.com/go-chi/chi/v5"
 
@@ -19,9 +21,9 @@ import (
 	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 )
 
-// AppUserCommands registers and changes app users, identified users and
+// Commands registers and changes app users, identified users and
 // pockets.
-type AppUserCommands interface {
+type Commands interface {
 	Create(ctx context.Context, app string, p appuser.Profile) (appuser.AppUser, error)
 	Update(ctx context.Context, id string, p appuser.Profile, replaceTokens bool) (appuser.AppUser, error)
 	Register(ctx context.Context, in cmdappuser.Registration) (appuser.Identified, error)
@@ -29,9 +31,9 @@ type AppUserCommands interface {
 	PutPocket(ctx context.Context, c appuser.PocketChange) (appuser.Pocket, error)
 }
 
-// AppUserQueries answers the reads of app users for the caller (see
+// Queries answers the reads of app users for the caller (see
 // rmappuser.Queries: it checks who may read what).
-type AppUserQueries interface {
+type Queries interface {
 	AppUser(ctx context.Context, id string) (rmappuser.AppUser, error)
 	Segment(ctx context.Context, l rmappuser.Listing, q rmappuser.SegmentQuery) (rmappuser.SegmentResult, error)
 	SearchIdentified(ctx context.Context, l rmappuser.Listing, q rmappuser.IdentifiedQuery) (rmappuser.IdentifiedResult, error)
@@ -48,11 +50,11 @@ const MaxPocketData = 64 << 10
 // appUserView answers with the read model's app user (which has the dates
 // and the app's number) once it has caught up with u, else with u as the
 // command returned it.
-func (s *server) appUserView(ctx context.Context, u appuser.AppUser) appUserJSON {
-	if v, err := s.AppUsersRead.ReadBack(ctx, u.ID); err == nil && sameProfile(v, u) {
+func (s *API) appUserView(ctx context.Context, u appuser.AppUser) appUserJSON {
+	if v, err := s.Queries.ReadBack(ctx, u.ID); err == nil && sameProfile(v, u) {
 		return appUserJSONOf(v)
 	}
-	n, _ := s.AppUsersRead.AppNumber(ctx, u.App)
+	n, _ := s.Queries.AppNumber(ctx, u.App)
 	now := time.Now().UnixMilli()
 	v := rmappuser.AppUser{ID: u.ID, App: u.App, AppNumber: n, Alias: u.Alias, Email: u.Email, Identified: u.Identified,
 		CreatedAt: now, UpdatedAt: now}
@@ -82,35 +84,10 @@ func sameProfile(v rmappuser.AppUser, u appuser.AppUser) bool {
 	return true
 }
 
-// appOf resolves an appId from a body: an app's number (HALO's integer
-// appId) or its id.
-func (s *server) appOf(ctx context.Context, v any) (string, error) {
-	var raw string
-	switch x := v.(type) {
-	case nil:
-		return "", fault.Invalidf("appId is required").With("field", "appId")
-	case json.Number:
-		raw = x.String()
-	case string:
-		raw = x
-	}
-	if n, err := strconv.Atoi(raw); err == nil {
-		app, err := s.AppUsersRead.AppByNumber(ctx, n)
-		if fault.Is(err, fault.NotFound) {
-			return "", fault.Invalidf("app %d not found", n).With("field", "appId")
-		}
-		return app, err
-	}
-	if raw == "" {
-		return "", fault.Invalidf("appId is required").With("field", "appId")
-	}
-	return raw, nil
-}
-
 // createAppUser serves POST /api/segmentation/appuser. The app is the
 // token's (a body appId is ignored: the SDKs echo whatever they cached);
 // admins, who have no app, name it with appId.
-func (s *server) createAppUser(w http.ResponseWriter, r *http.Request) error {
+func (s *API) createAppUser(w http.ResponseWriter, r *http.Request) error {
 	b, err := readAppUserBody(r)
 	if err != nil {
 		return writerFirst(r.Context(), err)
@@ -118,23 +95,23 @@ func (s *server) createAppUser(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	app := access.From(ctx).ClientApp()
 	if app == "" && access.From(ctx).IsAdmin() {
-		if app, err = s.appOf(ctx, b.AppID); err != nil {
+		if app, err = s.kit.AppOf(ctx, b.AppID); err != nil {
 			return err
 		}
 	}
-	u, err := s.AppUsers.Create(ctx, app, b.Profile)
-	s.Metrics.Command("appuser.create", err)
+	u, err := s.Commands.Create(ctx, app, b.Profile)
+	s.kit.Metrics.Command("appuser.create", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, s.appUserView(ctx, u))
+	httpapi.WriteJSON(w, http.StatusCreated, s.appUserView(ctx, u))
 	return nil
 }
 
 // updateAppUser serves PUT /api/segmentation/appuser/{id}: the SDKs send
 // the whole app user; replaceTokens (body, or the query as iOS 1.x sent
 // it; true when absent) says whether the devices replace the stored ones.
-func (s *server) updateAppUser(w http.ResponseWriter, r *http.Request) error {
+func (s *API) updateAppUser(w http.ResponseWriter, r *http.Request) error {
 	b, err := readAppUserBody(r)
 	if err != nil {
 		return writerFirst(r.Context(), err)
@@ -151,12 +128,12 @@ func (s *server) updateAppUser(w http.ResponseWriter, r *http.Request) error {
 			return writerFirst(r.Context(), fault.Invalidf("replaceTokens must be true or false").With("field", "replaceTokens"))
 		}
 	}
-	u, err := s.AppUsers.Update(r.Context(), id, b.Profile, replace)
-	s.Metrics.Command("appuser.update", err)
+	u, err := s.Commands.Update(r.Context(), id, b.Profile, replace)
+	s.kit.Metrics.Command("appuser.update", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.appUserView(r.Context(), u))
+	httpapi.WriteJSON(w, http.StatusOK, s.appUserView(r.Context(), u))
 	return nil
 }
 
@@ -164,49 +141,27 @@ func (s *server) updateAppUser(w http.ResponseWriter, r *http.Request) error {
 // request holds (CMS users write no app users) before a request's own
 // fault err, so that such a caller learns nothing from the request.
 func writerFirst(ctx context.Context, err error) error {
-	if refused := cmdappuser.CheckWriter(access.From(ctx)); refused != nil && requestFault(err) {
+	if refused := cmdappuser.CheckWriter(access.From(ctx)); refused != nil && httpapi.RequestFault(err) {
 		return refused
 	}
 	return err
 }
 
 // getAppUser serves GET /api/segmentation/appuser/{id}.
-func (s *server) getAppUser(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.AppUsersRead.AppUser(r.Context(), chi.URLParam(r, "id"))
+func (s *API) getAppUser(w http.ResponseWriter, r *http.Request) error {
+	u, err := s.Queries.AppUser(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, appUserJSONOf(u))
+	httpapi.WriteJSON(w, http.StatusOK, appUserJSONOf(u))
 	return nil
-}
-
-// listPage reads a listing's pagination (page from 1, limit up to maxPage).
-func listPage(p *paginationBody) (int, int, error) {
-	page, limit := 1, defaultLimit
-	if p == nil {
-		return page, limit, nil
-	}
-	var err error
-	if page, err = flexInt(p.Page, "page", 1); err != nil {
-		return 0, 0, err
-	}
-	if limit, err = flexInt(p.Limit, "limit", defaultLimit); err != nil {
-		return 0, 0, err
-	}
-	if page < 1 {
-		page = 1
-	}
-	if limit < 1 || limit > maxPage {
-		return 0, 0, fault.Invalidf("pagination.limit must be from 1 to %d", maxPage).With("field", "pagination.limit")
-	}
-	return page, limit, nil
 }
 
 // searchAppUsers serves POST /api/segmentation/appuser/search: a segment
 // of an app's app users for the CMS.
-func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) error {
+func (s *API) searchAppUsers(w http.ResponseWriter, r *http.Request) error {
 	l, q, pg, limit := s.segment(r)
-	res, err := s.AppUsersRead.Segment(r.Context(), l, q)
+	res, err := s.Queries.Segment(r.Context(), l, q)
 	if err != nil {
 		return err
 	}
@@ -214,15 +169,15 @@ func (s *server) searchAppUsers(w http.ResponseWriter, r *http.Request) error {
 	for i, u := range res.Items {
 		items[i] = appUserJSONOf(u)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(pg, limit, res.Total), "items": items})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"pagination": httpapi.Pagination(pg, limit, res.Total), "items": items})
 	return nil
 }
 
 // segment maps a segment body to the listing and its query; what is wrong
 // with the body goes in the listing's Malformed.
-func (s *server) segment(r *http.Request) (l rmappuser.Listing, q rmappuser.SegmentQuery, pg, limit int) {
+func (s *API) segment(r *http.Request) (l rmappuser.Listing, q rmappuser.SegmentQuery, pg, limit int) {
 	var b segmentBody
-	if l.Malformed = decode(r, &b); l.Malformed != nil {
+	if l.Malformed = httpapi.Decode(r, &b); l.Malformed != nil {
 		return
 	}
 	switch strings.ToLower(b.Mode) {
@@ -234,7 +189,7 @@ func (s *server) segment(r *http.Request) (l rmappuser.Listing, q rmappuser.Segm
 		return
 	}
 	for i, t := range b.Tags {
-		tag, err := tagBody(t).tag()
+		tag, err := httpapi.TagBody(t).Tag()
 		if err == nil && tag.ID == "" && tag.Name == "" {
 			err = fault.Invalidf("tags[%d] needs an id or a name", i).With("field", "tags")
 		}
@@ -244,26 +199,26 @@ func (s *server) segment(r *http.Request) (l rmappuser.Listing, q rmappuser.Segm
 		}
 		q.Tags = append(q.Tags, rmappuser.TagFilter{ID: tag.ID, Name: tag.Name, Value: tag.Value})
 	}
-	if pg, limit, l.Malformed = listPage(b.Pagination); l.Malformed != nil {
+	if pg, limit, l.Malformed = httpapi.ListPage(b.Pagination); l.Malformed != nil {
 		return
 	}
 	q.Offset, q.Limit = (pg-1)*limit, limit
-	l.App, l.Malformed = s.appOf(r.Context(), b.AppID)
+	l.App, l.Malformed = s.kit.AppOf(r.Context(), b.AppID)
 	return
 }
 
 // searchIdentified serves POST /api/segmentation/identified/search (HALO
 // 2.5.0): an app's identified users whose email or name contains search.
-func (s *server) searchIdentified(w http.ResponseWriter, r *http.Request) error {
+func (s *API) searchIdentified(w http.ResponseWriter, r *http.Request) error {
 	var l rmappuser.Listing
 	var b identifiedSearchBody
 	pg, limit := 0, 0
-	if l.Malformed = decode(r, &b); l.Malformed == nil {
-		if pg, limit, l.Malformed = listPage(b.Pagination); l.Malformed == nil {
-			l.App, l.Malformed = s.appOf(r.Context(), b.AppID)
+	if l.Malformed = httpapi.Decode(r, &b); l.Malformed == nil {
+		if pg, limit, l.Malformed = httpapi.ListPage(b.Pagination); l.Malformed == nil {
+			l.App, l.Malformed = s.kit.AppOf(r.Context(), b.AppID)
 		}
 	}
-	res, err := s.AppUsersRead.SearchIdentified(r.Context(), l, rmappuser.IdentifiedQuery{Text: b.Search, Offset: (pg - 1) * limit, Limit: limit})
+	res, err := s.Queries.SearchIdentified(r.Context(), l, rmappuser.IdentifiedQuery{Text: b.Search, Offset: (pg - 1) * limit, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -271,14 +226,14 @@ func (s *server) searchIdentified(w http.ResponseWriter, r *http.Request) error 
 	for i, u := range res.Items {
 		items[i] = profileJSONFromView(u)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"pagination": pagination(pg, limit, res.Total), "items": items})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"pagination": httpapi.Pagination(pg, limit, res.Total), "items": items})
 	return nil
 }
 
 // registerIdentified serves POST /api/segmentation/identified/register.
-func (s *server) registerIdentified(w http.ResponseWriter, r *http.Request) error {
+func (s *API) registerIdentified(w http.ResponseWriter, r *http.Request) error {
 	var b registerBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	if b.Auth == nil {
@@ -288,30 +243,30 @@ func (s *server) registerIdentified(w http.ResponseWriter, r *http.Request) erro
 	if p := b.Profile; p != nil {
 		in.Profile = appuser.UserProfile{Name: p.Name, Surname: p.Surname, DisplayName: p.DisplayName, PhotoURL: p.PhotoURL}
 	}
-	u, err := s.AppUsers.Register(r.Context(), in)
-	s.Metrics.Command("appuser.register", err)
+	u, err := s.Commands.Register(r.Context(), in)
+	s.kit.Metrics.Command("appuser.register", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, profileJSONOf(u))
+	httpapi.WriteJSON(w, http.StatusCreated, profileJSONOf(u))
 	return nil
 }
 
 // loginIdentified serves POST /api/segmentation/identified/login: a form
 // (Android) or JSON (iOS) with the app's token; the answer is {user,
 // token}, the token acting for the identified user (scope "app").
-func (s *server) loginIdentified(w http.ResponseWriter, r *http.Request) error {
+func (s *API) loginIdentified(w http.ResponseWriter, r *http.Request) error {
 	b, err := readLogin(r)
 	if err != nil {
 		return err
 	}
-	u, tok, err := s.AppUsers.Login(r.Context(), cmdappuser.Login{Network: b.Network, Email: b.Email, Password: b.Password, DeviceID: b.DeviceID})
-	s.Metrics.Command("appuser.login", err)
+	u, tok, err := s.Commands.Login(r.Context(), cmdappuser.Login{Network: b.Network, Email: b.Email, Password: b.Password, DeviceID: b.DeviceID})
+	s.kit.Metrics.Command("appuser.login", err)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, map[string]any{"user": profileJSONOf(u), "token": tokenResponse{AccessToken: tok.AccessToken,
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"user": profileJSONOf(u), "token": httpapi.TokenResponse{AccessToken: tok.AccessToken,
 		RefreshToken: tok.RefreshToken, ExpiresIn: tok.ExpiresIn.Milliseconds(), Scope: tok.Scope, TokenType: "Bearer"}})
 	return nil
 }
@@ -319,8 +274,8 @@ func (s *server) loginIdentified(w http.ResponseWriter, r *http.Request) error {
 // getPocket serves GET /api/segmentation/identified-pocket/self: the
 // identified user's pocket; filterReferences[] (repeated) keeps only those
 // reference lists, and one empty filterReferences[] keeps none.
-func (s *server) getPocket(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.AppUsersRead.Pocket(r.Context())
+func (s *API) getPocket(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.Queries.Pocket(r.Context())
 	if err != nil {
 		return err
 	}
@@ -338,14 +293,14 @@ func (s *server) getPocket(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, pocketJSON{Data: p.Data, References: refs})
+	httpapi.WriteJSON(w, http.StatusOK, pocketJSON{Data: p.Data, References: refs})
 	return nil
 }
 
 // putPocket serves PUT /api/segmentation/identified-pocket[/self].
-func (s *server) putPocket(w http.ResponseWriter, r *http.Request) error {
+func (s *API) putPocket(w http.ResponseWriter, r *http.Request) error {
 	var b pocketBody
-	if err := decode(r, &b); err != nil {
+	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
 	c := appuser.PocketChange{References: b.References}
@@ -360,11 +315,11 @@ func (s *server) putPocket(w http.ResponseWriter, r *http.Request) error {
 		}
 		c.SetData = true
 	}
-	p, err := s.AppUsers.PutPocket(r.Context(), c)
-	s.Metrics.Command("appuser.put_pocket", err)
+	p, err := s.Commands.PutPocket(r.Context(), c)
+	s.kit.Metrics.Command("appuser.put_pocket", err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, pocketJSON{Data: p.Data, References: p.References})
+	httpapi.WriteJSON(w, http.StatusOK, pocketJSON{Data: p.Data, References: p.References})
 	return nil
 }

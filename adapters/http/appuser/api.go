@@ -1,0 +1,56 @@
+// Package appuser serves the segmentation API: app users, identified users,
+// their pockets and segments.
+package appuser
+
+import (
+	_ "embed"
+
+	"github.com/go-chi/chi/v5"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
+)
+
+// Deps are the services the appuser endpoints call. All are required.
+type Deps struct {
+	Commands Commands
+	Queries  Queries
+}
+
+// API serves the appuser endpoints.
+type API struct {
+	Deps
+	kit *httpapi.Kit
+}
+
+// New returns the appuser endpoints.
+func New(kit *httpapi.Kit, d Deps) *API {
+	if kit == nil || d.Commands == nil || d.Queries == nil {
+		panic("appuser.New: nil dependency")
+	}
+	return &API{Deps: d, kit: kit}
+}
+
+//go:embed openapi.yaml
+var openapiYAML []byte
+
+// OpenAPI is the part of the OpenAPI document that describes these
+// endpoints (see httpapi.OpenAPIDocument).
+func OpenAPI() []byte { return openapiYAML }
+
+// OpenAPI is the package's OpenAPI.
+func (s *API) OpenAPI() []byte { return openapiYAML }
+
+// Routes registers the endpoints, behind authentication.
+func (s *API) Routes(r chi.Router) {
+	r.Post("/api/segmentation/appuser", s.kit.Handle(s.createAppUser))
+	r.Post("/api/segmentation/appuser/search", s.kit.Handle(s.searchAppUsers))
+	r.Get("/api/segmentation/appuser/{id}", s.kit.Handle(s.getAppUser))
+	r.Put("/api/segmentation/appuser/{id}", s.kit.Handle(s.updateAppUser))
+	r.Delete("/api/segmentation/appuser/{id}", httpapi.Removed) // since HALO 2.0.0; GET and PUT still work
+	r.Post("/api/segmentation/identified/register", s.kit.Handle(s.registerIdentified))
+	r.Post("/api/segmentation/identified/login", s.kit.Handle(s.loginIdentified))
+	r.Post("/api/segmentation/identified/search", s.kit.Handle(s.searchIdentified))
+	r.Get("/api/segmentation/identified-pocket/self", s.kit.Handle(s.getPocket))
+	r.Put("/api/segmentation/identified-pocket", s.kit.Handle(s.putPocket))
+	r.Put("/api/segmentation/identified-pocket/self", s.kit.Handle(s.putPocket))
+}

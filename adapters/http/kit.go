@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/halocms/halocms/domain/access"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/rights"
+)
+
+// HandlerFunc is an endpoint that returns its failure instead of writing
+// it: Kit.Handle writes it, through the one error table.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Authorizer answers the permission questions the handlers ask before a
+// command or a query can: whether the caller's refusal comes before what
+// is wrong with a request (RefusedFirst).
+type Authorizer interface {
+	Authorize(ctx context.Context, actor access.Actor, p rights.Permission, res rights.Resource) error
+	// AuthorizeAnywhere returns nil when actor holds p on some scope of
+	// any of kinds, on some app.
+	AuthorizeAnywhere(ctx context.Context, actor access.Actor, p rights.Permission, kinds ...rights.ScopeKind) error
+}
+
+// AppNumbers translates between app ids and apps' numbers (HALO's
+// integer appId).
+type AppNumbers interface {
+	AppNumber(ctx context.Context, app string) (int, error)
+	AppByNumber(ctx context.Context, n int) (string, error)
+}
+
+// Kit is what the handlers of every context share: the one way a failure
+// is answered, the metrics, the precedence of refusals over a request's
+// faults, and apps' numbers.
+type Kit struct {
+	Metrics *Metrics
+	log     *slog.Logger
+	authz   Authorizer
+	apps    AppNumbers
+	numbers sync.Map // app id → number, which never changes once given
+}
+
+// NewKit returns a kit; every dependency is required.
+func NewKit(log *slog.Logger, metrics *Metrics, authz Authorizer, apps AppNumbers) *Kit {
+	if log == nil || metrics == nil || authz == nil || apps == nil {
+		panic("httpapi.NewKit: nil dependency")
+	}
+	return &Kit{log: log, Metrics: metrics, authz: authz, apps: apps}
+}
+
+// Handle adapts h to net/http: its failure is written by the one error
+// table (see ErrorBody).
+func (k *Kit) Handle(h HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			k.Fail(w, r, err)
+		}
+	}
+}
+
+// Fail writes err as the HALO error body of its status.
+func (k *Kit) Fail(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, k.log, err) }
+
+// ErrorBody is the HALO error body of err (the per-operation errors of a
+// batch, for example).
+func (k *Kit) ErrorBody(r *http.Request, err error) ErrorBody { return errorBody(r, k.log, err) }
+
+// AppOf resolves an appId a client sent: an app's number (HALO's integer
+// appId) or its id.
+func (k *Kit) AppOf(ctx context.Context, v any) (string, error) {
+	var raw string
+	switch x := v.(type) {
+	case nil:
+		return "", fault.Invalidf("appId is required").With("field", "appId")
+	case json.Number:
+		raw = x.String()
+	case string:
+		raw = x
+	}
+	if n, err := strconv.Atoi(raw); err == nil {
+		app, err := k.apps.AppByNumber(ctx, n)
+		if fault.Is(err, fault.NotFound) {
+			return "", fault.Invalidf("app %d not found", n).With("field", "appId")
+		}
+		return app, err
+	}
+	if raw == "" {
+		return "", fault.Invalidf("appId is required").With("field", "appId")
+	}
+	return raw, nil
+}
+
+// AppNumber is app's number (0 when it cannot be read), remembered once
+// read.
+func (k *Kit) AppNumber(ctx context.Context, app string) int {
+	if n, ok := k.numbers.Load(app); ok {
+		return n.(int)
+	}
+	n, err := k.apps.AppNumber(ctx, app)
+	if err == nil && n > 0 {
+		k.numbers.Store(app, n)
+	}
+	return n
+}
