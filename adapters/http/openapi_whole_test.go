@@ -16,8 +16,8 @@ import (
 // document, as the server does: no path or component twice, every $ref
 // resolving, the contexts' paths all there.
 func TestOpenAPIWholeDocument(t *testing.T) {
-	fragments := map[string][]byte{"identity": httpidentity.OpenAPI(), "content": httpcontent.OpenAPI(), "push": httppush.OpenAPI(),
-		"appuser": httpappuser.OpenAPI(), "loyalty": httployalty.OpenAPI()}
+	fragments := map[string][]byte{"identity": (&httpidentity.API{}).OpenAPI(), "content": (&httpcontent.API{}).OpenAPI(),
+		"push": (&httppush.API{}).OpenAPI(), "appuser": (&httpappuser.API{}).OpenAPI(), "loyalty": (&httployalty.API{}).OpenAPI()}
 	all := [][]byte{}
 	for _, f := range fragments {
 		all = append(all, f)

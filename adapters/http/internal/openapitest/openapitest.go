@@ -86,3 +86,18 @@ func check(t *testing.T, doc Doc, routes chi.Routes, min int, methods bool) {
 		t.Fatalf("found only %d routes, want at least %d", len(seen), min)
 	}
 }
+
+// Part is a context's part of the API: its routes and its fragment.
+type Part interface {
+	Routes(r chi.Router)
+	OpenAPI() []byte
+}
+
+// CheckPart checks every route p registers (at least min paths) against
+// p's own fragment of the OpenAPI document.
+func CheckPart(t *testing.T, p Part, min int) {
+	t.Helper()
+	r := chi.NewRouter()
+	p.Routes(r)
+	CheckRoutes(t, Load(t, p.OpenAPI()), r, min)
+}
