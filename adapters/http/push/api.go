@@ -35,9 +35,6 @@ var openapiYAML []byte
 
 // OpenAPI is the part of the OpenAPI document that describes these
 // endpoints (see httpapi.OpenAPIDocument).
-func OpenAPI() []byte { return openapiYAML }
-
-// OpenAPI is the package's OpenAPI.
 func (s *API) OpenAPI() []byte { return openapiYAML }
 
 // Routes registers the endpoints, behind authentication.
