@@ -6,9 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
@@ -43,8 +40,8 @@ type ErrorBody struct {
 
 // writeError maps err to a status and writes the HALO error body. Only
 // internal errors are logged, and their detail is not shown to the caller.
-func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	body := errorBody(r, log, err)
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, refused func(error) bool, err error) {
+	body := errorBody(r, log, refused, err)
 	if body.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="halo"`)
 	}
@@ -58,12 +55,12 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 
 // errorBody is the one mapping from failures to HTTP statuses and HALO
 // error bodies (also used for the per-operation errors of a batch).
-func errorBody(r *http.Request, log *slog.Logger, err error) ErrorBody {
+// refused, if not nil, tells a store's refusal of the request's data.
+func errorBody(r *http.Request, log *slog.Logger, refused func(error) bool, err error) ErrorBody {
 	var fe *fault.Error
 	status := http.StatusInternalServerError
 	body := ErrorBody{Message: "internal server error", Extra: map[string]any{}, Type: "HaloError"}
 	var mbe *http.MaxBytesError
-	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &fe):
 		status = statusOf[fe.Kind]
@@ -79,10 +76,10 @@ func errorBody(r *http.Request, log *slog.Logger, err error) ErrorBody {
 		// number it cannot hold); nothing was written.
 		status = http.StatusBadRequest
 		body.Message = storeRefused
-	case errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22"):
-		// SQLSTATE class 22, data exception: input PostgreSQL cannot
-		// store (a NUL character, invalid UTF-8). The failed statement
-		// changed nothing.
+	case refused != nil && refused(err):
+		// Input the store cannot hold (for PostgreSQL a data exception:
+		// a NUL character, invalid UTF-8); the failed statement changed
+		// nothing.
 		status = http.StatusBadRequest
 		body.Message = storeRefused
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/domain/event"
 )
 
@@ -27,7 +28,7 @@ func TestErrorBodyStatus(t *testing.T) {
 		{"another database error", fmt.Errorf("query: %w", &pgconn.PgError{Code: "08006"}), 500},
 		{"an internal error", errors.New("boom"), 500},
 	} {
-		b := errorBody(r, log, tc.err)
+		b := errorBody(r, log, postgres.DataException, tc.err)
 		if b.Status != tc.status {
 			t.Errorf("%s: status %d, want %d", tc.name, b.Status, tc.status)
 		}

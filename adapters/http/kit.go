@@ -34,6 +34,17 @@ type AppNumbers interface {
 	AppByNumber(ctx context.Context, n int) (string, error)
 }
 
+// KitDeps are what a Kit needs. All but StoreRefused are required.
+type KitDeps struct {
+	Log        *slog.Logger
+	Metrics    *Metrics
+	Authorizer Authorizer
+	Apps       AppNumbers
+	// StoreRefused tells a store's refusal of the data a request gave it
+	// (postgres.DataException), answered 400; nil: none is.
+	StoreRefused func(error) bool
+}
+
 // Kit is what the handlers of every context share: the one way a failure
 // is answered, the metrics, the precedence of refusals over a request's
 // faults, and apps' numbers.
@@ -42,15 +53,16 @@ type Kit struct {
 	log     *slog.Logger
 	authz   Authorizer
 	apps    AppNumbers
+	refused func(error) bool
 	numbers sync.Map // app id → number, which never changes once given
 }
 
-// NewKit returns a kit; every dependency is required.
-func NewKit(log *slog.Logger, metrics *Metrics, authz Authorizer, apps AppNumbers) *Kit {
-	if log == nil || metrics == nil || authz == nil || apps == nil {
+// NewKit returns a kit.
+func NewKit(d KitDeps) *Kit {
+	if d.Log == nil || d.Metrics == nil || d.Authorizer == nil || d.Apps == nil {
 		panic("httpapi.NewKit: nil dependency")
 	}
-	return &Kit{log: log, Metrics: metrics, authz: authz, apps: apps}
+	return &Kit{log: d.Log, Metrics: d.Metrics, authz: d.Authorizer, apps: d.Apps, refused: d.StoreRefused}
 }
 
 // Handle adapts h to net/http: its failure is written by the one error
@@ -64,11 +76,15 @@ func (k *Kit) Handle(h HandlerFunc) http.HandlerFunc {
 }
 
 // Fail writes err as the HALO error body of its status.
-func (k *Kit) Fail(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, k.log, err) }
+func (k *Kit) Fail(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, k.log, k.refused, err)
+}
 
 // ErrorBody is the HALO error body of err (the per-operation errors of a
 // batch, for example).
-func (k *Kit) ErrorBody(r *http.Request, err error) ErrorBody { return errorBody(r, k.log, err) }
+func (k *Kit) ErrorBody(r *http.Request, err error) ErrorBody {
+	return errorBody(r, k.log, k.refused, err)
+}
 
 // AppOf resolves an appId a client sent: an app's number (HALO's integer
 // appId) or its id.

@@ -275,7 +275,8 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	contentRead := rmcontent.NewQueries(a.contents, a.authz, a.runtime, line, a.metrics,
 		rmcontent.QueriesConfig{CacheEntries: a.cfg.SearchCache, SearchTimeout: a.cfg.SearchTimeout})
 	appUsersRead := rmappuser.NewQueries(a.appUsersRead, a.authz)
-	kit := httpapi.NewKit(a.log, a.metrics, a.authz, appUsersRead)
+	kit := httpapi.NewKit(httpapi.KitDeps{Log: a.log, Metrics: a.metrics, Authorizer: a.authz, Apps: appUsersRead,
+		StoreRefused: postgres.DataException})
 	handler := httpapi.NewRouter(kit, httpapi.Deps{Sessions: a.sessions, Ready: readiness{a}},
 		httpapi.Config{TrustedProxies: a.cfg.TrustedProxies},
 		httpidentity.New(kit, httpidentity.Deps{Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz, Audit: a.auditor}),
