@@ -1326,9 +1326,9 @@ func textLike(col, pat string) string {
 // condition on the column, f.t<i> or f.n<i>; other fields to EXISTS /
 // NOT EXISTS over the item's content_keys rows. When the search spans
 // several modules, a field may have a column in some and key rows in
-// others: the condition is on either. An item matches a positive
-// operation (=, >, in, like...) when one of its values does; != and !in
-// are the negations, so items without a value match them too.
+// others: the condition is on either (see valueColumns). An item matches
+// a positive operation (=, >, in, like...) when one of its values does;
+// != and !in are the negations, so items without a value match them too.
 func (c *compiler) valueLeaf(e *Expr) (string, error) {
 	op, err := operator(e)
 	if err != nil {
@@ -1355,164 +1355,216 @@ func (c *compiler) valueLeaf(e *Expr) (string, error) {
 	if slotted {
 		t.numeric = slot[0] == 'n'
 	}
-	name, kind, bad, numeric := t.name, t.kind, t.bad, t.numeric
-	arg := func(v any) (string, error) { return c.arg(t, v) }
-
-	// A condition is built on a text column s and a number column n (see
-	// colCond); wrap makes it the item's condition: "the item has a value
-	// for which cond holds"; not negates an item's condition.
-	var wrap func(colCond) string
-	not := func(cond string) string { return "NOT (" + cond + ")" }
-	var like func(pat string) string
-	// eq is "the value is one of vals" (many: vals bound as an array, else
-	// the one value), when the column has a faster way than eqText/anyText.
-	var eq func(vals []string, many bool) string
-	switch {
-	case slotted:
-		c.useFields = true
-		col := "f." + slot
-		wrap = func(b colCond) string { return "(" + b(col, col) + ")" }
-		eq = func(vals []string, many bool) string {
-			if c.eqBtree && !many && len(vals) == 1 {
-				return "(" + c.textArg(vals[0]).eq(col) + ")"
-			}
-			return c.slotEq(slot, vals, many)
-		}
-		not = func(cond string) string { return "NOT coalesce(" + cond + ", false)" }
-		// tx is stored lower-cased (projections/content's Layout), so
-		// LIKE on it with the pattern lower-cased once, by the same
-		// lower() as ILIKE uses, finds what ILIKE would, without
-		// lower-casing each candidate's texts again. tx holds whole
-		// texts, and the column's check reads a cut text's whole one.
-		like = func(pat string) string {
-			return "(f.tx LIKE (SELECT lower(" + pat + ")) AND " + textLike(col, pat) + ")"
-		}
-	default:
-		c.itemRefs = true
-		field := c.fieldParam(name, t.known && kind.Scalar())
-		keys := c.keyRows(field)
-		if kind == content.KindLocalized && c.q.Locale != "" {
-			keys += " AND k.loc = " + c.bind(c.q.Locale)
-		}
-		wrap = func(b colCond) string { return keys + " AND " + b("k.s", "k.n") + ")" }
-		if cols := c.multiColumns(name, kind); len(cols) > 0 {
-			// Several modules, some of which keep the field in a column.
-			keysOnly := wrap
-			wrap = func(b colCond) string {
-				parts := []string{keysOnly(b)}
-				for _, cm := range cols {
-					parts = append(parts, "coalesce(f.module = ANY("+cm.mods+") AND "+b("f."+cm.col, "f."+cm.col)+", false)")
-				}
-				return "(" + strings.Join(parts, " OR ") + ")"
-			}
-		}
-	}
-	if like == nil {
-		like = func(pat string) string { return wrap(func(s, _ string) string { return textLike(s, pat) }) }
-	}
-	hasValue := wrap(func(s, n string) string {
-		if s == n {
-			return s + " IS NOT NULL"
-		}
-		return "(" + s + " IS NOT NULL OR " + n + " IS NOT NULL)"
-	})
+	v := c.valueColumns(t, slot, slotted)
 	switch op {
 	case "=", "!=":
-		cond := "NOT " + hasValue
-		if !isNull(e) {
-			if _, ok := list(e.Value); ok {
-				return "", bad("%s needs a single value (use in for a list)", op)
-			}
-			s, isText := text(e.Value)
-			switch {
-			case numeric:
-				v, err := arg(e.Value)
-				if err != nil {
-					return "", err
-				}
-				cond = wrap(func(_, n string) string { return n + " = " + v })
-			case !isText:
-				return "", bad("cannot compare with %v", e.Value)
-			case eq != nil:
-				cond = eq([]string{s}, false)
-			default:
-				a := c.textArg(s)
-				cond = wrap(func(s, _ string) string { return a.eq(s) })
-			}
-		}
-		if op == "!=" {
-			cond = not(cond)
-		}
-		return cond, nil
+		return c.valueEq(e, op, t, v)
 	case ">", ">=", "<", "<=":
-		if isNull(e) {
-			return "", bad("%s needs a value", op)
-		}
-		v, err := arg(e.Value)
-		if err != nil {
-			return "", err
-		}
-		if numeric {
-			return wrap(func(_, n string) string { return n + " " + op + " " + v }), nil
-		}
-		return wrap(func(s, _ string) string { return textRange(s, op, v) }), nil
+		return c.valueRange(e, op, t, v)
 	case "in", "!in":
-		l, ok := list(e.Value)
-		if !ok {
-			return "", bad("%s needs an array", op)
-		}
-		var vals []string
-		withNull := false
-		for _, v := range l {
-			if v == nil {
-				withNull = true
-				continue
-			}
-			if numeric {
-				d, ok := number(v)
-				if !ok {
-					return "", bad("%v is not a number", v)
-				}
-				vals = append(vals, d)
-			} else {
-				s, ok := text(v)
-				if !ok {
-					return "", bad("cannot compare with %v", v)
-				}
-				vals = append(vals, s)
-			}
-		}
-		if vals == nil {
-			vals = []string{}
-		}
-		var cond string
-		switch {
-		case numeric:
-			arr := c.bind(vals) + "::text[]"
-			cond = wrap(func(_, n string) string { return n + " = ANY(" + arr + "::numeric[])" })
-		case eq != nil:
-			cond = eq(vals, true)
-		default:
-			l := c.textList(vals)
-			cond = wrap(func(s, _ string) string { return l.in(s) })
-		}
-		if withNull {
-			cond = "(" + cond + " OR NOT " + hasValue + ")"
-		}
-		if op == "!in" {
-			cond = not(cond)
-		}
-		return cond, nil
+		return c.valueIn(e, op, t, v)
 	default: // like
-		if t.known && kind.Numeric() || slotted && numeric {
-			return "", bad("like applies to text values only")
+		if t.known && t.kind.Numeric() || slotted && t.numeric {
+			return "", t.bad("like applies to text values only")
 		}
 		pat, err := likePattern(e)
 		if err != nil {
 			return "", err
 		}
-		return like(c.bind(pat)), nil
+		return v.like(c.bind(pat)), nil
 	}
+}
+
+// valueCols is where a values operation finds the field's values: in a
+// typed column of the item's content_fields row, or in the item's key
+// rows (and, when the search spans several modules, in the columns of
+// those that keep the field in one). A condition is built on a text
+// column s and a number column n (see colCond); wrap makes it the item's
+// condition.
+type valueCols struct {
+	col, slot string       // the typed column (f.t<i>, f.n<i>) and its slot, if the module keeps the field in one
+	keys      string       // else the start of an EXISTS over the item's key rows (see keyRows)
+	multi     []colModules // and the columns of the modules that keep the field in one (see multiColumns)
+	hasValue  string       // "the item has a value"
+}
+
+// valueColumns is where operations on target t find its values: its
+// typed column slot when slotted, else its key rows.
+func (c *compiler) valueColumns(t valueTarget, slot string, slotted bool) valueCols {
+	var v valueCols
+	if slotted {
+		c.useFields = true
+		v.col, v.slot = "f."+slot, slot
+	} else {
+		c.itemRefs = true
+		field := c.fieldParam(t.name, t.known && t.kind.Scalar())
+		v.keys = c.keyRows(field)
+		if t.kind == content.KindLocalized && c.q.Locale != "" {
+			v.keys += " AND k.loc = " + c.bind(c.q.Locale)
+		}
+		v.multi = c.multiColumns(t.name, t.kind)
+	}
+	v.hasValue = v.wrap(func(s, n string) string {
+		if s == n {
+			return s + " IS NOT NULL"
+		}
+		return "(" + s + " IS NOT NULL OR " + n + " IS NOT NULL)"
+	})
+	return v
+}
+
+// wrap makes cond the item's condition: "the item has a value for which
+// cond holds".
+func (v valueCols) wrap(cond colCond) string {
+	if v.col != "" {
+		return "(" + cond(v.col, v.col) + ")"
+	}
+	keys := v.keys + " AND " + cond("k.s", "k.n") + ")"
+	if len(v.multi) == 0 {
+		return keys
+	}
+	// Several modules, some of which keep the field in a column.
+	parts := []string{keys}
+	for _, cm := range v.multi {
+		parts = append(parts, "coalesce(f.module = ANY("+cm.mods+") AND "+cond("f."+cm.col, "f."+cm.col)+", false)")
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// not negates an item's condition.
+func (v valueCols) not(cond string) string {
+	if v.col != "" {
+		return "NOT coalesce(" + cond + ", false)"
+	}
+	return "NOT (" + cond + ")"
+}
+
+// like is "a value contains like-pattern pat" (a placeholder).
+func (v valueCols) like(pat string) string {
+	if v.col != "" {
+		// tx is stored lower-cased (projections/content's Layout), so
+		// LIKE on it with the pattern lower-cased once, by the same
+		// lower() as ILIKE uses, finds what ILIKE would, without
+		// lower-casing each candidate's texts again. tx holds whole
+		// texts, and the column's check reads a cut text's whole one.
+		return "(f.tx LIKE (SELECT lower(" + pat + ")) AND " + textLike(v.col, pat) + ")"
+	}
+	return v.wrap(func(s, _ string) string { return textLike(s, pat) })
+}
+
+// columnEq is "the text in typed column v.col is one of vals" (many: vals
+// bound as an array, else the one value), a faster way than eqText or
+// anyText (see slotEq).
+func (c *compiler) columnEq(v valueCols, vals []string, many bool) string {
+	if c.eqBtree && !many && len(vals) == 1 {
+		return "(" + c.textArg(vals[0]).eq(v.col) + ")"
+	}
+	return c.slotEq(v.slot, vals, many)
+}
+
+// valueEq compiles = and !=: with null, "has no value" and "has one".
+func (c *compiler) valueEq(e *Expr, op string, t valueTarget, v valueCols) (string, error) {
+	cond := "NOT " + v.hasValue
+	if !isNull(e) {
+		if _, ok := list(e.Value); ok {
+			return "", t.bad("%s needs a single value (use in for a list)", op)
+		}
+		s, isText := text(e.Value)
+		switch {
+		case t.numeric:
+			a, err := c.arg(t, e.Value)
+			if err != nil {
+				return "", err
+			}
+			cond = v.wrap(func(_, n string) string { return n + " = " + a })
+		case !isText:
+			return "", t.bad("cannot compare with %v", e.Value)
+		case v.col != "":
+			cond = c.columnEq(v, []string{s}, false)
+		default:
+			a := c.textArg(s)
+			cond = v.wrap(func(s, _ string) string { return a.eq(s) })
+		}
+	}
+	if op == "!=" {
+		cond = v.not(cond)
+	}
+	return cond, nil
+}
+
+// valueRange compiles >, >=, < and <=.
+func (c *compiler) valueRange(e *Expr, op string, t valueTarget, v valueCols) (string, error) {
+	if isNull(e) {
+		return "", t.bad("%s needs a value", op)
+	}
+	a, err := c.arg(t, e.Value)
+	if err != nil {
+		return "", err
+	}
+	if t.numeric {
+		return v.wrap(func(_, n string) string { return n + " " + op + " " + a }), nil
+	}
+	return v.wrap(func(s, _ string) string { return textRange(s, op, a) }), nil
+}
+
+// valueIn compiles in and !in; a null in the list also matches an item
+// without a value.
+func (c *compiler) valueIn(e *Expr, op string, t valueTarget, v valueCols) (string, error) {
+	l, ok := list(e.Value)
+	if !ok {
+		return "", t.bad("%s needs an array", op)
+	}
+	vals, withNull, err := listValues(l, t)
+	if err != nil {
+		return "", err
+	}
+	var cond string
+	switch {
+	case t.numeric:
+		arr := c.bind(vals) + "::text[]"
+		cond = v.wrap(func(_, n string) string { return n + " = ANY(" + arr + "::numeric[])" })
+	case v.col != "":
+		cond = c.columnEq(v, vals, true)
+	default:
+		l := c.textList(vals)
+		cond = v.wrap(func(s, _ string) string { return l.in(s) })
+	}
+	if withNull {
+		cond = "(" + cond + " OR NOT " + v.hasValue + ")"
+	}
+	if op == "!in" {
+		cond = v.not(cond)
+	}
+	return cond, nil
+}
+
+// listValues are the values of list l that an in or !in on target t
+// compares with (numbers as decimal literals when t compares numbers, else
+// texts), never nil, and whether l holds a null.
+func listValues(l []any, t valueTarget) (vals []string, withNull bool, err error) {
+	for _, v := range l {
+		if v == nil {
+			withNull = true
+			continue
+		}
+		if t.numeric {
+			d, ok := number(v)
+			if !ok {
+				return nil, false, t.bad("%v is not a number", v)
+			}
+			vals = append(vals, d)
+		} else {
+			s, ok := text(v)
+			if !ok {
+				return nil, false, t.bad("cannot compare with %v", v)
+			}
+			vals = append(vals, s)
+		}
+	}
+	if vals == nil {
+		vals = []string{}
+	}
+	return vals, withNull, nil
 }
 
 // slotEq is "text column slot of the item holds one of vals" (many: bind
