@@ -1775,97 +1775,14 @@ func (c *compiler) metaLeaf(e *Expr) (string, error) {
 	if prop == "deletedat" {
 		c.mentionsDelete = true
 	}
-	bad := func(format string, args ...any) error {
-		return fault.Invalidf("metaSearch %q: "+format, append([]any{e.Property}, args...)...).With("field", e.Property)
-	}
-	// operand binds v and returns the two sides of a comparison with it.
-	operand := func(v any) (string, string, error) {
-		if !a.date {
-			t, ok := text(v)
-			if !ok {
-				return "", "", bad("cannot compare with %v", v)
-			}
-			return a.col, c.bind(t), nil
-		}
-		d, ok := number(v)
-		if !ok {
-			return "", "", bad("%v is not a date in epoch milliseconds", v)
-		}
-		if n, ok := asInt64(d); ok {
-			return a.col, c.bind(n), nil
-		}
-		return a.col + "::numeric", c.bind(d) + "::numeric", nil
-	}
 	switch op {
 	case "=", "!=", ">", ">=", "<", "<=":
-		if isNull(e) {
-			switch op {
-			case "=":
-				return a.col + " IS NULL", nil
-			case "!=":
-				return a.col + " IS NOT NULL", nil
-			}
-			return "", bad("%s needs a value", op)
-		}
-		if _, ok := list(e.Value); ok {
-			return "", bad("%s needs a single value (use in for a list)", op)
-		}
-		l, r, err := operand(e.Value)
-		if err != nil {
-			return "", err
-		}
-		if op == "!=" {
-			return l + " IS DISTINCT FROM " + r, nil
-		}
-		return l + " " + op + " " + r, nil
+		return c.metaCompare(e, op, a)
 	case "in", "!in":
-		l, ok := list(e.Value)
-		if !ok {
-			return "", bad("%s needs an array", op)
-		}
-		var texts []string
-		var ints []int64
-		withNull, allInts := false, true
-		for _, v := range l {
-			if v == nil {
-				withNull = true
-				continue
-			}
-			if a.date {
-				d, ok := number(v)
-				if !ok {
-					return "", bad("%v is not a date in epoch milliseconds", v)
-				}
-				n, isInt := asInt64(d)
-				allInts = allInts && isInt
-				texts, ints = append(texts, d), append(ints, n)
-			} else {
-				t, ok := text(v)
-				if !ok {
-					return "", bad("cannot compare with %v", v)
-				}
-				texts = append(texts, t)
-			}
-		}
-		var cond string
-		switch {
-		case !a.date:
-			cond = a.col + " = ANY(" + c.bind(texts) + "::text[])"
-		case allInts:
-			cond = a.col + " = ANY(" + c.bind(ints) + "::bigint[])"
-		default:
-			cond = a.col + "::numeric = ANY(" + c.bind(texts) + "::text[]::numeric[])"
-		}
-		if withNull {
-			cond = "(" + cond + " OR " + a.col + " IS NULL)"
-		}
-		if op == "!in" {
-			return "NOT coalesce(" + cond + ", false)", nil
-		}
-		return cond, nil
+		return c.metaIn(e, op, a)
 	default: // like
 		if a.date {
-			return "", bad("like applies to text attributes only")
+			return "", metaBad(e, "like applies to text attributes only")
 		}
 		pat, err := likePattern(e)
 		if err != nil {
@@ -1873,6 +1790,107 @@ func (c *compiler) metaLeaf(e *Expr) (string, error) {
 		}
 		return a.col + " ILIKE " + c.bind(pat), nil
 	}
+}
+
+// metaBad is the error of a metaSearch operation e that cannot be
+// compiled.
+func metaBad(e *Expr, format string, args ...any) error {
+	return fault.Invalidf("metaSearch %q: "+format, append([]any{e.Property}, args...)...).With("field", e.Property)
+}
+
+// metaCompare compiles =, !=, >, >=, < and <= on attribute a; = and !=
+// with null are "is null" and "is not null".
+func (c *compiler) metaCompare(e *Expr, op string, a metaAttr) (string, error) {
+	if isNull(e) {
+		switch op {
+		case "=":
+			return a.col + " IS NULL", nil
+		case "!=":
+			return a.col + " IS NOT NULL", nil
+		}
+		return "", metaBad(e, "%s needs a value", op)
+	}
+	if _, ok := list(e.Value); ok {
+		return "", metaBad(e, "%s needs a single value (use in for a list)", op)
+	}
+	l, r, err := c.metaOperand(e, a, e.Value)
+	if err != nil {
+		return "", err
+	}
+	if op == "!=" {
+		return l + " IS DISTINCT FROM " + r, nil
+	}
+	return l + " " + op + " " + r, nil
+}
+
+// metaOperand binds v and returns the two sides of a comparison of
+// attribute a with it: a date compares as a bigint when v is an integer
+// within int64, else as a numeric.
+func (c *compiler) metaOperand(e *Expr, a metaAttr, v any) (string, string, error) {
+	if !a.date {
+		t, ok := text(v)
+		if !ok {
+			return "", "", metaBad(e, "cannot compare with %v", v)
+		}
+		return a.col, c.bind(t), nil
+	}
+	d, ok := number(v)
+	if !ok {
+		return "", "", metaBad(e, "%v is not a date in epoch milliseconds", v)
+	}
+	if n, ok := asInt64(d); ok {
+		return a.col, c.bind(n), nil
+	}
+	return a.col + "::numeric", c.bind(d) + "::numeric", nil
+}
+
+// metaIn compiles in and !in on attribute a; a null in the list also
+// matches an item without the attribute.
+func (c *compiler) metaIn(e *Expr, op string, a metaAttr) (string, error) {
+	l, ok := list(e.Value)
+	if !ok {
+		return "", metaBad(e, "%s needs an array", op)
+	}
+	var texts []string
+	var ints []int64
+	withNull, allInts := false, true
+	for _, v := range l {
+		if v == nil {
+			withNull = true
+			continue
+		}
+		if a.date {
+			d, ok := number(v)
+			if !ok {
+				return "", metaBad(e, "%v is not a date in epoch milliseconds", v)
+			}
+			n, isInt := asInt64(d)
+			allInts = allInts && isInt
+			texts, ints = append(texts, d), append(ints, n)
+		} else {
+			t, ok := text(v)
+			if !ok {
+				return "", metaBad(e, "cannot compare with %v", v)
+			}
+			texts = append(texts, t)
+		}
+	}
+	var cond string
+	switch {
+	case !a.date:
+		cond = a.col + " = ANY(" + c.bind(texts) + "::text[])"
+	case allInts:
+		cond = a.col + " = ANY(" + c.bind(ints) + "::bigint[])"
+	default:
+		cond = a.col + "::numeric = ANY(" + c.bind(texts) + "::text[]::numeric[])"
+	}
+	if withNull {
+		cond = "(" + cond + " OR " + a.col + " IS NULL)"
+	}
+	if op == "!in" {
+		return "NOT coalesce(" + cond + ", false)", nil
+	}
+	return cond, nil
 }
 
 // relation compiles one relatedTo entry.
