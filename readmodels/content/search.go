@@ -2064,8 +2064,7 @@ func (o ordering) list() string {
 // order, forwards or backwards, and stop after Offset+Limit rows instead
 // of sorting every item.
 func (c *compiler) order() (ordering, error) {
-	q := c.q
-	keys := q.Sort
+	keys := c.q.Sort
 	if len(keys) == 0 {
 		keys = []SortKey{{Attr: "createdAt"}}
 	}
@@ -2090,78 +2089,13 @@ func (c *compiler) order() (ordering, error) {
 			o.keys = append(o.keys, orderKey{a.expr, dir})
 			continue
 		}
-		name := strings.TrimPrefix(k.Field, "values.")
-		f, ok := q.Fields[name]
-		if !ok {
-			hint := ""
-			if i := strings.LastIndexByte(name, ' '); i >= 0 {
-				// Field names may hold spaces: the last word was no direction.
-				hint = fmt.Sprintf(" (nor is %q a direction: asc or desc)", name[i+1:])
-			}
-			return o, fault.Invalidf("cannot sort by values.%s: no such field%s", name, hint).With("field", "sort")
+		name, kind, localized, err := c.sortField(k)
+		if err != nil {
+			return o, err
 		}
-		if !definedAs(q.ModuleFields, name, f) {
-			return o, fault.Invalidf("cannot sort by values.%s: the modules searched define it differently (sort one module at a time)", name).
-				With("field", "sort")
+		if t := c.fieldOrder(&o, n, name, kind, localized, dir+nullsOrder(k.Desc)); t != "" {
+			tie = t
 		}
-		kind := f.Kind()
-		localized := kind == content.KindLocalized && q.Locale != ""
-		if !kind.Scalar() && !localized || !f.Indexed() {
-			return o, fault.Invalidf("cannot sort by values.%s: only single-valued fields (and localized text with a locale) sort", name).
-				With("field", "sort")
-		}
-		col := ".s"
-		if kind.Numeric() {
-			col = ".n"
-		}
-		dir += nullsOrder(k.Desc)
-		if slot, ok := c.slots[name]; ok && kind.Scalar() {
-			// A typed column: PostgreSQL walks its index (module, col,
-			// item_id) when that is cheaper than sorting the matches.
-			c.useFields = true
-			expr := "f." + slot
-			if slot[0] == 't' {
-				expr = "lower(" + expr + ")"
-			}
-			o.keys = append(o.keys, orderKey{expr, dir})
-			if n == 0 {
-				tie = "f.item_id"
-			}
-			continue
-		}
-		if n == 0 && kind.Scalar() && q.Limit > 0 && len(q.ModuleIDs) == 1 && !c.noWalk {
-			o.from, o.walk = "content_keys sk JOIN content_items i ON i.id = sk.item_id", true
-			c.extra = append(c.extra, "sk.module = "+c.bind(q.ModuleIDs[0]), "sk.field = "+c.bind(name))
-			if c.now != "" {
-				// Redundant with the item's own condition, but checked on
-				// the index entry, before the item is fetched.
-				c.extra = append(c.extra, "sk.pub_from <= "+c.now+" AND sk.pub_until > "+c.now)
-			}
-			o.keys = append(o.keys, orderKey{sortExpr("sk", col), dir})
-			tie = "sk.item_id"
-			continue
-		}
-		alias := "s" + strconv.Itoa(n)
-		join := " LEFT JOIN content_keys " + alias + " ON " + alias + ".item_id = i.id AND " + alias + ".module = i.module AND " +
-			alias + ".field = " + c.bind(name)
-		if localized {
-			join += " AND " + alias + ".loc = " + c.bind(q.Locale)
-		}
-		o.from += join
-		if cols := c.multiColumns(name, kind); len(cols) > 0 {
-			// Several modules, some of which keep the field in a column.
-			v := "CASE"
-			for _, cm := range cols {
-				v += " WHEN f.module = ANY(" + cm.mods + ") THEN f." + cm.col
-			}
-			v = "coalesce(" + alias + col + ", " + v + " END)"
-			if col == ".s" {
-				v = "lower(" + v + ")"
-			}
-			o.keys = append(o.keys, orderKey{v, dir})
-			continue
-		}
-		o.keys = append(o.keys, orderKey{sortExpr(alias, col), dir})
 	}
 	tieDir := " ASC"
 	if keys[len(keys)-1].Desc {
@@ -2169,6 +2103,103 @@ func (c *compiler) order() (ordering, error) {
 	}
 	o.keys = append(o.keys, orderKey{tie, tieDir})
 	return o, nil
+}
+
+// sortField resolves the field a sort key names, with its kind and
+// whether it sorts by its text in the search's locale; it refuses a
+// field that does not sort, or that the modules searched define
+// differently.
+func (c *compiler) sortField(k SortKey) (name string, kind content.Kind, localized bool, err error) {
+	q := c.q
+	name = strings.TrimPrefix(k.Field, "values.")
+	f, ok := q.Fields[name]
+	if !ok {
+		hint := ""
+		if i := strings.LastIndexByte(name, ' '); i >= 0 {
+			// Field names may hold spaces: the last word was no direction.
+			hint = fmt.Sprintf(" (nor is %q a direction: asc or desc)", name[i+1:])
+		}
+		return "", 0, false, fault.Invalidf("cannot sort by values.%s: no such field%s", name, hint).With("field", "sort")
+	}
+	if !definedAs(q.ModuleFields, name, f) {
+		return "", 0, false, fault.Invalidf("cannot sort by values.%s: the modules searched define it differently (sort one module at a time)", name).
+			With("field", "sort")
+	}
+	kind = f.Kind()
+	localized = kind == content.KindLocalized && q.Locale != ""
+	if !kind.Scalar() && !localized || !f.Indexed() {
+		return "", 0, false, fault.Invalidf("cannot sort by values.%s: only single-valued fields (and localized text with a locale) sort", name).
+			With("field", "sort")
+	}
+	return name, kind, localized, nil
+}
+
+// fieldOrder adds to o the n-th sort key, by field name (of kind kind,
+// sorted in the search's locale when localized), in direction dir (nulls
+// included). It returns the tie-breaker's column when the key is the first
+// and reads the item's content_fields row (f.item_id) or walks the
+// field's key rows (sk.item_id, see order); else "".
+func (c *compiler) fieldOrder(o *ordering, n int, name string, kind content.Kind, localized bool, dir string) (tie string) {
+	q := c.q
+	col := ".s"
+	if kind.Numeric() {
+		col = ".n"
+	}
+	if slot, ok := c.slots[name]; ok && kind.Scalar() {
+		// A typed column: PostgreSQL walks its index (module, col,
+		// item_id) when that is cheaper than sorting the matches.
+		c.useFields = true
+		expr := "f." + slot
+		if slot[0] == 't' {
+			expr = "lower(" + expr + ")"
+		}
+		o.keys = append(o.keys, orderKey{expr, dir})
+		if n == 0 {
+			return "f.item_id"
+		}
+		return ""
+	}
+	if n == 0 && kind.Scalar() && q.Limit > 0 && len(q.ModuleIDs) == 1 && !c.noWalk {
+		o.from, o.walk = "content_keys sk JOIN content_items i ON i.id = sk.item_id", true
+		c.extra = append(c.extra, "sk.module = "+c.bind(q.ModuleIDs[0]), "sk.field = "+c.bind(name))
+		if c.now != "" {
+			// Redundant with the item's own condition, but checked on
+			// the index entry, before the item is fetched.
+			c.extra = append(c.extra, "sk.pub_from <= "+c.now+" AND sk.pub_until > "+c.now)
+		}
+		o.keys = append(o.keys, orderKey{sortExpr("sk", col), dir})
+		return "sk.item_id"
+	}
+	c.joinOrder(o, n, name, kind, localized, col, dir)
+	return ""
+}
+
+// joinOrder adds to o the n-th sort key, by field name, read from the
+// item's key row of the field (col: .s or .n) that a left join finds (or,
+// searching several modules, from the typed column of those that keep the
+// field in one).
+func (c *compiler) joinOrder(o *ordering, n int, name string, kind content.Kind, localized bool, col, dir string) {
+	alias := "s" + strconv.Itoa(n)
+	join := " LEFT JOIN content_keys " + alias + " ON " + alias + ".item_id = i.id AND " + alias + ".module = i.module AND " +
+		alias + ".field = " + c.bind(name)
+	if localized {
+		join += " AND " + alias + ".loc = " + c.bind(c.q.Locale)
+	}
+	o.from += join
+	if cols := c.multiColumns(name, kind); len(cols) > 0 {
+		// Several modules, some of which keep the field in a column.
+		v := "CASE"
+		for _, cm := range cols {
+			v += " WHEN f.module = ANY(" + cm.mods + ") THEN f." + cm.col
+		}
+		v = "coalesce(" + alias + col + ", " + v + " END)"
+		if col == ".s" {
+			v = "lower(" + v + ")"
+		}
+		o.keys = append(o.keys, orderKey{v, dir})
+		return
+	}
+	o.keys = append(o.keys, orderKey{sortExpr(alias, col), dir})
 }
 
 // nullsOrder puts missing values where HALO (MongoDB) did: they are the
