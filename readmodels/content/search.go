@@ -17,8 +17,9 @@ import (
 // compiles is first tried as that one statement alone (pageInOneTrip).
 //
 // Every user-supplied string (field names included) is a bind parameter;
-// the SQL text is assembled only from constants of this file (the typed
-// column names come from slotColumns).
+// the SQL text is assembled only from constants of the compiler's files
+// (compile*.go, order.go, shortcuts.go; the typed column names come from
+// slotColumns).
 func (s *Store) Search(ctx context.Context, q Query) (Result, error) {
 	q.RawValues = q.RawValues && q.Locale == ""
 	if sql, args, ok := oneTripStatement(&q); ok {
