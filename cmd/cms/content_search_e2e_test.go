@@ -659,7 +659,7 @@ func (s syncView) deletedIDs() []string {
 }
 
 // syncMargin is how far before fromSync the server looks for changes
-// (readmodels/content.SyncMargin): changes within it are reported again,
+// (domain/content.SyncMargin): changes within it are reported again,
 // which the SDKs merge. The test leaves this much time between its writes
 // and the syncs whose answers it checks exactly.
 const syncMargin = 2000 * time.Millisecond

@@ -181,12 +181,6 @@ func apply(r *itemRow, data any, at int64) *itemRow {
 	return r
 }
 
-// SyncMargin is how far the stamps of an item's events and the instants
-// syncs describe may stray from each other: a sync at To may not see an
-// event stamped up to SyncMargin before To (committed late), and may see
-// one stamped after To. readmodels/content.Store.Sync looks back by it.
-const SyncMargin int64 = 2000
-
 // interval is a stretch of publication, [from, until) in epoch ms; empty
 // when from >= until.
 type interval struct{ from, until int64 }
@@ -205,14 +199,14 @@ func (r *itemRow) published() interval {
 // dates, or at at), if a sync may have seen any of it: an instant of it
 // before at, however long before (a sync describes the instant its client
 // asks for, toSync, which may be in the past: Android sends the device's
-// clock), or within SyncMargin after at (a sync may not see an event
+// clock), or within content.SyncMargin after at (a sync may not see an event
 // yet). Sync lists an item that is not live as deleted only when that end
 // is after the client's last sync, less SyncMargin (see
 // readmodels/content.Store.Sync), so a concept, or a schedule withdrawn
 // more than SyncMargin before its date, is never listed: an app's client
 // never learns of it.
 func (r *itemRow) noteEnd(was interval, at int64) {
-	if was.from >= min(was.until, at+SyncMargin) {
+	if was.from >= min(was.until, at+content.SyncMargin) {
 		return
 	}
 	if end := min(was.until, at); r.LiveEndedAt == nil || *r.LiveEndedAt < end {
@@ -396,7 +390,7 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 		if _, err := p.db.Exec(ctx, `UPDATE `+p.t("content_items")+` SET deleted_at = $2, deleted_by = $3, state_changed_at = $2, pub_from = NULL,
 				live_ended_at = CASE WHEN published_at IS NOT NULL AND published_at < least(pub_until, $2::bigint + $5::bigint)
 					THEN greatest(live_ended_at, least(pub_until, $2::bigint)) ELSE live_ended_at END
-			WHERE module = $1 AND deleted_at IS NULL AND id <> ALL($4)`, e.ModuleID, at, e.By, p.order, SyncMargin); err != nil {
+			WHERE module = $1 AND deleted_at IS NULL AND id <> ALL($4)`, e.ModuleID, at, e.By, p.order, content.SyncMargin); err != nil {
 			return err
 		}
 		for _, t := range []string{"content_fields", "content_keys"} {

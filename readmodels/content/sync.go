@@ -8,7 +8,6 @@ import (
 
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/fault"
-	projcontent "github.com/halocms/halocms/projections/content"
 )
 
 // SyncQuery asks what changed in a module between two syncs (§5.6).
@@ -29,24 +28,13 @@ type SyncResult struct {
 	Timestamp        int64
 }
 
-// SyncMargin is how far before From an incremental sync looks. An item's
-// dates are the RecordedAt of its events, stamped by the statement that
-// appends them, and the log orders them by their transactions' first
-// writes: an event may carry a stamp a little earlier than the one before
-// it in the log's order. Looking SyncMargin further back reports such
-// changes (and a few already sent: the client merges them again). What a
-// sync's read cannot see yet (changes committed but not applied by the
-// projection, or in transactions still open) is the caller's to account
-// for: the HTTP layer answers a syncTimestamp no later than the
-// projection's horizon (see projection.Runtime.Horizon).
-const SyncMargin = projcontent.SyncMargin
-
 // Sync answers a sync of one module at q.To. An item is live at t when it
 // is published at t: pub_from <= t < pub_until (deleted items never are).
 //
 // A first sync (From nil) lists every item live at To as created.
 //
-// An incremental sync, with F = *From - SyncMargin, lists
+// An incremental sync, with F = *From - content.SyncMargin (see there
+// what it covers and what it leaves to the caller), lists
 //   - created: live at To and became live after F: its publication date
 //     passed after F, or one of its state events (publish, expiry, archive,
 //     delete and their undoing, creation) came after F. Time can make an
@@ -84,7 +72,7 @@ func (s *Store) Sync(ctx context.Context, q SyncQuery) (SyncResult, error) {
 		sql = `SELECT 'c', ` + itemColumns + ` FROM content_items i WHERE i.module = ` + mod + ` AND ` + vis + ` AND ` + live +
 			` ORDER BY i.created_at, i.id`
 	} else {
-		f := c.bind(*q.From - SyncMargin)
+		f := c.bind(*q.From - content.SyncMargin)
 		created := "greatest(i.published_at, i.state_changed_at) > " + f
 		sql = `SELECT CASE WHEN NOT ` + live + ` THEN 'd' WHEN ` + created + ` THEN 'c' ELSE 'u' END, ` + itemColumns + `
 			FROM content_items i

@@ -69,7 +69,7 @@ func TestSyncModel(t *testing.T) {
 
 // syncLateness is how long after its stamp an event may still be
 // unprojected: the 2 s SyncMargin is documented to cover (kept apart from
-// rc.SyncMargin, so that a smaller margin fails the test).
+// content.SyncMargin, so that a smaller margin fails the test).
 const syncLateness = 2000
 
 // syncUnit is the events of one command: one stamp, one transaction.
@@ -685,7 +685,7 @@ func (s *syncSim) sync(c *syncClient, to int64) {
 	}
 	slices.Sort(bad)
 	msg := fmt.Sprintf("seed %d, client %s, sync from %s to %s (t0 = %d; SyncMargin %d):\n  %s\nthe client's syncs:\n  %s",
-		s.seed, c.name, from, s.rel(to), t0, rmcontent.SyncMargin, strings.Join(bad, "\n  "), strings.Join(c.log, "\n  "))
+		s.seed, c.name, from, s.rel(to), t0, content.SyncMargin, strings.Join(bad, "\n  "), strings.Join(c.log, "\n  "))
 	slices.Sort(involved)
 	for _, id := range slices.Compact(involved) {
 		if it := s.items[id]; it != nil {

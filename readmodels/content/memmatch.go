@@ -1,0 +1,362 @@
+package content
+
+import "slices"
+
+// match returns the rows published at now that meet c, in row order;
+// false when a row cannot be judged, or when c gives no list to start
+// from and the module has more than memScanMax rows. The lists are those
+// of the conditions at c's top: the rows of each text equality, which
+// judge it, and for each like whose column holds only ASCII texts the
+// rows holding its rarest trigram (see startLists). It starts from the
+// rows in every list, and judges them by the rest of c.
+func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
+	top := []memCond{*c}
+	if c.kind == '&' {
+		top = c.kids
+	}
+	lists, rest := m.startLists(top)
+	if lists == nil && m.ids.len() > memScanMax {
+		return nil, false
+	}
+	pub := m.pub
+	var rows []int32 // published at now, in every list
+	if lists != nil {
+		rows = intersect(lists, len(pub))
+		keep := rows[:0]
+		for _, i := range rows {
+			if p := pub[i]; p.from <= now && p.until > now {
+				keep = append(keep, i)
+			}
+		}
+		rows = keep
+	} else {
+		rows = make([]int32, 0, len(pub))
+		for i, p := range pub {
+			if p.from <= now && p.until > now {
+				rows = append(rows, int32(i))
+			}
+		}
+	}
+	return m.filter(rest, rows)
+}
+
+// memScanMax: a search with no list at its top to start from (see
+// memModule.match) reads every row of the module; above this many rows it
+// goes to PostgreSQL instead.
+const memScanMax = 20_000
+
+// startLists returns the row lists that the conditions of an and (top)
+// give (nil if none) and the conditions left to judge on the rows in all
+// of them, in top's order: a text equality's rows are exactly those it
+// holds for; a like's rarest trigram's rows are a superset of those it
+// holds for when its column has no text beyond ASCII, and the like is
+// left to check them (listed). A like's list longer than memScanMax is
+// not taken: a search reads at most that many texts.
+func (m *memModule) startLists(top []memCond) (lists [][]int32, rest []memCond) {
+	for _, k := range top {
+		switch k.kind {
+		case 'e':
+			lists = append(lists, m.eqRows(k.col, k.text))
+			continue
+		case 'l':
+			if trg := m.likeTrigrams(&k); trg != nil && !trg.wide {
+				if l := trg.rarest(k.text); len(l) <= memScanMax {
+					lists, k.listed = append(lists, l), true
+				}
+			}
+		}
+		rest = append(rest, k)
+	}
+	return lists, rest
+}
+
+// eqRows returns the rows whose whole text in column col is s.
+func (m *memModule) eqRows(col int, s string) []int32 {
+	m.eqOnce[col].Do(func() {
+		idx := map[string][]int32{}
+		for i := range int32(m.t[col].len()) {
+			if m.tNull[i]&(1<<col) == 0 {
+				v := m.t[col].at(i)
+				idx[v] = append(idx[v], i)
+			}
+		}
+		m.eq[col] = idx
+	})
+	return m.eq[col][s]
+}
+
+// intersect returns the rows (of n) in every one of lists (each in row
+// order), in row order, in a new slice. It starts from the shortest list
+// and keeps, list by list from the next shortest, its rows that the list
+// holds: against a list up to gallopRatio times as long as what is kept
+// so far, by marking the list's rows in a bitmap of the n rows and
+// testing each kept row's bit; against a longer one, or one shorter than
+// the bitmap's n/64 words, by looking each kept row up in it from where
+// the last look-up ended (see seek). The bitmap's loops do not branch on
+// the data: a walk of two lists of like lengths that compares their rows
+// one by one mispredicts a branch at almost every row, which made that
+// walk most of what search (b) cost (BenchmarkMatch).
+func intersect(lists [][]int32, n int) []int32 {
+	lists = slices.Clone(lists)
+	slices.SortFunc(lists, func(a, b []int32) int { return len(a) - len(b) })
+	out := slices.Clone(lists[0])
+	var bits []uint64
+	for _, l := range lists[1:] {
+		if len(out) == 0 {
+			break
+		}
+		if len(l) > gallopRatio*len(out) || len(l) < n/64 {
+			// Much longer than what is kept, or too short to pay for a
+			// bitmap of n rows.
+			out = gallop(out, l)
+			continue
+		}
+		if bits == nil {
+			bits = make([]uint64, (n+63)/64)
+		} else {
+			clear(bits)
+		}
+		for _, i := range l {
+			bits[i>>6] |= 1 << (uint32(i) & 63)
+		}
+		k := 0
+		for _, i := range out {
+			out[k] = i
+			k += int(bits[i>>6] >> (uint32(i) & 63) & 1)
+		}
+		out = out[:k]
+	}
+	return out
+}
+
+// gallopRatio: a list more than this many times as long as the rows kept
+// so far is searched (gallop) rather than marked in a bitmap.
+const gallopRatio = 32
+
+// gallop keeps, in place, the rows of out that list holds.
+func gallop(out, list []int32) []int32 {
+	k := 0
+	for _, i := range out {
+		list = seek(list, i)
+		if len(list) == 0 {
+			break
+		}
+		if list[0] == i {
+			out[k] = i
+			k++
+		}
+	}
+	return out[:k]
+}
+
+// seek returns the end of list (in row order) from its first row not
+// before i. It looks at the next few rows first, then gallops (it looks
+// 16, 32, 64, ... rows ahead and searches the last step): a walk through
+// lists of like lengths costs a comparison or two per row, and one
+// through a much longer list a few per step of the shorter.
+func seek(list []int32, i int32) []int32 {
+	for k := range min(8, len(list)) {
+		if list[k] >= i {
+			return list[k:]
+		}
+	}
+	step := 16
+	for step < len(list) && list[step] < i {
+		list = list[step:]
+		step *= 2
+	}
+	at, _ := slices.BinarySearch(list[:min(step, len(list))], i)
+	return list[at:]
+}
+
+// filter keeps the rows that meet every one of leaves (the operands of an
+// and, cheap first, see node; an or or an and among them is judged whole),
+// a leaf at a time over all of them, in place; false when a row meets
+// every leaf it could be judged by and one it could not.
+func (m *memModule) filter(leaves []memCond, rows []int32) ([]int32, bool) {
+	var unsure []int32 // rows a like could not judge: out unless a leaf is false for them
+	for k := range leaves {
+		l := &leaves[k]
+		if l.kind == 'n' {
+			rows = m.filterNumbers(l, rows)
+		} else if trg := m.likeTrigrams(l); trg != nil && !l.listed {
+			rows = m.filterLike(l, rows, trg, &unsure)
+		} else {
+			keep := rows[:0]
+			for _, i := range rows {
+				switch l.judge(m, i) {
+				case judgedTrue:
+					keep = append(keep, i)
+				case unknown:
+					unsure = append(unsure, i)
+				}
+			}
+			rows = keep
+		}
+		still := unsure[:0]
+		for _, i := range unsure {
+			if l.judge(m, i) != judgedFalse {
+				still = append(still, i)
+			}
+		}
+		unsure = still
+	}
+	return rows, len(unsure) == 0
+}
+
+// filterNumbers keeps the rows whose number in l's column meets l, in
+// place: judge's 'n' case, in one loop per operator (the loops spend
+// their time waiting for the column's values, which a loop without a call
+// per row fetches several at a time). A row without a value holds NaN,
+// which no comparison meets.
+func (m *memModule) filterNumbers(l *memCond, rows []int32) []int32 {
+	vals, v := m.n[l.col], l.value
+	keep := rows[:0]
+	switch l.op {
+	case '=':
+		for _, i := range rows {
+			if vals[i] == v {
+				keep = append(keep, i)
+			}
+		}
+	case '>':
+		for _, i := range rows {
+			if vals[i] > v {
+				keep = append(keep, i)
+			}
+		}
+	case 'G':
+		for _, i := range rows {
+			if vals[i] >= v {
+				keep = append(keep, i)
+			}
+		}
+	case '<':
+		for _, i := range rows {
+			if vals[i] < v {
+				keep = append(keep, i)
+			}
+		}
+	default: // 'L'
+		for _, i := range rows {
+			if vals[i] <= v {
+				keep = append(keep, i)
+			}
+		}
+	}
+	return keep
+}
+
+// filterLike keeps the rows whose text contains l's (lower-cased ASCII)
+// text, reading only the texts of rows that hold its rarest trigram;
+// rows whose text is beyond ASCII go to unsure (see judge).
+func (m *memModule) filterLike(l *memCond, rows []int32, trg *memTrigrams, unsure *[]int32) []int32 {
+	list := trg.rarest(l.text)
+	bit := uint8(1) << l.col
+	col, nulls, wide := &m.t[l.col], m.tNull, m.tWide
+	keep := rows[:0]
+	j := 0
+	for _, i := range rows {
+		switch {
+		case nulls[i]&bit != 0:
+			continue
+		case wide[i]&bit != 0:
+			*unsure = append(*unsure, i)
+			continue
+		}
+		for j < len(list) && list[j] < i {
+			j++
+		}
+		if j < len(list) && list[j] == i && containsFold(col.at(i), l.text) {
+			keep = append(keep, i)
+		}
+	}
+	return keep
+}
+
+// judgement is a condition's value for a row: false, true, or unknown
+// (a like on a text beyond ASCII, which PostgreSQL lower-cases by its own
+// rules).
+type judgement byte
+
+const (
+	judgedFalse judgement = iota
+	judgedTrue
+	unknown
+)
+
+// judge judges row i.
+func (c *memCond) judge(m *memModule, i int32) judgement {
+	switch c.kind {
+	case '&', '|':
+		stop := judgedFalse // and: one false decides
+		if c.kind == '|' {
+			stop = judgedTrue
+		}
+		out := 1 - stop
+		for k := range c.kids {
+			switch j := c.kids[k].judge(m, i); j {
+			case stop:
+				return stop
+			case unknown:
+				out = unknown
+			}
+		}
+		return out
+	case 'e':
+		return judged(m.tNull[i]&(1<<c.col) == 0 && m.t[c.col].at(i) == c.text)
+	case 'l':
+		switch {
+		case m.tNull[i]&(1<<c.col) != 0:
+			return judgedFalse
+		case m.tWide[i]&(1<<c.col) != 0:
+			return unknown
+		}
+		return judged(containsFold(m.t[c.col].at(i), c.text))
+	default: // 'n'
+		if m.nNull[i]&(1<<c.col) != 0 {
+			return judgedFalse
+		}
+		v := m.n[c.col][i]
+		switch c.op {
+		case '=':
+			return judged(v == c.value)
+		case '>':
+			return judged(v > c.value)
+		case 'G':
+			return judged(v >= c.value)
+		case '<':
+			return judged(v < c.value)
+		}
+		return judged(v <= c.value)
+	}
+}
+
+func judged(b bool) judgement {
+	if b {
+		return judgedTrue
+	}
+	return judgedFalse
+}
+
+// containsFold reports whether s contains needle, ignoring ASCII case;
+// needle is lower-case ASCII, s ASCII.
+func containsFold(s, needle string) bool {
+	n := len(needle)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != needle[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
