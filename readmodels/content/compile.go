@@ -232,7 +232,8 @@ func (c *compiler) where() (string, error) {
 	return strings.Join(w, " AND "), nil
 }
 
-// Limits on expression trees, whatever the HTTP layer already checked.
+// Limits on expression trees: ParseExpr refuses deeper or larger trees,
+// and the compiler checks again, for a Query built otherwise.
 const (
 	maxExprDepth = 32
 	maxExprNodes = 500
