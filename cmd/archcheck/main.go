@@ -23,23 +23,19 @@
 package main
 
 import (
-	_ "embed"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"sort"
-	"strings"
 )
 
 func main() {
 	dir := flag.String("C", ".", "the module's directory")
 	flag.Parse()
 	breaches, err := check(*dir)
-	breaches = unexcused(breaches)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "archcheck:", err)
 		os.Exit(2)
@@ -108,43 +104,3 @@ func check(dir string) ([]string, error) {
 	sort.Strings(breaches)
 	return breaches, nil
 }
-
-// pending lists the breaches that the code had when the rules came in,
-// while they are being mended: they are not reported, and a line that no
-// longer matches a breach is (so the list only shrinks). It goes when it
-// is empty.
-//
-//go:embed pending.txt
-var pending string
-
-// unexcused drops the pending breaches from breaches and adds one for each
-// pending line that matched none. Numbers do not count (a long function
-// moves and grows while it waits).
-func unexcused(breaches []string) []string {
-	waived := map[string]bool{}
-	line := map[string]string{}
-	for _, l := range strings.Split(pending, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-			waived[numberless(l)], line[numberless(l)] = false, l
-		}
-	}
-	var out []string
-	for _, b := range breaches {
-		if _, ok := waived[numberless(b)]; ok {
-			waived[numberless(b)] = true
-			continue
-		}
-		out = append(out, b)
-	}
-	for l, seen := range waived {
-		if !seen {
-			out = append(out, "cmd/archcheck/pending.txt: mended, remove the line: "+line[l])
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-var digits = regexp.MustCompile(`[0-9]+`)
-
-func numberless(s string) string { return digits.ReplaceAllString(s, "N") }

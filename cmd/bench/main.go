@@ -294,15 +294,7 @@ func run(ctx context.Context, cfg config) (*results, error) {
 		return res, err
 	}
 	res.header = append(res.header, "database: "+db.name)
-	defer func() {
-		if cfg.keep {
-			progressf("kept database %s", db.name)
-			return
-		}
-		if err := db.drop(); err != nil {
-			progressf("could not drop database %s: %v", db.name, err)
-		}
-	}()
+	defer db.release(cfg.keep)
 
 	pool, err := db.connect(ctx, cfg.writers+6)
 	if err != nil {
@@ -430,6 +422,17 @@ func (db *benchDB) connect(ctx context.Context, maxConns int) (*pgxpool.Pool, er
 		return nil, fmt.Errorf("connect to %s: %w", db.name, err)
 	}
 	return pool, nil
+}
+
+// release drops the database, or keeps it (-keep) and says so.
+func (db *benchDB) release(keep bool) {
+	if keep {
+		progressf("kept database %s", db.name)
+		return
+	}
+	if err := db.drop(); err != nil {
+		progressf("could not drop database %s: %v", db.name, err)
+	}
 }
 
 // drop removes the database (WITH FORCE: stray sessions of an aborted run

@@ -27,21 +27,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -63,202 +53,128 @@ const (
 	pushDispatchMax = 10 * time.Minute
 )
 
-// fakeFCM is the local FCM endpoint: an OAuth token endpoint and
-// messages:send, answering 200 and counting tokens.
-type fakeFCM struct {
-	srv   *httptest.Server
-	sends atomic.Int64
-	mu    sync.Mutex
-	seen  map[string]int
-}
-
-func newFakeFCM() *fakeFCM {
-	f := &fakeFCM{seen: map[string]int{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"access_token":"bench-token","token_type":"Bearer","expires_in":3600}`) //nolint:errcheck
-	})
-	mux.HandleFunc("POST /v1/projects/bench/messages:send", func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Message struct {
-				Token string `json:"token"`
-			} `json:"message"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Message.Token == "" {
-			http.Error(w, `{"error":{"code":400,"status":"INVALID_ARGUMENT"}}`, http.StatusBadRequest)
-			return
-		}
-		f.sends.Add(1)
-		f.mu.Lock()
-		f.seen[body.Message.Token]++
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"name":"projects/bench/messages/1"}`) //nolint:errcheck
-	})
-	f.srv = httptest.NewServer(mux)
-	return f
-}
-
-// exactlyOnce counts the tokens received once, more than once, and the
-// expected ones never received.
-func (f *fakeFCM) exactlyOnce(tokens int) (once, twice, missing int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i := 0; i < tokens; i++ {
-		switch f.seen[benchToken(i)] {
-		case 0:
-			missing++
-		case 1:
-			once++
-		default:
-			twice++
-		}
-	}
-	return once, twice, missing
-}
-
-// credentialsFile writes a service account key whose token_uri is the
-// fake's.
-func (f *fakeFCM) credentialsFile(dir string) (string, error) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return "", err
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return "", err
-	}
-	b, err := json.Marshal(map[string]string{
-		"type": "service_account", "project_id": "bench", "private_key_id": "bench-1",
-		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		"client_email": "push@bench.iam.gserviceaccount.com", "token_uri": f.srv.URL + "/token",
-	})
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "fcm.json")
-	return path, os.WriteFile(path, b, 0o600)
-}
-
-func benchToken(i int) string {
-	return fmt.Sprintf("bench-fcm-token-%08d-%s", i, strings.Repeat("x", 120))
-}
-
 func pushPhase(ctx context.Context, cfg config, serverURL string, res *results) (err error) {
 	n := cfg.pushDevices
-	db, err := createDatabase(ctx, serverURL)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cfg.keep {
-			progressf("kept database %s", db.name)
-			return
-		}
-		if err := db.drop(); err != nil {
-			progressf("could not drop database %s: %v", db.name, err)
-		}
-	}()
-	pool, err := db.connect(ctx, pushSeedLoaders+2)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-
 	fake := newFakeFCM()
 	defer fake.srv.Close()
-	tmp, err := os.MkdirTemp("", "cms-bench-push-")
+	p, err := openServerPhase(ctx, cfg, serverURL, pushSeedLoaders+2)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	creds, err := fake.credentialsFile(tmp)
+	defer p.close(&err)
+	if err := p.makeDir("cms-bench-push-"); err != nil {
+		return err
+	}
+	creds, err := fake.credentialsFile(p.dir)
 	if err != nil {
 		return err
 	}
-	srv, password, err := launchServer(ctx, "push", tmp, databaseURL(serverURL, db.name),
-		"CMS_PUSH_PROVIDER=fcm", "CMS_FCM_CREDENTIALS="+creds, "CMS_FCM_ENDPOINT="+fake.srv.URL)
-	if err != nil {
+	if err := p.launch(ctx, "push", "CMS_PUSH_PROVIDER=fcm", "CMS_FCM_CREDENTIALS="+creds, "CMS_FCM_ENDPOINT="+fake.srv.URL); err != nil {
 		return err
 	}
-	defer srv.stop()
-	defer func() {
-		if err != nil {
-			if tail := srv.logTail(40); tail != "" {
-				err = fmt.Errorf("%w\nserver log (last lines):\n%s", err, tail)
-			}
-		}
-	}()
-	pid := srv.cmd.Process.Pid
-
-	a := newCMSAPI(srv.base, 4)
-	defer a.hc.CloseIdleConnections()
-	admin, app, err := a.adminApp(ctx, password, "push bench")
-	if err != nil {
+	if err := p.signIn(ctx, 4, "push bench"); err != nil {
 		return err
 	}
-
-	// Seed the segment straight into the event store.
-	store := postgres.NewEventStore(pool, eventcodec.Default())
+	store := postgres.NewEventStore(p.pool, eventcodec.Default())
 	defer store.Close()
-	t0 := time.Now()
-	if err := seedAppUsers(ctx, store, app.ID, n); err != nil {
-		return fmt.Errorf("seed app users: %w", err)
-	}
-	seeded := time.Since(t0)
-	progressf("push: seeded %d app users in %s (%.0f/s); waiting for the server to project them", n, seeded.Round(time.Millisecond), rate(int64(n), seeded))
-	t1 := time.Now()
-	if err := waitAppUsers(ctx, pool, app.ID, n); err != nil {
-		return err
-	}
-	projected := time.Since(t1)
-	progressf("push: the server projected them in %s", projected.Round(time.Millisecond))
-
-	rssBefore, _ := procStatus(pid, "VmRSS")
-	hwmBefore, _ := procStatus(pid, "VmHWM")
-	resetPeak := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
-
-	progressf("push: scheduling one push to the segment of %d devices; %d other active sessions on the server", n, otherSessions(ctx, pool))
-	var push struct {
-		ID string `json:"id"`
-	}
-	cpu0 := srv.cpuSeconds()
-	t2 := time.Now()
-	if err := a.call(ctx, http.MethodPost, "/api/push/schedule", admin, map[string]any{
-		"appId": app.ID, "name": "bench push", "filterTags": []any{map[string]any{"name": "segment", "value": "bench"}},
-		"payload": map[string]any{"notification": map[string]any{"title": "Bench", "body": "One push to every device"},
-			"data": map[string]any{"url": "bench://push", "extra": map[string]any{"run": db.name}}},
-	}, http.StatusCreated, &push); err != nil {
-		return fmt.Errorf("schedule the push: %w", err)
-	}
-	started, finished, err := waitDispatched(ctx, pool, push.ID)
+	seg, err := seedSegment(ctx, store, p.pool, p.app.ID, n)
 	if err != nil {
 		return err
 	}
-	wall := time.Since(t2)
-	cpu := srv.cpuSeconds() - cpu0
-	peak, peakKiB := procStatus(pid, "VmHWM")
-	rssAfter, _ := procStatus(pid, "VmRSS")
-
+	d, err := dispatch(ctx, p, n)
+	if err != nil {
+		return err
+	}
 	once, twice, missing := fake.exactlyOnce(n)
 	if once != n || fake.sends.Load() != int64(n) {
 		return fmt.Errorf("the fake FCM got %d sends: %d tokens once, %d more than once, %d never (want each of %d once)",
 			fake.sends.Load(), once, twice, missing, n)
 	}
-	took := finished.Sub(started)
+	d.report(res, n, p.srv.cmd.Process.Pid, seg)
+	return nil
+}
+
+// segmentTimes is how long the segment took to seed into the event store
+// and for the server to project.
+type segmentTimes struct{ seeded, projected time.Duration }
+
+// seedSegment seeds n app users of app into the store and waits until
+// the server has projected them.
+func seedSegment(ctx context.Context, store *postgres.EventStore, pool *pgxpool.Pool, app string, n int) (segmentTimes, error) {
+	var t segmentTimes
+	t0 := time.Now()
+	if err := seedAppUsers(ctx, store, app, n); err != nil {
+		return t, fmt.Errorf("seed app users: %w", err)
+	}
+	t.seeded = time.Since(t0)
+	progressf("push: seeded %d app users in %s (%.0f/s); waiting for the server to project them", n, t.seeded.Round(time.Millisecond), rate(int64(n), t.seeded))
+	t1 := time.Now()
+	if err := waitAppUsers(ctx, pool, app, n); err != nil {
+		return t, err
+	}
+	t.projected = time.Since(t1)
+	progressf("push: the server projected them in %s", t.projected.Round(time.Millisecond))
+	return t, nil
+}
+
+// pushDispatch is what the dispatch of the push took: time, the server's
+// CPU and its memory (RSS and peak RSS, as /proc/<pid>/status tells them).
+type pushDispatch struct {
+	took, wall           time.Duration // push.dispatch_started -> push.dispatched; POST -> push.dispatched
+	cpu                  float64       // seconds
+	resetPeak            bool          // whether the peak was reset before the push
+	rssBefore, hwmBefore string
+	peak, rssAfter       string
+	peakKiB              float64
+}
+
+// dispatch schedules one push to the segment of n devices and waits until
+// the server has dispatched it, watching its CPU and memory.
+func dispatch(ctx context.Context, p *serverPhase, n int) (pushDispatch, error) {
+	var d pushDispatch
+	pid := p.srv.cmd.Process.Pid
+	d.rssBefore, _ = procStatus(pid, "VmRSS")
+	d.hwmBefore, _ = procStatus(pid, "VmHWM")
+	d.resetPeak = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
+
+	progressf("push: scheduling one push to the segment of %d devices; %d other active sessions on the server", n, otherSessions(ctx, p.pool))
+	var push struct {
+		ID string `json:"id"`
+	}
+	cpu0 := p.srv.cpuSeconds()
+	t2 := time.Now()
+	if err := p.api.call(ctx, http.MethodPost, "/api/push/schedule", p.admin, map[string]any{
+		"appId": p.app.ID, "name": "bench push", "filterTags": []any{map[string]any{"name": "segment", "value": "bench"}},
+		"payload": map[string]any{"notification": map[string]any{"title": "Bench", "body": "One push to every device"},
+			"data": map[string]any{"url": "bench://push", "extra": map[string]any{"run": p.db.name}}},
+	}, http.StatusCreated, &push); err != nil {
+		return d, fmt.Errorf("schedule the push: %w", err)
+	}
+	started, finished, err := waitDispatched(ctx, p.pool, push.ID)
+	if err != nil {
+		return d, err
+	}
+	d.wall = time.Since(t2)
+	d.cpu = p.srv.cpuSeconds() - cpu0
+	d.peak, d.peakKiB = procStatus(pid, "VmHWM")
+	d.rssAfter, _ = procStatus(pid, "VmRSS")
+	d.took = finished.Sub(started)
+	return d, nil
+}
+
+// report adds the push's figures: the rate and the server's peak RSS.
+func (d pushDispatch) report(res *results, n, pid int, seg segmentTimes) {
 	peakNote := "peak RSS during the dispatch"
-	if !resetPeak {
+	if !d.resetPeak {
 		peakNote = "peak RSS of the whole run (clear_refs not writable)"
 	}
-	res.add(figure{name: fmt.Sprintf("push to %s devices, devices/s", sizeLabel(n)), value: rate(int64(n), took), unit: "devices/s",
+	res.add(figure{name: fmt.Sprintf("push to %s devices, devices/s", sizeLabel(n)), value: rate(int64(n), d.took), unit: "devices/s",
 		target: targetPushRate,
 		detail: fmt.Sprintf("dispatch_started -> dispatched %s (POST -> dispatched %s), each token received once by the local FCM; "+
 			"server CPU %.1fs; %s %s (RSS %s before, %s after; %s peak while seeding/projecting)",
-			took.Round(time.Millisecond), wall.Round(time.Millisecond), cpu, peakNote, peak, rssBefore, rssAfter, hwmBefore)})
-	res.add(figure{name: "push server peak RSS during the dispatch, MiB", value: peakKiB / 1024, unit: "MiB", decimals: 1,
-		detail: fmt.Sprintf("VmHWM of pid %d; seeding %s, projecting %s", pid, seeded.Round(time.Millisecond), projected.Round(time.Millisecond))})
-	return nil
+			d.took.Round(time.Millisecond), d.wall.Round(time.Millisecond), d.cpu, peakNote, d.peak, d.rssBefore, d.rssAfter, d.hwmBefore)})
+	res.add(figure{name: "push server peak RSS during the dispatch, MiB", value: d.peakKiB / 1024, unit: "MiB", decimals: 1,
+		detail: fmt.Sprintf("VmHWM of pid %d; seeding %s, projecting %s", pid, seg.seeded.Round(time.Millisecond), seg.projected.Round(time.Millisecond))})
 }
 
 // seedAppUsers appends n appuser.Created events (one Android token and the

@@ -173,140 +173,177 @@ func Number(v any) (float64, bool) {
 	return 0, false
 }
 
+// validateValue checks v against f's type and rules; the first rule it
+// breaks is the violation.
 func validateValue(f Field, v any) *Violation {
-	bad := func(code, rule, format string, args ...any) *Violation {
-		return &Violation{f.Name, code, rule, fmt.Sprintf(format, args...)}
-	}
-	r := f.Rules
-	kind := f.Kind()
-	switch kind {
+	switch kind := f.Kind(); kind {
 	case KindText:
 		s, ok := v.(string)
 		if !ok {
-			return bad(ErrString, "isString", "must be a string")
+			return violation(f, ErrString, "isString", "must be a string")
 		}
 		return checkText(f, s)
 	case KindNumber, KindTimestamp:
-		n, ok := Number(v)
-		if !ok || math.IsNaN(n) || math.IsInf(n, 0) {
-			if kind == KindTimestamp {
-				return bad(ErrTimestamp, "isTimestamp", "must be a date in epoch milliseconds")
-			}
-			return bad(ErrNumber, "isNumber", "must be a number")
-		}
-		if kind == KindTimestamp && n != math.Trunc(n) {
-			return bad(ErrTimestamp, "isTimestamp", "must be a whole number of epoch milliseconds")
-		}
-		if kind == KindTimestamp && math.Abs(n) > MaxTimestamp {
-			return bad(ErrTimestamp, "isTimestamp", "must be a date between years -271821 and 275760 (at most %s epoch milliseconds either side of 1970)", fmtNum(MaxTimestamp))
-		}
-		if r.Min != nil && n < *r.Min {
-			return bad(ErrRange, "min", "must be at least %s", fmtNum(*r.Min))
-		}
-		if r.Max != nil && n > *r.Max {
-			return bad(ErrRange, "max", "must be at most %s", fmtNum(*r.Max))
-		}
-		if len(r.Values) > 0 && !slices.ContainsFunc(r.Values, func(a string) bool {
-			x, err := strconv.ParseFloat(a, 64)
-			return err == nil && x == n
-		}) {
-			return bad(ErrAllowed, "values", "must be one of %s", strings.Join(r.Values, ", "))
-		}
+		return validateNumber(f, kind, v)
 	case KindURL:
-		s, ok := v.(string)
-		if !ok {
-			return bad(ErrURL, "matches", "must be a URL string")
-		}
-		u, err := url.Parse(s)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(s, " \t\n") {
-			return bad(ErrURL, "matches", "must be an absolute http or https URL")
-		}
-		if len(r.MediaTypes) > 0 {
-			ext := strings.TrimPrefix(strings.ToLower(path.Ext(u.Path)), ".")
-			if !slices.ContainsFunc(r.MediaTypes, func(m string) bool { return strings.EqualFold(strings.TrimPrefix(m, "."), ext) }) {
-				return bad(ErrMediaType, "mediaTypes", "must be a file of type %s", strings.Join(r.MediaTypes, ", "))
-			}
-		}
-		return checkText(f, s)
+		return validateURL(f, v)
 	case KindYoutube:
-		s, ok := v.(string)
-		if !ok || !youtubeRE.MatchString(s) {
-			return bad(ErrYoutube, "matches", "must be a YouTube URL")
+		if s, ok := v.(string); !ok || !youtubeRE.MatchString(s) {
+			return violation(f, ErrYoutube, "matches", "must be a YouTube URL")
 		}
 	case KindBoolean:
 		if _, ok := v.(bool); !ok {
-			return bad(ErrBoolean, "isStrictBoolean", "must be true or false")
+			return violation(f, ErrBoolean, "isStrictBoolean", "must be true or false")
 		}
 	case KindColor:
-		s, ok := v.(string)
-		if !ok || !colorRE.MatchString(s) {
-			return bad(ErrColor, "isHexColor", "must be a hex color such as #1a2b3c")
+		if s, ok := v.(string); !ok || !colorRE.MatchString(s) {
+			return violation(f, ErrColor, "isHexColor", "must be a hex color such as #1a2b3c")
 		}
 	case KindRelation:
-		s, ok := v.(string)
-		if !ok || !validID(s) {
-			return bad(ErrString, "isString", "must be the id of a content item")
+		if s, ok := v.(string); !ok || !validID(s) {
+			return violation(f, ErrString, "isString", "must be the id of a content item")
 		}
 	case KindRelations:
-		arr, ok := v.([]any)
-		if !ok {
-			return bad(ErrRelation, "isRelation", "must be an array of content item ids")
-		}
-		for _, e := range arr {
-			if s, ok := e.(string); !ok || !validID(s) {
-				return bad(ErrRelation, "isRelation", "must be an array of content item ids")
-			}
-		}
+		return validateRelations(f, v)
 	case KindObject:
 		if _, ok := v.(map[string]any); !ok {
-			return bad(ErrObject, "isJSONObject", "must be a JSON object")
+			return violation(f, ErrObject, "isJSONObject", "must be a JSON object")
 		}
 	case KindList:
 		if _, ok := v.([]any); !ok {
-			return bad(ErrArray, "isJSONArray", "must be a JSON array")
+			return violation(f, ErrArray, "isJSONArray", "must be a JSON array")
 		}
 	case KindLocalized:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad(ErrObject, "isJSONObject", "must be an object of locale → text")
-		}
-		for loc, e := range m {
-			if !localeRE.MatchString(loc) {
-				return bad(ErrLanguages, "hasAllKeyLanguage", "%q is not a locale code such as en-US", loc)
-			}
-			s, ok := e.(string)
-			if !ok {
-				return bad(ErrLocalized, "allObjectValuesAreStringValidator", "the %s text must be a string", loc)
-			}
-			if vi := checkText(f, s); vi != nil {
-				vi.Message = loc + ": " + vi.Message
-				return vi
-			}
-		}
+		return validateLocalized(f, v)
 	case KindChoice:
-		s, ok := v.(string)
-		if !ok || !slices.Contains(r.Values, s) {
-			return bad(ErrChoice, "singleChoiceValidator", "must be one of %s", strings.Join(r.Values, ", "))
+		if s, ok := v.(string); !ok || !slices.Contains(f.Rules.Values, s) {
+			return violation(f, ErrChoice, "singleChoiceValidator", "must be one of %s", strings.Join(f.Rules.Values, ", "))
 		}
 	case KindChoices:
-		arr, ok := v.([]any)
-		if !ok {
-			return bad(ErrChoices, "multipleChoiceValidator", "must be an array of values out of %s", strings.Join(r.Values, ", "))
-		}
-		seen := map[string]bool{}
-		for _, e := range arr {
-			s, ok := e.(string)
-			if !ok || !slices.Contains(r.Values, s) || seen[s] {
-				return bad(ErrChoices, "multipleChoiceValidator", "must be an array of distinct values out of %s", strings.Join(r.Values, ", "))
-			}
-			seen[s] = true
-		}
+		return validateChoices(f, v)
 	default:
-		return bad(ErrUnknown, "fieldType", "the field has an unknown type")
+		return violation(f, ErrUnknown, "fieldType", "the field has an unknown type")
 	}
 	return nil
 }
 
+// violation is f's value breaking rule, with HALO's error code.
+func violation(f Field, code, rule, format string, args ...any) *Violation {
+	return &Violation{f.Name, code, rule, fmt.Sprintf(format, args...)}
+}
+
+// validateNumber checks a number, or for KindTimestamp a whole number of
+// epoch milliseconds within MaxTimestamp, then the field's bounds and
+// allowed values.
+func validateNumber(f Field, kind Kind, v any) *Violation {
+	n, ok := Number(v)
+	if !ok || math.IsNaN(n) || math.IsInf(n, 0) {
+		if kind == KindTimestamp {
+			return violation(f, ErrTimestamp, "isTimestamp", "must be a date in epoch milliseconds")
+		}
+		return violation(f, ErrNumber, "isNumber", "must be a number")
+	}
+	if kind == KindTimestamp && n != math.Trunc(n) {
+		return violation(f, ErrTimestamp, "isTimestamp", "must be a whole number of epoch milliseconds")
+	}
+	if kind == KindTimestamp && math.Abs(n) > MaxTimestamp {
+		return violation(f, ErrTimestamp, "isTimestamp", "must be a date between years -271821 and 275760 (at most %s epoch milliseconds either side of 1970)", fmtNum(MaxTimestamp))
+	}
+	r := f.Rules
+	if r.Min != nil && n < *r.Min {
+		return violation(f, ErrRange, "min", "must be at least %s", fmtNum(*r.Min))
+	}
+	if r.Max != nil && n > *r.Max {
+		return violation(f, ErrRange, "max", "must be at most %s", fmtNum(*r.Max))
+	}
+	if len(r.Values) > 0 && !slices.ContainsFunc(r.Values, func(a string) bool {
+		x, err := strconv.ParseFloat(a, 64)
+		return err == nil && x == n
+	}) {
+		return violation(f, ErrAllowed, "values", "must be one of %s", strings.Join(r.Values, ", "))
+	}
+	return nil
+}
+
+// validateURL checks an absolute http or https URL, of one of the field's
+// media types if it names any, then the text rules.
+func validateURL(f Field, v any) *Violation {
+	s, ok := v.(string)
+	if !ok {
+		return violation(f, ErrURL, "matches", "must be a URL string")
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(s, " \t\n") {
+		return violation(f, ErrURL, "matches", "must be an absolute http or https URL")
+	}
+	if types := f.Rules.MediaTypes; len(types) > 0 {
+		ext := strings.TrimPrefix(strings.ToLower(path.Ext(u.Path)), ".")
+		if !slices.ContainsFunc(types, func(m string) bool { return strings.EqualFold(strings.TrimPrefix(m, "."), ext) }) {
+			return violation(f, ErrMediaType, "mediaTypes", "must be a file of type %s", strings.Join(types, ", "))
+		}
+	}
+	return checkText(f, s)
+}
+
+// validateRelations checks an array of content item ids.
+func validateRelations(f Field, v any) *Violation {
+	arr, ok := v.([]any)
+	if !ok {
+		return violation(f, ErrRelation, "isRelation", "must be an array of content item ids")
+	}
+	for _, e := range arr {
+		if s, ok := e.(string); !ok || !validID(s) {
+			return violation(f, ErrRelation, "isRelation", "must be an array of content item ids")
+		}
+	}
+	return nil
+}
+
+// validateLocalized checks an object of locale codes to texts, each text
+// against the text rules.
+func validateLocalized(f Field, v any) *Violation {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return violation(f, ErrObject, "isJSONObject", "must be an object of locale → text")
+	}
+	for loc, e := range m {
+		if !localeRE.MatchString(loc) {
+			return violation(f, ErrLanguages, "hasAllKeyLanguage", "%q is not a locale code such as en-US", loc)
+		}
+		s, ok := e.(string)
+		if !ok {
+			return violation(f, ErrLocalized, "allObjectValuesAreStringValidator", "the %s text must be a string", loc)
+		}
+		if vi := checkText(f, s); vi != nil {
+			vi.Message = loc + ": " + vi.Message
+			return vi
+		}
+	}
+	return nil
+}
+
+// validateChoices checks an array of distinct values out of the field's
+// allowed values.
+func validateChoices(f Field, v any) *Violation {
+	values := f.Rules.Values
+	arr, ok := v.([]any)
+	if !ok {
+		return violation(f, ErrChoices, "multipleChoiceValidator", "must be an array of values out of %s", strings.Join(values, ", "))
+	}
+	seen := map[string]bool{}
+	for _, e := range arr {
+		s, ok := e.(string)
+		if !ok || !slices.Contains(values, s) || seen[s] {
+			return violation(f, ErrChoices, "multipleChoiceValidator", "must be an array of distinct values out of %s", strings.Join(values, ", "))
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// checkText checks a text against the field's length, pattern and
+// allowed values; a Text field without maxLength is held to
+// defaultMaxText.
 func checkText(f Field, s string) *Violation {
 	r := f.Rules
 	n := utf8.RuneCountInString(s)
@@ -316,19 +353,19 @@ func checkText(f Field, s string) *Violation {
 		max = &m
 	}
 	if r.MinLength != nil && n < *r.MinLength {
-		return &Violation{f.Name, ErrLength, "minLength", fmt.Sprintf("must be at least %d characters", *r.MinLength)}
+		return violation(f, ErrLength, "minLength", "must be at least %d characters", *r.MinLength)
 	}
 	if max != nil && n > *max {
-		return &Violation{f.Name, ErrLength, "maxLength", fmt.Sprintf("must be at most %d characters", *max)}
+		return violation(f, ErrLength, "maxLength", "must be at most %d characters", *max)
 	}
 	if r.Pattern != "" {
 		re, err := regexp.Compile(`^(?:` + r.Pattern + `)$`)
 		if err != nil || !re.MatchString(s) {
-			return &Violation{f.Name, ErrPattern, "pattern", fmt.Sprintf("must match %s", r.Pattern)}
+			return violation(f, ErrPattern, "pattern", "must match %s", r.Pattern)
 		}
 	}
 	if len(r.Values) > 0 && (f.Kind() == KindText || f.Kind() == KindLocalized) && !slices.Contains(r.Values, s) {
-		return &Violation{f.Name, ErrAllowed, "values", "must be one of " + strings.Join(r.Values, ", ")}
+		return violation(f, ErrAllowed, "values", "must be one of %s", strings.Join(r.Values, ", "))
 	}
 	return nil
 }

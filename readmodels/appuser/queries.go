@@ -108,11 +108,17 @@ func (q *Queries) Pocket(ctx context.Context) (Pocket, error) {
 
 // ReadBack reads an app user as the projection has it after a write that
 // a command authorized.
-func (q *Queries) ReadBack(ctx context.Context, id string) (AppUser, error) { return q.store.AppUser(ctx, id) }
+func (q *Queries) ReadBack(ctx context.Context, id string) (AppUser, error) {
+	return q.store.AppUser(ctx, id)
+}
 
 // AppNumber and AppByNumber translate between an app's id and its number
 // (HALO's integer appId), which any caller may learn.
-func (q *Queries) AppNumber(ctx context.Context, app string) (int, error) { return q.store.AppNumber(ctx, app) }
+func (q *Queries) AppNumber(ctx context.Context, app string) (int, error) {
+	return q.store.AppNumber(ctx, app)
+}
 
 // AppByNumber is the app whose number is n.
-func (q *Queries) AppByNumber(ctx context.Context, n int) (string, error) { return q.store.AppByNumber(ctx, n) }
+func (q *Queries) AppByNumber(ctx context.Context, n int) (string, error) {
+	return q.store.AppByNumber(ctx, n)
+}

@@ -123,7 +123,9 @@ func (q *Queries) Instances(ctx context.Context, req InstancesRequest) (Result, 
 // ReadBack reads an item as the projection has it after a write that a
 // command authorized (no read check: the writer may write, not
 // necessarily read).
-func (q *Queries) ReadBack(ctx context.Context, id string) (Item, error) { return q.store.Item(ctx, id) }
+func (q *Queries) ReadBack(ctx context.Context, id string) (Item, error) {
+	return q.store.Item(ctx, id)
+}
 
 // ReadBackItems reads items as the projection has them after a write that
 // a command authorized.

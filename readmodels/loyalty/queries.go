@@ -224,4 +224,6 @@ func (q *Queries) ReadBackTransaction(ctx context.Context, account, id string) (
 }
 
 // ReadBackCard reads a stamp card a command defined or changed.
-func (q *Queries) ReadBackCard(ctx context.Context, id string) (Card, error) { return q.store.Card(ctx, id) }
+func (q *Queries) ReadBackCard(ctx context.Context, id string) (Card, error) {
+	return q.store.Card(ctx, id)
+}
