@@ -45,8 +45,10 @@ type Queries interface {
 	Instances(ctx context.Context, req rmcontent.InstancesRequest) (rmcontent.Result, error)
 	Search(ctx context.Context, req rmcontent.SearchRequest) (rmcontent.Answer, error)
 	Sync(ctx context.Context, req rmcontent.SyncRequest) (rmcontent.SyncResult, error)
-	// ReadBack, ReadBackItems and ReadBackModule read what a command
-	// wrote, to answer the write.
+	// ReadBack, ReadBackItems and ReadBackModule read, unchecked, what a
+	// command wrote, to answer the write; and, for a write that failed,
+	// where an item or a module lives, so that the caller's right there
+	// decides between their refusal and the request's fault.
 	ReadBack(ctx context.Context, id string) (rmcontent.Item, error)
 	ReadBackItems(ctx context.Context, ids []string) ([]rmcontent.Item, error)
 	ReadBackModule(ctx context.Context, id string) (rmcontent.Module, error)
