@@ -100,8 +100,8 @@ func (c DispatcherConfig) withDefaults() DispatcherConfig {
 // Dispatcher sends each due push exactly once.
 //
 // Claim: a dispatcher works on a schedule only while it holds the
-// schedule's lock (a PostgreSQL session-level advisory lock, released if
-// the process dies), and fences every write with the stream version it
+// schedule's lock (its Locker; cmd/cms gives it PostgreSQL session-level
+// advisory locks, released if the process dies), and fences every write with the stream version it
 // read: DispatchStarted and each DeliveriesRecorded are appended with the
 // expected version, so a second dispatcher that somehow got there too
 // appends nothing and stops.
