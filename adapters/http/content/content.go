@@ -412,7 +412,7 @@ func (s *API) revertInstance(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// itemRefusedFirst is refusedFirst for a request naming content item id:
+// itemRefusedFirst is Kit.RefusedFirst for a request naming content item id:
 // when the item is known, the caller's right p on it decides (someone who
 // may do p on it is told what is wrong with the request; anyone else gets
 // their refusal, as for an unknown item); otherwise a right p on some

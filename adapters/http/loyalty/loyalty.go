@@ -56,7 +56,7 @@ type Auditor interface {
 	Loyalty(ctx context.Context, q rmaudit.LoyaltyQuery) (rmaudit.LoyaltyReport, error)
 }
 
-// checkedFirst is refusedFirst for a loyalty command: the refusal the
+// checkedFirst is Kit.RefusedFirst for a loyalty command: the refusal the
 // command gives whatever the request holds (Commands.Check, which
 // also knows that identified users redeem from their own account) comes
 // before the request's own faults.

@@ -75,7 +75,7 @@ func (s *API) schedulePush(kind targetKind) httpapi.HandlerFunc {
 // updatePush serves PUT /api/push/schedule/{id}. Push rights are
 // app-wide: whoever may change a push holds the right on its whole app,
 // so here, as in cancel, delete, get and schedule, a request fault (400,
-// 404) reaches only callers who hold it on some app (refusedFirst); the
+// 404) reaches only callers who hold it on some app (Kit.RefusedFirst); the
 // others get their 403, whatever the id or body.
 func (s *API) updatePush(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
