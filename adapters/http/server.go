@@ -44,6 +44,12 @@ type Context interface {
 	OpenAPI() []byte
 }
 
+// PublicRouter is a Context with routes that need no token (legacy paths
+// that answer 410 Gone to anyone, for example).
+type PublicRouter interface {
+	PublicRoutes(r chi.Router)
+}
+
 // BodyLimiter is a Context that bounds some of its request bodies
 // otherwise than Config.MaxBodyBytes: limit for a request to path.
 type BodyLimiter interface {
@@ -89,6 +95,11 @@ func NewRouter(kit *Kit, d Deps, cfg Config, contexts ...Context) http.Handler {
 	r.Use(middleware.StripSlashes) // every path works with and without a trailing slash
 
 	s.routes(r)
+	for _, c := range contexts {
+		if p, ok := c.(PublicRouter); ok {
+			p.PublicRoutes(r)
+		}
+	}
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate)
 		for _, c := range contexts {

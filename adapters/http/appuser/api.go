@@ -43,11 +43,16 @@ func (s *API) Routes(r chi.Router) {
 	r.Post("/api/segmentation/appuser/search", s.kit.Handle(s.searchAppUsers))
 	r.Get("/api/segmentation/appuser/{id}", s.kit.Handle(s.getAppUser))
 	r.Put("/api/segmentation/appuser/{id}", s.kit.Handle(s.updateAppUser))
-	r.Delete("/api/segmentation/appuser/{id}", httpapi.Removed) // since HALO 2.0.0; GET and PUT still work
 	r.Post("/api/segmentation/identified/register", s.kit.Handle(s.registerIdentified))
 	r.Post("/api/segmentation/identified/login", s.kit.Handle(s.loginIdentified))
 	r.Post("/api/segmentation/identified/search", s.kit.Handle(s.searchIdentified))
 	r.Get("/api/segmentation/identified-pocket/self", s.kit.Handle(s.getPocket))
 	r.Put("/api/segmentation/identified-pocket", s.kit.Handle(s.putPocket))
 	r.Put("/api/segmentation/identified-pocket/self", s.kit.Handle(s.putPocket))
+}
+
+// PublicRoutes registers what needs no token: the DELETE of an app user,
+// which HALO 2.0.0 removed (GET and PUT still work), answers 410 to anyone.
+func (s *API) PublicRoutes(r chi.Router) {
+	r.Delete("/api/segmentation/appuser/{id}", httpapi.Removed)
 }

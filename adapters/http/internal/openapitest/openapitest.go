@@ -93,11 +93,14 @@ type Part interface {
 	OpenAPI() []byte
 }
 
-// CheckPart checks every route p registers (at least min paths) against
-// p's own fragment of the OpenAPI document.
+// CheckPart checks every route p registers (at least min paths), its
+// public ones too, against p's own fragment of the OpenAPI document.
 func CheckPart(t *testing.T, p Part, min int) {
 	t.Helper()
 	r := chi.NewRouter()
 	p.Routes(r)
+	if pub, ok := p.(interface{ PublicRoutes(chi.Router) }); ok {
+		pub.PublicRoutes(r)
+	}
 	CheckRoutes(t, Load(t, p.OpenAPI()), r, min)
 }
