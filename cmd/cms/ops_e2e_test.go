@@ -145,6 +145,8 @@ func TestOps(t *testing.T) {
 		}
 		// HALO 2.0.0 removed deleting an app user; reading one still works.
 		expectHaloError(t, ts.do(request{method: "DELETE", path: "/api/segmentation/appuser/5f0000000000000000000000", token: ts.admin}), http.StatusGone)
+		// Gone for anyone, as the other legacy paths: no token needed to learn it.
+		expectHaloError(t, ts.do(request{method: "DELETE", path: "/api/segmentation/appuser/5f0000000000000000000000"}), http.StatusGone)
 		expectHaloError(t, ts.get("/api/segmentation/appuser/5f0000000000000000000000", ts.admin), http.StatusNotFound)
 	})
 
