@@ -31,6 +31,8 @@ type haloError struct {
 	Error ErrorBody `json:"error"`
 }
 
+// ErrorBody is the body of a HALO error (and of each failed operation of a
+// content batch).
 type ErrorBody struct {
 	Status  int            `json:"status"`
 	Message string         `json:"message"`

@@ -78,11 +78,9 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 }
 
 func (s *server) bodyLimit(path string) int64 {
-	for _, c := range s.contexts {
-		if l, ok := c.(BodyLimiter); ok {
-			if limit, ok := l.BodyLimit(path); ok {
-				return limit
-			}
+	for _, l := range s.limiters {
+		if limit, ok := l.BodyLimit(path); ok {
+			return limit
 		}
 	}
 	return s.cfg.MaxBodyBytes

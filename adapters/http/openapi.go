@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -20,24 +21,31 @@ var openapiRoot []byte
 //go:embed docs.html
 var docsHTML []byte
 
-// openapiDoc is the whole OpenAPI document, as YAML and as JSON.
+// openapiDoc is the whole OpenAPI document, as YAML and as JSON, merged
+// when first asked for: merging and converting it takes tens of
+// milliseconds and megabytes, which a server that is never asked for it
+// (every test server) need not spend.
 type openapiDoc struct {
+	contexts   []Context
+	once       sync.Once
 	yaml, json []byte
 }
 
-// newOpenAPIDoc merges the root document with the contexts' fragments. It
+// get merges the root document with the contexts' fragments, once. It
 // panics on a fragment that does not parse or defines a path or a
 // component twice: a build mistake, which the tests catch.
-func newOpenAPIDoc(contexts []Context) *openapiDoc {
-	fragments := make([][]byte, len(contexts))
-	for i, c := range contexts {
-		fragments[i] = c.OpenAPI()
-	}
-	y, j, err := OpenAPIDocument(fragments...)
-	if err != nil {
-		panic("httpapi: OpenAPI document: " + err.Error())
-	}
-	return &openapiDoc{yaml: y, json: j}
+func (d *openapiDoc) get() *openapiDoc {
+	d.once.Do(func() {
+		fragments := make([][]byte, len(d.contexts))
+		for i, c := range d.contexts {
+			fragments[i] = c.OpenAPI()
+		}
+		var err error
+		if d.yaml, d.json, err = OpenAPIDocument(fragments...); err != nil {
+			panic("httpapi: OpenAPI document: " + err.Error())
+		}
+	})
+	return d
 }
 
 // OpenAPIDocument is the whole OpenAPI document, in YAML and in JSON: the
@@ -117,13 +125,13 @@ func valueOf(m *yaml.Node, key string) *yaml.Node {
 // openapiSpec serves GET /openapi.yaml.
 func (s *server) openapiSpec(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
-	_, _ = w.Write(s.openapi.yaml)
+	_, _ = w.Write(s.openapi.get().yaml)
 }
 
 // openapiJSONHandler serves GET /openapi.json.
 func (s *server) openapiJSONHandler(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(s.openapi.json)
+	_, _ = w.Write(s.openapi.get().json)
 }
 
 // openapiPage serves GET /docs, a browsable page of the document.

@@ -2,24 +2,21 @@ package httpapi
 
 import (
 	"context"
-	_ "embed"
 	"net/http"
 	"time"
 )
 
-func (s *server) healthz(w http.ResponseWriter, r *http.Request) error {
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	return nil
 }
 
-func (s *server) readyz(w http.ResponseWriter, r *http.Request) error {
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	if err := s.Ready.Ready(ctx); err != nil {
 		s.kit.log.WarnContext(ctx, "not ready", "err", err)
 		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
-		return nil
+		return
 	}
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	return nil
 }

@@ -76,8 +76,9 @@ type server struct {
 	Deps
 	kit      *Kit
 	cfg      Config
-	contexts []Context
+	limiters []BodyLimiter // the contexts that bound some bodies themselves
 	openapi  *openapiDoc
+	scrape   http.Handler // the metrics' handler
 }
 
 // NewRouter builds the whole HTTP API: the root's own endpoints, then
@@ -89,7 +90,12 @@ func NewRouter(kit *Kit, d Deps, cfg Config, contexts ...Context) http.Handler {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
-	s := &server{Deps: d, kit: kit, cfg: cfg, contexts: contexts, openapi: newOpenAPIDoc(contexts)}
+	s := &server{Deps: d, kit: kit, cfg: cfg, openapi: &openapiDoc{contexts: contexts}, scrape: kit.Metrics.Handler()}
+	for _, c := range contexts {
+		if l, ok := c.(BodyLimiter); ok {
+			s.limiters = append(s.limiters, l)
+		}
+	}
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, s.clientIP, s.metrics, s.limitBody)
 	r.Use(middleware.StripSlashes) // every path works with and without a trailing slash
@@ -118,8 +124,8 @@ func NewRouter(kit *Kit, d Deps, cfg Config, contexts ...Context) http.Handler {
 
 // routes registers the root's own endpoints, which need no token.
 func (s *server) routes(r chi.Router) {
-	r.Get("/healthz", s.kit.Handle(s.healthz))
-	r.Get("/readyz", s.kit.Handle(s.readyz))
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
 	r.Get("/metrics", s.serveMetrics)
 	r.Get("/openapi.yaml", s.openapiSpec)
 	r.Get("/openapi.json", s.openapiJSONHandler)
@@ -128,9 +134,7 @@ func (s *server) routes(r chi.Router) {
 	r.Post("/api/oauth/revoke", s.kit.Handle(s.revoke))
 }
 
-func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	s.kit.Metrics.Handler().ServeHTTP(w, r)
-}
+func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) { s.scrape.ServeHTTP(w, r) }
 
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) { s.kit.Fail(w, r, err) }
 
