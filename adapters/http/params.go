@@ -133,8 +133,9 @@ func ListPage(p *PaginationBody) (int, int, error) {
 	return page, limit, nil
 }
 
-// ParseAt reads a moment as epoch milliseconds or RFC 3339.
-func ParseAt(s string) (time.Time, error) {
+// ParseMoment reads the query parameter field, a moment as epoch
+// milliseconds or RFC 3339 (the zero time when s is empty).
+func ParseMoment(s, field string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
@@ -143,7 +144,7 @@ func ParseAt(s string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fault.Invalidf("at must be epoch milliseconds or an RFC 3339 time").With("field", "at")
+		return time.Time{}, fault.Invalidf("%s must be epoch milliseconds or an RFC 3339 time", field).With("field", field)
 	}
 	return t, nil
 }

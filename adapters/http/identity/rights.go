@@ -111,7 +111,7 @@ type auditChangeJSON struct {
 
 func (s *API) auditRights(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	at, err := httpapi.ParseAt(q.Get("at"))
+	at, err := httpapi.ParseMoment(q.Get("at"), "at")
 	if err != nil {
 		return err
 	}

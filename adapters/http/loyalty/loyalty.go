@@ -451,11 +451,11 @@ func (s *API) retireStampCard(w http.ResponseWriter, r *http.Request) error {
 // account's events replayed from the log with the running balance.
 func (s *API) auditLoyalty(w http.ResponseWriter, r *http.Request) error {
 	ctx, q := r.Context(), r.URL.Query()
-	from, err := parseMoment(q.Get("from"), "from")
+	from, err := httpapi.ParseMoment(q.Get("from"), "from")
 	if err != nil {
 		return s.kit.RefusedFirst(ctx, rights.Manage, err)
 	}
-	to, err := parseMoment(q.Get("to"), "to")
+	to, err := httpapi.ParseMoment(q.Get("to"), "to")
 	if err != nil {
 		return s.kit.RefusedFirst(ctx, rights.Manage, err)
 	}

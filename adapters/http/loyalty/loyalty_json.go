@@ -328,12 +328,16 @@ func (b stampCardBody) definition() (cmdloyalty.CardDefinition, error) {
 }
 
 // app is the body's app: app, or appId (both given must agree).
-func (b stampCardBody) app() (any, error) {
+func (b stampCardBody) app() (any, error) { return oneApp(b.App, b.AppID) }
+
+// oneApp is the app a body names by app or by appId (appId is how the
+// other APIs name it); both given must agree.
+func oneApp(app, appID any) (any, error) {
 	switch {
-	case b.App == nil:
-		return b.AppID, nil
-	case b.AppID == nil || httpapi.ToString(b.App) == httpapi.ToString(b.AppID):
-		return b.App, nil
+	case app == nil:
+		return appID, nil
+	case appID == nil || httpapi.ToString(app) == httpapi.ToString(appID):
+		return app, nil
 	}
 	return nil, fault.Invalidf("app and appId differ").With("field", "app")
 }
@@ -408,15 +412,7 @@ func (b loyaltySearchBody) query() (rmloyalty.SearchQuery, error) {
 }
 
 // app is the body's app: app, or appId as the other searches name it.
-func (b loyaltySearchBody) app() (any, error) {
-	switch {
-	case b.App == nil:
-		return b.AppID, nil
-	case b.AppID == nil || httpapi.ToString(b.App) == httpapi.ToString(b.AppID):
-		return b.App, nil
-	}
-	return nil, fault.Invalidf("app and appId differ").With("field", "app")
-}
+func (b loyaltySearchBody) app() (any, error) { return oneApp(b.App, b.AppID) }
 
 // loyaltySort reads sort keys: a list of "field [asc|desc]", or one string
 // of them separated by commas.
@@ -539,13 +535,4 @@ func loyaltyAuditJSONOf(rep rmaudit.LoyaltyReport) loyaltyAuditJSON {
 			Correlation: e.Correlation}
 	}
 	return out
-}
-
-// parseMoment reads a query's moment as epoch milliseconds or RFC 3339.
-func parseMoment(s, field string) (time.Time, error) {
-	t, err := httpapi.ParseAt(s)
-	if err != nil {
-		return t, fault.Invalidf("%s must be epoch milliseconds or an RFC 3339 time", field).With("field", field)
-	}
-	return t, nil
 }
