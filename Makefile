@@ -6,18 +6,25 @@
 # binaries (installed with apt-get when missing and running as root).
 # See .ci/ensure-postgres and adapters/postgres/localcluster.go.
 #
-#   make run              build and serve
-#   make test             lint, then all tests against real PostgreSQL
+#   make run              build (front end included) and serve
+#   make test             lint, then all tests against real PostgreSQL, then
+#                         the web CMS's checks and browser tests (Chromium)
 #   make lint             gofmt, go vet, staticcheck and the layout's rules (cmd/archcheck)
 #   make bench            benchmarks (BENCH_ARGS=... passes flags)
 #   make clean            stop the private cluster, remove bin/
+#   make web              build the web CMS (adapters/web, npm ci from the lockfile)
+#   make web-client       regenerate the CMS's API client from the OpenAPI document
+#   make web-test         the CMS's browser tests against a fresh database
 #
 # Environment: DATABASE_URL (use this server, skip all set-up),
 # CMS_DATA_DIR (default .data), CMS_FORCE_PRIVATE_PG=1 (ignore local servers),
 # CMS_PG_BINDIR (where initdb/pg_ctl are).
 
 GO         ?= go
+NPM        ?= npm
 BENCH_ARGS ?=
+WEB        := adapters/web
+CHROMIUM   ?= /usr/bin/chromium
 
 # Prefix for recipe lines that need a database: exports DATABASE_URL from
 # cmd/devdb (which starts the private cluster if needed) unless it is set.
@@ -26,19 +33,21 @@ WITH_DB = if [ -z "$${DATABASE_URL:-}" ]; then \
 	  echo "DATABASE_URL=$$DATABASE_URL" >&2; \
 	fi;
 
-.PHONY: all build run test lint bench clean pg-deps
+.PHONY: all build run test lint bench clean pg-deps web web-deps web-client web-check web-test chromium
 
 all: build
 
-build:
+# The front end is built first so that the binary embeds it.
+build: web
 	$(GO) build -o bin/cms ./cmd/cms
 
 # The server finds or starts PostgreSQL itself when DATABASE_URL is unset.
 run: pg-deps build
 	./bin/cms serve
 
-test: lint pg-deps
+test: lint pg-deps web-check
 	@$(WITH_DB) $(GO) test -count=1 -timeout 20m ./...
+	@$(MAKE) --no-print-directory web-test
 
 # staticcheck is pinned as a tool in go.mod (go tool fetches it once).
 lint:
@@ -53,7 +62,48 @@ bench: pg-deps
 
 clean:
 	-$(GO) run ./cmd/devdb -stop
-	rm -rf bin/
+	rm -rf bin/ $(WEB)/node_modules
+	find $(WEB)/dist -mindepth 1 ! -name .gitkeep -delete
+
+# --- The web CMS (adapters/web): Node and npm from the machine, packages
+# from the committed lockfile. Built files (adapters/web/dist) are never
+# committed; a binary built without them serves a page saying how to build.
+
+web-deps: $(WEB)/node_modules/.ci-stamp
+$(WEB)/node_modules/.ci-stamp: $(WEB)/package-lock.json
+	@command -v $(NPM) >/dev/null || { echo "npm is needed to build the web CMS (Node.js 20 or later)"; exit 1; }
+	cd $(WEB) && $(NPM) ci --no-audit --no-fund
+	@touch $@
+
+web: web-deps
+	cd $(WEB) && $(NPM) run build
+
+# The API client is generated from the server's own OpenAPI document.
+web-client: web-deps
+	@mkdir -p .data
+	$(GO) run ./cmd/cms openapi > .data/openapi.json
+	cd $(WEB) && npx openapi-typescript ../../.data/openapi.json -o src/api/schema.d.ts
+
+# Fails when the committed client is stale, then type-checks the front end.
+web-check: web-deps
+	@mkdir -p .data
+	@$(GO) run ./cmd/cms openapi > .data/openapi.json
+	@cd $(WEB) && npx openapi-typescript ../../.data/openapi.json -o ../../.data/schema.d.ts >/dev/null
+	@cmp -s .data/schema.d.ts $(WEB)/src/api/schema.d.ts || { \
+	  echo "adapters/web/src/api/schema.d.ts is stale: the OpenAPI document changed; run make web-client"; exit 1; }
+	cd $(WEB) && npx tsc -b
+
+# Browser tests: a real `cms serve` (this build, front end embedded) on a
+# fresh database, driven by Playwright in Debian's Chromium.
+web-test: build chromium pg-deps
+	@$(WITH_DB) E2E_DATABASE_URL="$$(DATABASE_URL=$$DATABASE_URL $(GO) run ./cmd/devdb -fresh halocms_e2e)" && \
+	  cd $(WEB) && CMS_BIN=../../bin/cms CHROMIUM=$(CHROMIUM) E2E_DATABASE_URL="$$E2E_DATABASE_URL" npx playwright test
+
+# Debian's Chromium, installed when missing (as root, like PostgreSQL).
+chromium:
+	@test -x $(CHROMIUM) || { \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # PostgreSQL binaries or a running server (see .ci/ensure-postgres).
 pg-deps:

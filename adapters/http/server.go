@@ -56,10 +56,12 @@ type BodyLimiter interface {
 	BodyLimit(path string) (limit int64, ok bool)
 }
 
-// Deps are the services the root itself calls. All are required.
+// Deps are the services the root itself calls. Sessions and Ready are
+// required; Web, the CMS front end served under /cms/, is optional.
 type Deps struct {
 	Sessions Sessions
 	Ready    Readiness
+	Web      http.Handler
 }
 
 // Config is the HTTP-level configuration.
@@ -132,6 +134,22 @@ func (s *server) routes(r chi.Router) {
 	r.Get("/docs", s.openapiPage)
 	r.Post("/api/oauth/token", s.kit.Handle(s.token))
 	r.Post("/api/oauth/revoke", s.kit.Handle(s.revoke))
+	s.cmsSessionRoutes(r)
+	if s.Web != nil {
+		web := middleware.Compress(5, "text/html", "text/css", "application/javascript", "image/svg+xml", "application/json")(s.Web)
+		toCMS := func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/cms/", http.StatusFound) }
+		r.Get("/", toCMS)
+		r.Get("/admin", toCMS)
+		r.Get("/cms", func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/cms" {
+				toCMS(w, r)
+				return
+			}
+			web.ServeHTTP(w, r)
+		})
+		r.Get("/cms/*", web.ServeHTTP)
+		r.Head("/cms/*", web.ServeHTTP)
+	}
 }
 
 func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) { s.scrape.ServeHTTP(w, r) }

@@ -30,6 +30,7 @@ import (
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/adapters/pushlog"
+	"github.com/halocms/halocms/adapters/web"
 	"github.com/halocms/halocms/commands"
 	cmdappuser "github.com/halocms/halocms/commands/appuser"
 	cmdcontent "github.com/halocms/halocms/commands/content"
@@ -277,7 +278,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	appUsersRead := rmappuser.NewQueries(a.appUsersRead, a.authz)
 	kit := httpapi.NewKit(httpapi.KitDeps{Log: a.log, Metrics: a.metrics, Authorizer: a.authz, Apps: appUsersRead,
 		StoreRefused: postgres.DataException})
-	handler := httpapi.NewRouter(kit, httpapi.Deps{Sessions: a.sessions, Ready: readiness{a}},
+	handler := httpapi.NewRouter(kit, httpapi.Deps{Sessions: a.sessions, Ready: readiness{a}, Web: web.Handler()},
 		httpapi.Config{TrustedProxies: a.cfg.TrustedProxies},
 		httpidentity.New(kit, httpidentity.Deps{Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz, Audit: a.auditor}),
 		httpcontent.New(kit, httpcontent.Deps{Commands: a.content, Queries: contentRead, Authorizer: a.authz}),

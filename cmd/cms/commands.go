@@ -13,8 +13,12 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	httpapi "github.com/halocms/halocms/adapters/http"
+	httpappuser "github.com/halocms/halocms/adapters/http/appuser"
 	httpcontent "github.com/halocms/halocms/adapters/http/content"
 	httpidentity "github.com/halocms/halocms/adapters/http/identity"
+	httployalty "github.com/halocms/halocms/adapters/http/loyalty"
+	httppush "github.com/halocms/halocms/adapters/http/push"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
 	"github.com/halocms/halocms/domain/access"
 	rmaudit "github.com/halocms/halocms/readmodels/audit"
@@ -427,4 +431,36 @@ func moduleTypesCmd() *cobra.Command {
 		},
 	})
 	return c
+}
+
+func openapiCmd() *cobra.Command {
+	var asYAML bool
+	c := &cobra.Command{
+		Use:   "openapi",
+		Short: "Print the OpenAPI document the server serves (JSON; --yaml for YAML)",
+		Long: "Print the OpenAPI document that `cms serve` serves at /openapi.json, without a database.\n" +
+			"The web CMS's API client is generated from it (make web-client).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			y, j, err := httpapi.OpenAPIDocument(apiFragments()...)
+			if err != nil {
+				return err
+			}
+			if asYAML {
+				_, err = os.Stdout.Write(y)
+			} else {
+				_, err = os.Stdout.Write(append(j, '\n'))
+			}
+			return err
+		},
+	}
+	c.Flags().BoolVar(&asYAML, "yaml", false, "print YAML instead of JSON")
+	return c
+}
+
+// apiFragments are the contexts' parts of the OpenAPI document, in the
+// order serve mounts them (the merged document is the same).
+func apiFragments() [][]byte {
+	return [][]byte{(&httpidentity.API{}).OpenAPI(), (&httpcontent.API{}).OpenAPI(), (&httppush.API{}).OpenAPI(),
+		(&httpappuser.API{}).OpenAPI(), (&httployalty.API{}).OpenAPI()}
 }

@@ -29,7 +29,7 @@ func run(args []string) error {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), migrateCmd(), projectionsCmd(), auditCmd(), usersCmd(), moduleTypesCmd())
+	root.AddCommand(serveCmd(), migrateCmd(), projectionsCmd(), auditCmd(), usersCmd(), moduleTypesCmd(), openapiCmd())
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if errors.Is(err, context.Canceled) {

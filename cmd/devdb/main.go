@@ -6,6 +6,8 @@
 //
 //	DATABASE_URL=$(go run ./cmd/devdb) go test ./...
 //	go run ./cmd/devdb -stop     # stop the private cluster (make clean)
+//	go run ./cmd/devdb -fresh halocms_e2e   # the URL of an empty database of that name
+//	                                        # (on $DATABASE_URL's server when it is set)
 //
 // The URL goes to stdout, everything else to stderr.
 //
@@ -21,8 +23,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/halocms/halocms/adapters/postgres"
 )
@@ -31,6 +36,7 @@ func main() {
 	stop := flag.Bool("stop", false, "stop the private cluster instead of ensuring a server")
 	dir := flag.String("data", "", "data directory (default $CMS_DATA_DIR, else .data at the repository root)")
 	verbose := flag.Bool("v", false, "log debug details")
+	fresh := flag.String("fresh", "", "drop and create this database, and print its URL (browser tests)")
 	flag.Parse()
 
 	level := slog.LevelInfo
@@ -52,10 +58,42 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	url, err := postgres.EnsureServer(ctx, dataDir, log)
+	url, err := os.Getenv("DATABASE_URL"), error(nil)
+	if url == "" || *fresh == "" { // -fresh makes its database on the server DATABASE_URL names
+		url, err = postgres.EnsureServer(ctx, dataDir, log)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "devdb:", err)
 		os.Exit(1)
 	}
+	if *fresh != "" {
+		if url, err = freshDatabase(ctx, url, *fresh); err != nil {
+			fmt.Fprintln(os.Stderr, "devdb:", err)
+			os.Exit(1)
+		}
+	}
 	fmt.Println(url)
+}
+
+// freshDatabase drops the database name (closing its connections) and
+// creates it empty; it answers serverURL pointed at it.
+func freshDatabase(ctx context.Context, serverURL, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	id := pgx.Identifier{name}.Sanitize()
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+id+" WITH (FORCE)"); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+id); err != nil {
+		return "", err
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
 }

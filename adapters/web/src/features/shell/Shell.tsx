@@ -1,0 +1,62 @@
+import { AppShell, Burger, Group, NavLink, Text, Title } from "@mantine/core";
+import { useDisclosure } from "@mantine/hooks";
+import { Suspense } from "react";
+import { NavLink as RouterLink, Outlet, useParams } from "react-router";
+import { useSelf } from "../access/hooks";
+import { AppSwitcher, useCurrentApp } from "./AppSwitcher";
+import { PageLoader } from "./PageLoader";
+import { sections } from "./sections";
+import { UserMenu } from "./UserMenu";
+
+/** Shell is the frame of every screen: top bar, navigation, the screen. */
+export function Shell() {
+  const [opened, { toggle, close }] = useDisclosure();
+  const { appId } = useParams();
+  const app = useCurrentApp(appId);
+  const self = useSelf();
+
+  return (
+    <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: "sm", collapsed: { mobile: !opened } }} padding="md">
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+          <Group wrap="nowrap">
+            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
+            <Title order={1} size="h4">
+              HALO CMS
+            </Title>
+            <AppSwitcher current={app} />
+          </Group>
+          <UserMenu />
+        </Group>
+      </AppShell.Header>
+      <AppShell.Navbar p="xs" aria-label="Sections">
+        {sections
+          .filter((s) => !s.adminOnly || self.data?.admin)
+          .map((s) => {
+            const to = s.perApp ? (app ? `/apps/${app}/${s.to}` : undefined) : s.to;
+            return (
+              <NavLink
+                key={s.label}
+                label={s.label}
+                leftSection={<s.icon size={18} stroke={1.6} aria-hidden />}
+                component={RouterLink}
+                to={to ?? "/"}
+                disabled={!to}
+                onClick={close}
+              />
+            );
+          })}
+        {!app && (
+          <Text size="xs" c="dimmed" p="xs">
+            Choose an app to see its content.
+          </Text>
+        )}
+      </AppShell.Navbar>
+      <AppShell.Main>
+        <Suspense fallback={<PageLoader />}>
+          <Outlet />
+        </Suspense>
+      </AppShell.Main>
+    </AppShell>
+  );
+}
