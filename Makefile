@@ -25,6 +25,9 @@ NPM        ?= npm
 BENCH_ARGS ?=
 WEB        := adapters/web
 CHROMIUM   ?= /usr/bin/chromium
+E2E_DB     ?= halocms_e2e
+E2E_PORT   ?= 18765
+E2E_ARGS   ?=
 
 # Prefix for recipe lines that need a database: exports DATABASE_URL from
 # cmd/devdb (which starts the private cluster if needed) unless it is set.
@@ -96,8 +99,9 @@ web-check: web-deps
 # Browser tests: a real `cms serve` (this build, front end embedded) on a
 # fresh database, driven by Playwright in Debian's Chromium.
 web-test: build chromium pg-deps
-	@$(WITH_DB) E2E_DATABASE_URL="$$(DATABASE_URL=$$DATABASE_URL $(GO) run ./cmd/devdb -fresh halocms_e2e)" && \
-	  cd $(WEB) && CMS_BIN=../../bin/cms CHROMIUM=$(CHROMIUM) E2E_DATABASE_URL="$$E2E_DATABASE_URL" npx playwright test
+	@$(WITH_DB) E2E_DATABASE_URL="$$(DATABASE_URL=$$DATABASE_URL $(GO) run ./cmd/devdb -fresh $(E2E_DB))" && \
+	  cd $(WEB) && CMS_BIN=../../bin/cms CHROMIUM=$(CHROMIUM) E2E_PORT=$(E2E_PORT) \
+	  E2E_DATABASE_URL="$$E2E_DATABASE_URL" npx playwright test $(E2E_ARGS)
 
 # Debian's Chromium, installed when missing (as root, like PostgreSQL).
 chromium:
