@@ -89,7 +89,7 @@ export function ModulesPage() {
         <GuardedButton
           label="New module"
           leftSection={<IconPlus size={18} aria-hidden />}
-          refused={rights && !mayCreate ? whyNot("write", { app: appId }) : undefined}
+          refused={rights && !mayCreate ? "You may not create modules in this app: it needs the “write” right on the app. Ask an administrator." : undefined}
           disabled={!rights}
           onClick={() => setCreating(true)}
         />
@@ -102,7 +102,7 @@ export function ModulesPage() {
           leftSection={<IconSearch size={16} aria-hidden />}
           value={q}
           onChange={(e) => set({ q: e.currentTarget.value || undefined, page: undefined })}
-          w={{ base: "100%", xs: 280 }}
+          w={{ base: "100%", xs: 260 }}
         />
         <Select
           aria-label="Sort modules"
@@ -110,7 +110,7 @@ export function ModulesPage() {
           value={sort}
           onChange={(v) => set({ sort: v && v !== "updated-desc" ? v : undefined })}
           allowDeselect={false}
-          w={{ base: "100%", xs: 260 }}
+          w={{ base: "100%", xs: 240 }}
         />
       </Group>
 
@@ -136,13 +136,12 @@ export function ModulesPage() {
       ) : (
         <>
           <Paper withBorder>
-            <Table.ScrollContainer minWidth={640}>
+            <Table.ScrollContainer minWidth={520}>
               <Table striped highlightOnHover verticalSpacing="xs">
                 <Table.Thead>
                   <Table.Tr>
                     <Table.Th>Name</Table.Th>
                     <Table.Th ta="right">Fields</Table.Th>
-                    <Table.Th>Single</Table.Th>
                     <Table.Th>Updated</Table.Th>
                     <Table.Th>
                       <VisuallyHidden>Actions</VisuallyHidden>
@@ -157,14 +156,22 @@ export function ModulesPage() {
                     return (
                       <Table.Tr key={m.id}>
                         <Table.Td>
-                          <Anchor component={Link} to={`/apps/${appId}/modules/${m.id}/items`} fw={600}>
-                            {m.name}
-                          </Anchor>
+                          <Group gap="xs" wrap="wrap">
+                            <Anchor c="indigo.8" component={Link} to={`/apps/${appId}/modules/${m.id}/items`} fw={600} style={{ overflowWrap: "anywhere" }}>
+                              {m.name}
+                            </Anchor>
+                            {m.isSingle && (
+                              <Badge variant="outline" color="indigo.8" tt="none" title="Holds one item only">
+                                single item
+                              </Badge>
+                            )}
+                          </Group>
                         </Table.Td>
                         <Table.Td ta="right">{m.fields?.length ?? "–"}</Table.Td>
-                        <Table.Td>{m.isSingle ? <Badge variant="light" color="indigo">Single</Badge> : <Text size="sm">No</Text>}</Table.Td>
                         <Table.Td>
-                          <Text size="sm">{dayjs(changedAt(m)).format("D MMM YYYY, HH:mm")}</Text>
+                          <Text size="sm" style={{ whiteSpace: "nowrap" }}>
+                            {dayjs(changedAt(m)).format("D MMM YYYY, HH:mm")}
+                          </Text>
                           <Text size="xs" c="dimmed">
                             by {m.updatedBy ?? m.createdBy}
                           </Text>

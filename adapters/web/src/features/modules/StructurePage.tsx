@@ -4,7 +4,6 @@
 // belong: at the field a 400 names, and a 409's affected items as links.
 import { Alert, Anchor, Breadcrumbs, Button, Grid, Group, Modal, Paper, Stack, Switch, Text, TextInput, Title } from "@mantine/core";
 import { modals } from "@mantine/modals";
-import { notifications } from "@mantine/notifications";
 import { IconLayoutList, IconPlus, IconTemplate } from "@tabler/icons-react";
 import { useEffect, useState } from "react";
 import { Link, useBlocker, useParams } from "react-router";
@@ -14,7 +13,7 @@ import { can, whyNot } from "../access/rights";
 import { CreateTypeModal } from "../moduletypes/CreateTypeModal";
 import { PageLoader } from "../shell/PageLoader";
 import { useModule, useModules, useUpdateModule } from "./api";
-import { GuardedButton } from "./components/Guarded";
+import { closeLabel, GuardedButton, toast } from "./components/Guarded";
 import { Warning } from "./components/ModuleDialogs";
 import { ConflictAlert } from "./structure/ConflictAlert";
 import { bodyOfDraft, checkDraft, newField, type DraftField } from "./structure/draft";
@@ -54,7 +53,7 @@ export function StructurePage() {
     return (
       <Alert color="red" title="The module could not be loaded">
         {module.error ? describe(module.error) : "It does not exist."}{" "}
-        <Anchor component={Link} to={`/apps/${appId}/modules`}>
+        <Anchor c="indigo.8" component={Link} to={`/apps/${appId}/modules`}>
           Back to the modules
         </Anchor>
       </Alert>
@@ -109,7 +108,7 @@ export function StructurePage() {
     if (errors.count) {
       const bad = draft.fields.filter((f) => errors.fields[f.key]);
       setOpen((o) => new Set([...o, ...bad.map((f) => f.key)]));
-      notifications.show({ color: "red", title: "Not saved", message: `Fix the ${errors.count === 1 ? "problem" : `${errors.count} problems`} shown first.` });
+      toast("red", "Not saved", `Fix the ${errors.count === 1 ? "problem" : `${errors.count} problems`} shown first.`);
       if (errors.name) focusSoon("#module-name");
       else if (bad[0]) focusSoon(`#field-${bad[0].key}`);
       return;
@@ -117,6 +116,7 @@ export function StructurePage() {
     const renamed = draft.name.trim() !== saved.name;
     if (!renamed) return put();
     modals.openConfirmModal({
+      closeButtonProps: closeLabel,
       title: `Rename “${saved.name}” to “${draft.name.trim()}”?`,
       children: (
         <Text size="sm">
@@ -135,7 +135,7 @@ export function StructurePage() {
         onSuccess: (m) => {
           s.reset(m);
           setAttempted(false);
-          notifications.show({ color: "green", title: "Structure saved", message: `“${m.name}” has ${m.fields?.length ?? 0} field(s).` });
+          toast("green", "Structure saved", `“${m.name}” has ${m.fields?.length ?? 0} field(s).`);
         },
         onError: (err) => {
           const key = s.refused(err);
@@ -153,10 +153,10 @@ export function StructurePage() {
   return (
     <Stack gap="md" pb={80}>
       <Breadcrumbs>
-        <Anchor component={Link} to={`/apps/${appId}/modules`}>
+        <Anchor c="indigo.8" component={Link} to={`/apps/${appId}/modules`}>
           Content
         </Anchor>
-        <Anchor component={Link} to={`/apps/${appId}/modules/${moduleId}/items`}>
+        <Anchor c="indigo.8" component={Link} to={`/apps/${appId}/modules/${moduleId}/items`}>
           {saved.name}
         </Anchor>
         <Text>Structure</Text>
@@ -183,7 +183,7 @@ export function StructurePage() {
       {s.changedElsewhere && (
         <Warning title="Someone else changed this module">
           Saving now replaces their change with yours.{" "}
-          <Anchor component="button" type="button" onClick={() => s.reset(saved)}>
+          <Anchor c="indigo.8" component="button" type="button" onClick={() => s.reset(saved)}>
             Discard my changes and load theirs
           </Anchor>
         </Warning>
@@ -326,7 +326,7 @@ export function StructurePage() {
         {announce}
       </div>
 
-      <Modal opened={blocker.state === "blocked"} onClose={() => blocker.reset?.()} title="Leave without saving?">
+      <Modal closeButtonProps={closeLabel} opened={blocker.state === "blocked"} onClose={() => blocker.reset?.()} title="Leave without saving?">
         <Stack>
           <Text size="sm">The structure has unsaved changes. They are lost if you leave.</Text>
           <Group justify="flex-end">

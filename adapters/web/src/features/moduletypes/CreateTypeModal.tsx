@@ -1,8 +1,8 @@
 // Create a module type from an existing module's fields (administrators):
 // from the structure editor (the module is given) or from the module
 // types screen (pick an app, then one of its modules).
+import { closeLabel, toast } from "../modules/components/Guarded";
 import { Alert, Button, Group, Modal, Select, Stack, Text, TextInput } from "@mantine/core";
-import { notifications } from "@mantine/notifications";
 import { useState, type FormEvent } from "react";
 import { describe } from "../../lib/errors";
 import { useApps } from "../access/hooks";
@@ -45,7 +45,7 @@ export function CreateTypeModal({
       { name: typeName.trim(), isSingle: source.isSingle, fields: fieldsForType(source.fields ?? []) },
       {
         onSuccess: (t) => {
-          notifications.show({ color: "green", title: "Module type created", message: `“${t.name}” has ${t.fields.length} field(s).` });
+          toast("green", "Module type created", `“${t.name}” has ${t.fields.length} field(s).`);
           close();
         },
       },
@@ -53,12 +53,14 @@ export function CreateTypeModal({
   }
 
   return (
-    <Modal opened={opened} onClose={close} title="New module type from a module">
+    <Modal closeButtonProps={closeLabel} opened={opened} onClose={close} title="New module type from a module">
       <form onSubmit={submit} noValidate>
         <Stack>
           {!module && (
             <>
               <Select
+                // A searchable Select shows its value's label only if the data is there when it mounts.
+                key={apps.data ? "ready" : "loading"}
                 label="App"
                 placeholder="Choose an app"
                 data={(apps.data ?? []).map((a) => ({ value: a.id, label: a.name }))}
@@ -68,8 +70,10 @@ export function CreateTypeModal({
                   setPicked(null);
                 }}
                 searchable
+                allowDeselect={false}
               />
               <Select
+                key={modules.data ? `ready-${app}` : "loading"}
                 label="Module"
                 description="Its fields and single flag are copied into the module type."
                 placeholder={!app ? "Choose an app first" : modules.isLoading ? "Loading modules…" : "Choose a module"}

@@ -1,15 +1,14 @@
 // Module types: reusable field sets. Every CMS user reads them, exports
 // them and creates modules from them; administrators create (from a
 // module's fields), delete and import them.
-import { Alert, Badge, FileButton, Group, List, Paper, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Alert, FileButton, Group, List, Paper, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
 import { modals } from "@mantine/modals";
-import { notifications } from "@mantine/notifications";
 import { IconDownload, IconPlus, IconTrash, IconUpload, IconBox } from "@tabler/icons-react";
 import { useState } from "react";
 import { ApiError, describe } from "../../lib/errors";
 import { fieldType } from "../../lib/fieldTypes";
 import { useSelf } from "../access/hooks";
-import { GuardedButton, GuardedIcon } from "../modules/components/Guarded";
+import { closeLabel, GuardedButton, GuardedIcon, toast } from "../modules/components/Guarded";
 import { PageLoader } from "../shell/PageLoader";
 import { useCurrentApp } from "../shell/AppSwitcher";
 import { download, saveFile, useDeleteModuleType, useImportModuleTypes, useModuleTypes, type ModuleType, type ModuleTypeDocument } from "./api";
@@ -32,9 +31,9 @@ export function ModuleTypesPage() {
     try {
       const { doc, filename } = await download(t?.id);
       saveFile(filename, doc);
-      notifications.show({ color: "green", title: "Exported", message: `${doc.moduleTypes.length} module type(s) in ${filename}.` });
+      toast("green", "Exported", `${doc.moduleTypes.length} module type(s) in ${filename}.`);
     } catch (err) {
-      notifications.show({ color: "red", title: "The export failed", message: describe(err) });
+      toast("red", "The export failed", describe(err));
     }
   }
 
@@ -46,12 +45,13 @@ export function ModuleTypesPage() {
       doc = JSON.parse(await file.text());
       if (!doc || !Array.isArray(doc.moduleTypes)) throw new Error("it has no moduleTypes list");
     } catch (err) {
-      notifications.show({ color: "red", title: "Not a module types document", message: `${file.name}: ${(err as Error).message}` });
+      toast("red", "Not a module types document", `${file.name}: ${(err as Error).message}`);
       return;
     }
     const known = new Set((types.data ?? []).map((t) => t.id));
     const replaced = doc.moduleTypes.filter((t) => t.id && known.has(t.id)).length;
     modals.openConfirmModal({
+      closeButtonProps: closeLabel,
       title: `Import ${doc.moduleTypes.length} module type(s)?`,
       children: (
         <Stack gap="xs">
@@ -69,7 +69,7 @@ export function ModuleTypesPage() {
         imp.mutate(doc, {
           onSuccess: (r) => {
             setImported(r.moduleTypes);
-            notifications.show({ color: "green", title: "Imported", message: `${r.imported} module type(s) saved.` });
+            toast("green", "Imported", `${r.imported} module type(s) saved.`);
           },
         }),
     });
@@ -77,14 +77,15 @@ export function ModuleTypesPage() {
 
   function remove(t: ModuleType) {
     modals.openConfirmModal({
+      closeButtonProps: closeLabel,
       title: `Delete the module type “${t.name}”?`,
       children: <Text size="sm">Modules created from it keep their fields. New modules can no longer start from it.</Text>,
       labels: { confirm: "Delete module type", cancel: "Cancel" },
       confirmProps: { color: "red.9" },
       onConfirm: () =>
         del.mutate(t.id, {
-          onSuccess: () => notifications.show({ color: "green", title: "Module type deleted", message: `“${t.name}” was deleted.` }),
-          onError: (err) => notifications.show({ color: "red", title: "The module type was not deleted", message: describe(err) }),
+          onSuccess: () => toast("green", "Module type deleted", `“${t.name}” was deleted.`),
+          onError: (err) => toast("red", "The module type was not deleted", describe(err)),
         }),
     });
   }
@@ -184,15 +185,14 @@ export function ModuleTypesPage() {
                       </Text>
                     </Table.Td>
                     <Table.Td>
-                      <Group gap={4}>
-                        {t.fields.length === 0 && <Text size="sm">None</Text>}
-                        {t.fields.slice(0, 8).map((f) => (
-                          <Badge key={f.id || f.name} variant="light" color="gray.8" tt="none" title={fieldType(f.type)?.name}>
-                            {f.name}: {fieldType(f.type)?.name ?? f.type}
-                          </Badge>
-                        ))}
-                        {t.fields.length > 8 && <Text size="xs">+{t.fields.length - 8} more</Text>}
-                      </Group>
+                      <Text size="sm">
+                        {t.fields.length === 0
+                          ? "None"
+                          : t.fields
+                              .slice(0, 8)
+                              .map((f) => `${f.name}: ${fieldType(f.type)?.name ?? f.type}`)
+                              .join(", ") + (t.fields.length > 8 ? `, and ${t.fields.length - 8} more` : "")}
+                      </Text>
                     </Table.Td>
                     <Table.Td>{t.isSingle ? "Yes" : "No"}</Table.Td>
                     <Table.Td>

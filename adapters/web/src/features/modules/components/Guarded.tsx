@@ -3,6 +3,7 @@
 // focus and hover, which is how the tooltip is reached.
 import { ActionIcon, Button, Tooltip, type ActionIconProps, type ButtonProps } from "@mantine/core";
 import type { MouseEvent, ReactNode } from "react";
+import { notifications } from "@mantine/notifications";
 import { Link } from "react-router";
 
 interface Common {
@@ -66,4 +67,21 @@ export function GuardedIcon({ refused, onClick, to, label, children, ...rest }: 
       </ActionIcon>
     </Tooltip>
   );
+}
+
+/** closeLabel names a dialog's close button (Mantine's has no name of its own). */
+export const closeLabel = { "aria-label": "Close" } as const;
+
+/**
+ * toast shows an outcome; its close button is named for screen readers and
+ * its text keeps its contrast (Mantine greys a titled message).
+ */
+export function toast(color: "green" | "red", title: string, message: string) {
+  notifications.show({
+    color,
+    title,
+    message,
+    closeButtonProps: closeLabel,
+    styles: { description: { color: "var(--mantine-color-dark-6)" } },
+  });
 }

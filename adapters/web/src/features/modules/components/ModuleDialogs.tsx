@@ -1,7 +1,7 @@
 // The modules list's dialogs: create (empty or from a module type),
 // rename (apps address modules by name) and delete (typed confirmation).
+import { closeLabel, toast } from "./Guarded";
 import { Alert, Button, Group, Modal, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
-import { notifications } from "@mantine/notifications";
 import { IconAlertTriangle } from "@tabler/icons-react";
 import { useState, type FormEvent } from "react";
 import { ApiError, describe } from "../../../lib/errors";
@@ -16,7 +16,7 @@ export function Warning({ title, children }: { title: string; children: React.Re
       variant="light"
       title={title}
       icon={<IconAlertTriangle aria-hidden />}
-      styles={{ title: { color: "var(--mantine-color-orange-9)" }, icon: { color: "var(--mantine-color-orange-9)" } }}
+      styles={{ title: { color: "var(--mantine-color-dark-7)" }, icon: { color: "var(--mantine-color-orange-9)" } }}
     >
       {children}
     </Alert>
@@ -66,7 +66,7 @@ export function CreateModuleModal({
       { name: name.trim(), isSingle: chosen ? chosen.isSingle : single, moduleType: type ?? undefined },
       {
         onSuccess: (m) => {
-          notifications.show({ color: "green", title: "Module created", message: `“${m.name}” is ready${chosen ? ` with the fields of ${chosen.name}` : ""}.` });
+          toast("green", "Module created", `“${m.name}” is ready${chosen ? ` with the fields of ${chosen.name}` : ""}.`);
           close();
           onCreated(m);
         },
@@ -75,7 +75,7 @@ export function CreateModuleModal({
   }
 
   return (
-    <Modal opened={opened} onClose={close} title="New module">
+    <Modal closeButtonProps={closeLabel} opened={opened} onClose={close} title="New module">
       <form onSubmit={submit} noValidate>
         <Stack>
           <TextInput
@@ -89,6 +89,8 @@ export function CreateModuleModal({
             maxLength={200}
           />
           <Select
+            // A searchable Select shows its value's label only if the data is there when it mounts.
+            key={types.data ? "ready" : "loading"}
             label="Start from a module type"
             description={chosen ? `${chosen.fields.length} field(s): ${chosen.fields.map((f) => f.name).join(", ")}` : "Or start with no fields and add them in the structure editor."}
             placeholder={types.isLoading ? "Loading module types…" : "No module type (empty)"}
@@ -145,14 +147,14 @@ export function RenameModuleModal({ app, module, onClose }: { app: string; modul
     try {
       current = await fetchModule(module.id);
     } catch (err) {
-      notifications.show({ color: "red", title: "The module was not renamed", message: describe(err) });
+      toast("red", "The module was not renamed", describe(err));
       return;
     }
     update.mutate(
       { id: module.id, body: { ...bodyOf(current), name: value.trim() } },
       {
         onSuccess: (m) => {
-          notifications.show({ color: "green", title: "Module renamed", message: `“${module.name}” is now “${m.name}”.` });
+          toast("green", "Module renamed", `“${module.name}” is now “${m.name}”.`);
           close();
         },
       },
@@ -160,7 +162,7 @@ export function RenameModuleModal({ app, module, onClose }: { app: string; modul
   }
 
   return (
-    <Modal opened={!!module} onClose={close} title={`Rename “${module?.name ?? ""}”`}>
+    <Modal closeButtonProps={closeLabel} opened={!!module} onClose={close} title={`Rename “${module?.name ?? ""}”`}>
       <form onSubmit={submit} noValidate>
         <Stack>
           <Warning title="Apps find modules by name">
@@ -212,14 +214,14 @@ export function DeleteModuleModal({ app, module, onClose }: { app: string; modul
     if (!module || !matches) return;
     del.mutate(module.id, {
       onSuccess: () => {
-        notifications.show({ color: "green", title: "Module deleted", message: `“${module.name}” and its items were deleted.` });
+        toast("green", "Module deleted", `“${module.name}” and its items were deleted.`);
         close();
       },
     });
   }
 
   return (
-    <Modal opened={!!module} onClose={close} title={`Delete “${module?.name ?? ""}”?`}>
+    <Modal closeButtonProps={closeLabel} opened={!!module} onClose={close} title={`Delete “${module?.name ?? ""}”?`}>
       <form onSubmit={submit} noValidate>
         <Stack>
           <Text size="sm">

@@ -58,7 +58,7 @@ export function ConflictAlert({ app, err, onClose }: { app: string; err: ApiErro
       <List size="sm" mt="xs" spacing={2}>
         {a.items.map((it, i) => (
           <List.Item key={`${it.id}-${i}`}>
-            <Anchor component={Link} to={`/apps/${app}/items/${it.id}`}>
+            <Anchor c="indigo.8" component={Link} to={`/apps/${app}/items/${it.id}`}>
               Item {it.id}
             </Anchor>{" "}
             {why(it)}

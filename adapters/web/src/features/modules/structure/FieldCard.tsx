@@ -55,6 +55,23 @@ const widgetNames: Record<Widget, string> = {
   checkboxes: "Checkboxes",
 };
 
+/** summary: the field's rules in a few words, for the closed card. */
+function summary(f: DraftField, modules: Module[]): string {
+  const r = f.rules;
+  const date = fieldType(f.type)?.kind === "timestamp";
+  const v = (x: string) => (date && x ? new Date(Number(x)).toLocaleString() : x);
+  const parts: string[] = [];
+  if (r.minLength || r.maxLength) parts.push(`${r.minLength || 0}–${r.maxLength || "∞"} characters`);
+  if (r.pattern) parts.push(`pattern ${r.pattern}`);
+  if (r.min) parts.push(`from ${v(r.min)}`);
+  if (r.max) parts.push(`to ${v(r.max)}`);
+  if (r.values.length) parts.push(`${fieldType(f.type)?.kind.startsWith("choice") ? "options" : "only"} ${r.values.join(", ")}`);
+  if (r.mediaTypes.length) parts.push(r.mediaTypes.join(", "));
+  if (r.module) parts.push(`items of ${modules.find((m) => m.id === r.module)?.name ?? "another module"}`);
+  if (r.default !== undefined && r.default !== "") parts.push(`default ${typeof r.default === "string" ? r.default : JSON.stringify(r.default)}`);
+  return parts.join(" · ");
+}
+
 interface Props {
   field: DraftField;
   index: number;
@@ -119,6 +136,11 @@ export const FieldCard = forwardRef<HTMLDivElement, Props>(function FieldCard(
             <Badge color="red.9" variant="filled" tt="none">
               {problems === 1 ? "1 problem" : `${problems} problems`}
             </Badge>
+          )}
+          {!open && summary(field, modules) && (
+            <Text size="xs" c="dimmed" lineClamp={1} style={{ flexBasis: "100%", paddingLeft: 30 }}>
+              {summary(field, modules)}
+            </Text>
           )}
         </Group>
         <Group gap={2} wrap="nowrap">

@@ -4,7 +4,6 @@
 // the field's own shape, a relation's target module, a URL's file types.
 import {
   ActionIcon,
-  Badge,
   Button,
   ColorInput,
   Group,
@@ -18,7 +17,7 @@ import {
   TextInput,
   Textarea,
 } from "@mantine/core";
-import { IconArrowDown, IconArrowUp, IconPlus, IconX } from "@tabler/icons-react";
+import { IconArrowDown, IconArrowUp, IconCheck, IconPlus, IconX } from "@tabler/icons-react";
 import dayjs from "dayjs";
 import { useRef, useState } from "react";
 import { fieldType } from "../../../lib/fieldTypes";
@@ -144,6 +143,7 @@ export function RulesEditor({ field, errors, disabled, modules, moduleId, onRule
       )}
       {has("module") && (
         <Select
+          key={modules.length ? "ready" : "loading"}
           label="Related items come from"
           description="A module of this app; empty allows items of any module of the app."
           placeholder="Any module of this app"
@@ -189,9 +189,12 @@ function PatternInput({ value, error, disabled, onChange }: { value: string; err
         rightSectionWidth={120}
         rightSection={
           verdict === undefined ? null : (
-            <Badge color={verdict ? "green.9" : "red.9"} variant="filled" aria-live="polite">
-              {verdict ? "Matches" : "No match"}
-            </Badge>
+            <Group gap={4} wrap="nowrap" aria-live="polite">
+              {verdict ? <IconCheck size={16} color="var(--mantine-color-green-9)" aria-hidden /> : <IconX size={16} color="var(--mantine-color-red-9)" aria-hidden />}
+              <Text size="sm" fw={600}>
+                {verdict ? "Matches" : "No match"}
+              </Text>
+            </Group>
           )
         }
       />
@@ -340,7 +343,15 @@ function DefaultInput({
         />
       );
     case "color":
-      return <ColorInput {...common} format="hex" value={typeof d === "string" ? d : ""} onChange={(v) => onChange(v || undefined)} />;
+      return (
+        <ColorInput
+          {...common}
+          format="hex"
+          value={typeof d === "string" ? d : ""}
+          onChange={(v) => onChange(v || undefined)}
+          eyeDropperButtonProps={{ "aria-label": "Pick a colour from the screen" }}
+        />
+      );
     case "choice":
       return (
         <Select

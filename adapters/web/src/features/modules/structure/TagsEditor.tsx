@@ -1,6 +1,6 @@
 // The tags a module's items may carry (empty: any), each a name with an
 // optional value (a tag matches by id, else by name and value).
-import { Button, Group, Pill, Stack, Text, TextInput } from "@mantine/core";
+import { Button, Group, Pill, SimpleGrid, Stack, Text, TextInput } from "@mantine/core";
 import { IconPlus } from "@tabler/icons-react";
 import { useState, type FormEvent } from "react";
 import { newKey, type DraftTag } from "./draft";
@@ -59,27 +59,29 @@ export function TagsEditor({
         ))}
       </Group>
       {!disabled && (
-        <Group gap="xs" align="flex-end" wrap="wrap">
-          <TextInput
-            size="xs"
-            label="Tag name"
-            value={name}
-            onChange={(e) => setName(e.currentTarget.value)}
-            onKeyDown={(e) => e.key === "Enter" && add(e)}
-            w={160}
-          />
-          <TextInput
-            size="xs"
-            label="Value (optional)"
-            value={value}
-            onChange={(e) => setValue(e.currentTarget.value)}
-            onKeyDown={(e) => e.key === "Enter" && add(e)}
-            w={160}
-          />
-          <Button size="xs" variant="light" leftSection={<IconPlus size={14} aria-hidden />} onClick={() => add()} disabled={!name.trim() || taken}>
-            Add tag
-          </Button>
-        </Group>
+        <Stack gap={6}>
+          <SimpleGrid cols={2} spacing="xs">
+            <TextInput
+              size="xs"
+              label="Tag name"
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              onKeyDown={(e) => e.key === "Enter" && add(e)}
+            />
+            <TextInput
+              size="xs"
+              label="Value (optional)"
+              value={value}
+              onChange={(e) => setValue(e.currentTarget.value)}
+              onKeyDown={(e) => e.key === "Enter" && add(e)}
+            />
+          </SimpleGrid>
+          <Group>
+            <Button size="xs" variant="light" leftSection={<IconPlus size={14} aria-hidden />} onClick={() => add()} disabled={!name.trim() || taken}>
+              Add tag
+            </Button>
+          </Group>
+        </Stack>
       )}
       {error && (
         <Text size="xs" c="red.9" role="alert">
