@@ -38,14 +38,17 @@ async function everyTypeModule(admin: Api, app: string, target: string) {
   ]);
 }
 
+/** field: the input (not the option list) labelled label. */
+const field = (page: Page, label: string) => page.getByLabel(label).and(page.locator("input, textarea"));
+
 async function pick(page: Page, label: string, option: string) {
-  await page.getByLabel(label).click();
+  await field(page, label).click();
   await page.getByRole("option", { name: option, exact: true }).click();
 }
 
 async function chooseZone(page: Page, zone: string) {
-  await page.getByRole("textbox", { name: "Time zone" }).click();
-  await page.getByRole("textbox", { name: "Time zone" }).fill(zone);
+  await field(page, "Time zone").click();
+  await field(page, "Time zone").fill(zone);
   await page.getByRole("option", { name: zone, exact: true }).click();
 }
 
@@ -62,59 +65,61 @@ test("an item of every field type: filled widget by widget, saved, read back thr
   await expect(page.getByRole("heading", { name: "New item" })).toBeVisible();
   await chooseZone(page, "UTC");
 
-  await page.getByLabel("Name").fill("Launch day");
-  await page.getByLabel("title").fill("Hello world");
+  await field(page, "Name").fill("Launch day");
+  await field(page, "title").fill("Hello world");
   await expect(page.getByText("11 / 20 characters")).toBeVisible();
-  await page.getByLabel("summary").fill("A short summary.");
+  await field(page, "summary").fill("A short summary.");
   await page.getByRole("textbox", { name: "body" }).click();
   await page.keyboard.type("Rich text body");
-  await page.getByLabel("notes").fill("# Notes\n\nSome *markdown*.");
+  await field(page, "notes").fill("# Notes\n\nSome *markdown*.");
   await page.getByRole("tab", { name: "Preview" }).click();
   await expect(page.getByRole("heading", { name: "Notes" })).toBeVisible();
   await page.getByRole("tab", { name: "Write" }).click();
-  await page.getByLabel("price").fill("12.5");
-  await page.getByLabel("featured").check();
-  await page.getByLabel("starts").fill("2030-05-01T10:30");
-  await page.getByLabel("day").fill("2030-05-02");
-  await page.getByLabel("opens").fill("09:15");
+  await field(page, "price").fill("12.5");
+  await field(page, "featured").check();
+  await field(page, "starts").fill("2030-05-01T10:30");
+  await field(page, "day").fill("2030-05-02");
+  await field(page, "opens").fill("09:15");
   await pick(page, "category", "sport");
   await pick(page, "flavours", "apple");
   await page.getByRole("option", { name: "cherry", exact: true }).click();
   await page.keyboard.press("Escape");
   await page.getByRole("radio", { name: "M", exact: true }).check();
   await page.getByRole("checkbox", { name: "pool", exact: true }).check();
-  await page.getByLabel("colour").fill("#1a2b3c");
-  await page.getByLabel("place: latitude").fill("52.37");
-  await page.getByLabel("place: longitude").fill("4.89");
-  await page.getByLabel("author").fill("Ada");
+  await field(page, "colour").fill("#1a2b3c");
+  await field(page, "place: latitude").fill("52.37");
+  await field(page, "place: longitude").fill("4.89");
+  await page.getByRole("combobox", { name: "author" }).click();
+  await page.getByRole("combobox", { name: "author" }).fill("Ada");
   await page.getByRole("option", { name: "Ada Lovelace" }).click();
-  await page.getByLabel("related").fill("Ala");
+  await page.getByRole("combobox", { name: "related" }).click();
+  await page.getByRole("combobox", { name: "related" }).fill("Ala");
   await page.getByRole("option", { name: "Alan Turing" }).click();
-  await page.getByLabel("New entry of steps").fill("one");
-  await page.getByLabel("New entry of steps").press("Enter");
-  await page.getByLabel("New entry of steps").fill("two");
-  await page.getByLabel("New entry of steps").press("Enter");
+  await field(page, "New entry of steps").fill("one");
+  await field(page, "New entry of steps").press("Enter");
+  await field(page, "New entry of steps").fill("two");
+  await field(page, "New entry of steps").press("Enter");
   await page.getByRole("button", { name: "Move entry 2 up" }).click();
-  await page.getByLabel("keywords").fill("red");
-  await page.getByLabel("keywords").press("Enter");
-  await page.getByLabel("keywords").fill("blue");
-  await page.getByLabel("keywords").press("Enter");
-  await page.getByLabel("meta").fill('{"a": 1}');
-  await page.getByLabel("cover").fill("https://example.com/cover.png");
-  await page.getByLabel("clip").fill("https://example.com/clip.mp4");
-  await page.getByLabel("sound").fill("https://example.com/sound.mp3");
-  await page.getByLabel("doc").fill("https://example.com/doc.pdf");
-  await page.getByLabel("video").fill("https://youtu.be/dQw4w9WgXcQ");
-  await page.getByLabel("Add a locale").fill("fr");
+  await field(page, "keywords").fill("red");
+  await field(page, "keywords").press("Enter");
+  await field(page, "keywords").fill("blue");
+  await field(page, "keywords").press("Enter");
+  await field(page, "meta").fill('{"a": 1}');
+  await field(page, "cover").fill("https://example.com/cover.png");
+  await field(page, "clip").fill("https://example.com/clip.mp4");
+  await field(page, "sound").fill("https://example.com/sound.mp3");
+  await field(page, "doc").fill("https://example.com/doc.pdf");
+  await field(page, "video").fill("https://youtu.be/dQw4w9WgXcQ");
+  await field(page, "Add a locale").fill("fr");
   await page.getByRole("button", { name: "Add the locale" }).click();
-  await page.getByLabel("greeting (en-US)").fill("Hello");
-  await page.getByLabel("greeting (fr)").fill("Bonjour");
+  await field(page, "greeting (en-US)").fill("Hello");
+  await field(page, "greeting (fr)").fill("Bonjour");
 
   await expectAccessible(page, "the item editor");
   await page.getByRole("button", { name: "Create" }).click();
   await expect(page).toHaveURL(/\/items\/[0-9a-f]{24}$/);
   await expect(page.getByRole("heading", { name: "Launch day" })).toBeVisible();
-  await expect(page.getByLabel("State: Concept")).toBeVisible();
+  await expect(page.getByText("State: Concept").first()).toBeVisible();
 
   const id = page.url().split("/").pop()!;
   const item = await admin.call("GET", `/api/generalcontent/instance/${id}`);
@@ -178,12 +183,13 @@ test("checks at the field: the client's (too long) and the API's (a relation to 
   await expect(page.getByLabel("title")).not.toHaveAccessibleDescription(/at most/);
 
   // A relation the client cannot know is wrong: its item is deleted before the save.
-  await page.getByLabel("author").fill("Ada");
+  await page.getByRole("combobox", { name: "author" }).click();
+  await page.getByRole("combobox", { name: "author" }).fill("Ada");
   await page.getByRole("option", { name: "Ada Lovelace" }).click();
   await admin.call("DELETE", `/api/generalcontent/instance/${ada.id}`);
   await page.getByRole("button", { name: "Create" }).click();
-  await expect(page.getByLabel("author")).toHaveAccessibleDescription(/does not exist/);
-  await expect(page.getByLabel("author")).toBeInViewport();
+  await expect(page.getByRole("combobox", { name: "author" })).toHaveAccessibleDescription(/does not exist/);
+  await expect(page.getByRole("combobox", { name: "author" })).toBeInViewport();
 });
 
 test("publishing: publish now, schedule, unpublish, expiry, archive, delete and restore", async ({ page }) => {
@@ -193,7 +199,7 @@ test("publishing: publish now, schedule, unpublish, expiry, archive, delete and 
   const item = await admin.item(mod.id, "Road works", { title: "Road works" });
   await signIn(page, "admin", adminPassword);
   await page.goto(`/cms/apps/${app.id}/items/${item.id}`);
-  const state = (s: string) => expect(page.getByLabel(`State: ${s}`).first()).toBeVisible();
+  const state = (s: string) => expect(page.getByText(`State: ${s}`).first()).toBeVisible();
   await state("Concept");
 
   await page.getByRole("button", { name: "Publish now" }).click();

@@ -1,8 +1,7 @@
 // An item's history: every revision (what, when, who, what changed), any
 // two side by side, field by field, and "restore this revision".
-import { Alert, Anchor, Badge, Breadcrumbs, Button, Card, Group, Radio, Stack, Table, Text, Title, Tooltip } from "@mantine/core";
+import { Alert, Anchor, Badge, Breadcrumbs, Button, Card, Group, Radio, Stack, Table, Text, Title, Tooltip, VisuallyHidden } from "@mantine/core";
 import { modals } from "@mantine/modals";
-import { notifications } from "@mantine/notifications";
 import { IconArrowBackUp } from "@tabler/icons-react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
@@ -13,6 +12,7 @@ import { useCan } from "../access/hooks";
 import { whyNot } from "../access/rights";
 import { PageLoader } from "../shell/PageLoader";
 import { conflictOf, restoreRevision, useHistory, useItem, useModule } from "./editor/api";
+import { notify } from "./editor/notify";
 import { StateBadge } from "./editor/PublishPanel";
 import { browserZone, show } from "./editor/zones";
 import { RevisionDiff } from "./history/RevisionDiff";
@@ -55,6 +55,7 @@ export function HistoryPage() {
         </Text>
       ),
       labels: { confirm: "Restore", cancel: "Cancel" },
+      closeButtonProps: { "aria-label": "Close" },
       onConfirm: async () => {
         setBusy(revision);
         try {
@@ -63,14 +64,14 @@ export function HistoryPage() {
           await qc.invalidateQueries({ queryKey: ["history", itemId] });
           void qc.invalidateQueries({ queryKey: ["items", saved.module] });
           setPick({});
-          notifications.show({ color: "green", message: `Revision ${revision} restored (now revision ${saved.revision})` });
+          notify({ color: "green", message: `Revision ${revision} restored (now revision ${saved.revision})` });
         } catch (err) {
           const theirs = conflictOf(err);
           if (theirs) {
             qc.setQueryData(["item", itemId], theirs);
             void qc.invalidateQueries({ queryKey: ["history", itemId] });
-            notifications.show({ color: "orange", title: "Changed meanwhile", message: `${theirs.updatedBy ?? "Someone"} changed the item; check the history and try again.` });
-          } else notifications.show({ color: "red", title: "Not restored", message: describe(err) });
+            notify({ color: "orange", title: "Changed meanwhile", message: `${theirs.updatedBy ?? "Someone"} changed the item; check the history and try again.` });
+          } else notify({ color: "red", title: "Not restored", message: describe(err) });
         } finally {
           setBusy(undefined);
         }
@@ -117,9 +118,7 @@ export function HistoryPage() {
                 <Table.Th>Who</Table.Th>
                 <Table.Th>Changed</Table.Th>
                 <Table.Th w={120}>
-                  <span className="sr-only" style={{ position: "absolute", width: 1, height: 1, overflow: "hidden", clip: "rect(0 0 0 0)" }}>
-                    Actions
-                  </span>
+                  <VisuallyHidden>Actions</VisuallyHidden>
                 </Table.Th>
               </Table.Tr>
             </Table.Thead>
@@ -149,7 +148,7 @@ export function HistoryPage() {
                   <Table.Td>
                     <Group gap={4}>
                       {r.changed.map((c) => (
-                        <Badge key={c} size="sm" variant="light" color="gray.8" tt="none">
+                        <Badge key={c} size="sm" variant="outline" color="gray.8" tt="none">
                           {changedLabel(c)}
                         </Badge>
                       ))}

@@ -43,7 +43,7 @@ export function ConflictDialog(p: ConflictProps) {
   };
 
   return (
-    <Modal opened onClose={p.onCancel} size="xl" title="Someone else changed this item" scrollAreaComponent={ScrollArea.Autosize}>
+    <Modal opened onClose={p.onCancel} size="xl" title="Someone else changed this item" scrollAreaComponent={ScrollArea.Autosize} closeButtonProps={{ "aria-label": "Close" }}>
       <Stack gap="sm">
         <Alert color="orange" variant="light" title={`Saved by ${by} at ${at}`}>
           {differ.length === 0

@@ -5,7 +5,6 @@
 import { Alert, Anchor, Breadcrumbs, Button, Grid, Group, MultiSelect, Paper, Stack, Text, TextInput, Title, Tooltip } from "@mantine/core";
 import { useHotkeys } from "@mantine/hooks";
 import { modals } from "@mantine/modals";
-import { notifications } from "@mantine/notifications";
 import { IconDeviceFloppy, IconHistory } from "@tabler/icons-react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
@@ -17,6 +16,7 @@ import { useCan } from "../../access/hooks";
 import { whyNot } from "../../access/rights";
 import { conflictOf, createItem, saveItem, type Content } from "./api";
 import { ConflictDialog } from "./ConflictDialog";
+import { notify } from "./notify";
 import { LocalesPicker, ZonePicker } from "./EditorToolbar";
 import { FieldInput } from "./FieldInput";
 import { changedParts, draftOf, partsOf, type Draft, type Item, type Module, type Tag } from "./model";
@@ -128,7 +128,7 @@ export function Editor({ appId, module, latest }: Props) {
     const first = Object.keys(errs).sort((a, b) => order(a) - order(b))[0];
     if (first) {
       scrollTo(first);
-      notifications.show({ color: "red", title: "Not saved", message: `Check ${label(first)}: ${errs[first]}` });
+      notify({ color: "red", title: "Not saved", message: `Check ${label(first)}: ${errs[first]}` });
       return;
     }
     setBusy(true);
@@ -139,7 +139,7 @@ export function Editor({ appId, module, latest }: Props) {
       setTouched(new Set());
       setTried(false);
       setServerErrors({});
-      notifications.show({ color: "green", message: on ? "Saved" : "Item created" });
+      notify({ color: "green", message: on ? "Saved" : "Item created" });
       if (!on) navigate(`/apps/${appId}/items/${saved.id}`, { replace: true });
     } catch (err) {
       const theirs = conflictOf(err);
@@ -149,9 +149,9 @@ export function Editor({ appId, module, latest }: Props) {
         const key = errorKey(err.extra)!;
         setServerErrors({ [key]: typeof err.extra.message === "string" ? err.extra.message : err.message });
         scrollTo(key);
-        notifications.show({ color: "red", title: "Not saved", message: err.message });
+        notify({ color: "red", title: "Not saved", message: err.message });
       } else {
-        notifications.show({ color: "red", title: "Not saved", message: describe(err) });
+        notify({ color: "red", title: "Not saved", message: describe(err) });
       }
     } finally {
       setBusy(false);
@@ -173,6 +173,7 @@ export function Editor({ appId, module, latest }: Props) {
       title: "Leave without saving?",
       children: <Text size="sm">Your changes to this item are not saved.</Text>,
       labels: { confirm: "Leave", cancel: "Stay" },
+      closeButtonProps: { "aria-label": "Close" },
       confirmProps: { color: "red" },
       onConfirm: () => blocker.proceed?.(),
       onCancel: () => blocker.reset?.(),
@@ -188,7 +189,7 @@ export function Editor({ appId, module, latest }: Props) {
     if (!dirty) {
       adopt(theirs);
       setDraft(draftOf(theirs, module));
-      notifications.show({
+      notify({
         color: "orange",
         title: "Changed meanwhile",
         message: `${theirs.updatedBy ?? "Someone"} changed this item at ${show(theirs.updatedAt, zone)}. It is reloaded: check it and try again.`,
@@ -213,7 +214,7 @@ export function Editor({ appId, module, latest }: Props) {
           <Title order={2}>{title}</Title>
           {base && <StateBadge item={base} />}
           {dirty && (
-            <Text size="sm" c="orange.9" fw={500}>
+            <Text size="sm" c="red.9" fw={500}>
               Unsaved changes
             </Text>
           )}
@@ -240,7 +241,7 @@ export function Editor({ appId, module, latest }: Props) {
             <Text size="sm">
               Someone saved this item ({show(remote.updatedAt, zone)}) while you were editing. Compare to keep your changes and take theirs.
             </Text>
-            <Button size="xs" variant="white" color="orange.9" onClick={() => setConflict({ theirs: remote, mode: "merge" })}>
+            <Button size="xs" variant="white" color="dark" onClick={() => setConflict({ theirs: remote, mode: "merge" })}>
               Compare
             </Button>
           </Group>

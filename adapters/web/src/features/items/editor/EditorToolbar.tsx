@@ -38,12 +38,12 @@ export function LocalesPicker(p: { locales: string[]; held: string[]; onChange: 
             <Badge
               key={l}
               role="listitem"
-              variant="light"
-              color="indigo"
+              variant="outline"
+              color="indigo.8"
               tt="none"
               rightSection={
                 !p.held.includes(l) ? (
-                  <ActionIcon size="xs" variant="transparent" color="indigo" aria-label={`Hide locale ${l}`} onClick={() => p.onChange(p.locales.filter((x) => x !== l))}>
+                  <ActionIcon size="xs" variant="transparent" color="indigo.8" aria-label={`Hide locale ${l}`} onClick={() => p.onChange(p.locales.filter((x) => x !== l))}>
                     <IconX size={12} />
                   </ActionIcon>
                 ) : undefined

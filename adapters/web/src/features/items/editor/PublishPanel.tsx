@@ -1,9 +1,8 @@
 // Publishing: the item's state and dates, and the commands that change
 // them (publish now or at a date, expire at a date, unpublish, archive,
 // unarchive, delete, restore). Each sends the revision the editor holds.
-import { Badge, Button, Card, Group, Modal, Stack, Table, Text, TextInput, Title, Tooltip } from "@mantine/core";
+import { Badge, Button, Card, Group, Modal, Stack, Table, Text, TextInput, Title, Tooltip, VisuallyHidden } from "@mantine/core";
 import { modals } from "@mantine/modals";
-import { notifications } from "@mantine/notifications";
 import {
   IconArchive,
   IconArchiveOff,
@@ -18,13 +17,15 @@ import { useState, type ReactNode } from "react";
 import { whyNot } from "../../access/rights";
 import { describe } from "../../../lib/errors";
 import { conflictOf, deleteItem, setExpiry, transition, type Transition } from "./api";
+import { notify } from "./notify";
 import { stateColor, stateLabel, stateOf, type Item } from "./model";
 import { fromLocal, show, toLocal } from "./zones";
 
 export function StateBadge({ item }: { item: Item }) {
   const s = stateOf(item);
   return (
-    <Badge color={stateColor[s]} variant="filled" size="lg" aria-label={`State: ${stateLabel[s]}`}>
+    <Badge color={stateColor[s]} variant="filled" size="lg" data-state={s}>
+      <VisuallyHidden>State: </VisuallyHidden>
       {stateLabel[s]}
     </Badge>
   );
@@ -55,11 +56,11 @@ export function PublishPanel(p: Props) {
     setBusy(key);
     try {
       p.onChanged(await f(), done);
-      notifications.show({ color: "green", message: done });
+      notify({ color: "green", message: done });
     } catch (err) {
       const theirs = conflictOf(err);
       if (theirs) p.onConflict(theirs);
-      else notifications.show({ color: "red", title: "Not done", message: describe(err) });
+      else notify({ color: "red", title: "Not done", message: describe(err) });
     } finally {
       setBusy(undefined);
     }
@@ -96,6 +97,7 @@ export function PublishPanel(p: Props) {
       children: <Text size="sm">“{item.name}” disappears from apps and lists. You can restore it later from this page.</Text>,
       labels: { confirm: "Delete", cancel: "Cancel" },
       confirmProps: { color: "red" },
+      closeButtonProps: { "aria-label": "Close" },
       onConfirm: () => run("delete", "Item deleted", () => deleteItem(item)),
     });
 
@@ -188,7 +190,7 @@ function DateDialog(p: { ask: Ask; zone: string; initial: number | null; min: nu
           ? `Must be after the publication (${show(p.min, p.zone)})`
           : undefined;
   return (
-    <Modal opened onClose={p.onClose} title={p.ask.title}>
+    <Modal opened onClose={p.onClose} title={p.ask.title} closeButtonProps={{ "aria-label": "Close" }}>
       <form
         onSubmit={(e) => {
           e.preventDefault();

@@ -27,7 +27,7 @@ export function RelationNames({ ids, modules }: { ids: string[]; modules: string
   return (
     <Group gap={4}>
       {ids.map((id) => (
-        <Badge key={id} variant="light" color="indigo" tt="none">
+        <Badge key={id} variant="outline" color="indigo.8" tt="none">
           {byId.get(id) ?? id}
         </Badge>
       ))}

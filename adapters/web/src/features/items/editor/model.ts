@@ -97,8 +97,8 @@ export const stateLabel: Record<ItemState, string> = {
 export const stateColor: Record<ItemState, string> = {
   deleted: "red.9",
   archived: "gray.8",
-  expired: "orange.9",
+  expired: "#a34a00",
   scheduled: "blue.8",
   published: "green.9",
-  concept: "yellow.9",
+  concept: "#7a5c00",
 };

@@ -72,7 +72,7 @@ export function RevisionDiff({ module, a, b, zone, appModules }: { module: Modul
                     <Group gap={4}>
                       {r.label}
                       {differs && (
-                        <Badge size="xs" color="orange.9" variant="light">
+                        <Badge size="xs" color="red.9" variant="outline">
                           changed
                         </Badge>
                       )}

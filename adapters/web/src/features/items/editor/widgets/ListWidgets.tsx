@@ -4,7 +4,7 @@ import { ActionIcon, Button, Fieldset, Group, NumberInput, Stack, TagsInput, Tex
 import { IconArrowDown, IconArrowUp, IconPlus, IconTrash } from "@tabler/icons-react";
 import { useEffect, useState } from "react";
 import { same } from "../model";
-import type { WidgetProps } from "./props";
+import { legendStyles, type WidgetProps } from "./props";
 
 export const textsOnly = (v: unknown): v is string[] | null | undefined =>
   v === null || v === undefined || (Array.isArray(v) && v.every((x) => typeof x === "string"));
@@ -25,7 +25,7 @@ export function ListWidget(p: WidgetProps) {
     setNext("");
   };
   return (
-    <Fieldset legend={`${p.label}${p.required ? " *" : ""}`} id={p.id} variant="unstyled" aria-invalid={!!p.error}>
+    <Fieldset legend={`${p.label}${p.required ? " *" : ""}`} id={p.id} variant="unstyled" styles={legendStyles}>
       {p.description && (
         <Text size="xs" c="dimmed" mb={4}>
           {p.description}
@@ -194,7 +194,7 @@ export function LocationWidget(p: WidgetProps) {
         : undefined;
   useEffect(() => onInvalid(bad), [bad, onInvalid]);
   return (
-    <Fieldset legend={`${p.label}${p.required ? " *" : ""}`} id={p.id} variant="unstyled">
+    <Fieldset legend={`${p.label}${p.required ? " *" : ""}`} id={p.id} variant="unstyled" styles={legendStyles}>
       {p.description && (
         <Text size="xs" c="dimmed" mb={4}>
           {p.description}

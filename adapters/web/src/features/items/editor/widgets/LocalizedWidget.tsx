@@ -4,7 +4,7 @@
 import { Fieldset, SimpleGrid, Text, TextInput, Textarea } from "@mantine/core";
 import { fieldType } from "../../../../lib/fieldTypes";
 import { Counter } from "./TextWidgets";
-import type { WidgetProps } from "./props";
+import { legendStyles, type WidgetProps } from "./props";
 
 export function LocalizedWidget(p: WidgetProps) {
   const obj = p.value && typeof p.value === "object" && !Array.isArray(p.value) ? (p.value as Record<string, unknown>) : {};
@@ -16,7 +16,7 @@ export function LocalizedWidget(p: WidgetProps) {
     p.onChange(Object.keys(next).length ? next : null);
   };
   return (
-    <Fieldset legend={`${p.label}${p.required ? " *" : ""}`} id={p.id} variant="unstyled">
+    <Fieldset legend={`${p.label}${p.required ? " *" : ""}`} id={p.id} variant="unstyled" styles={legendStyles}>
       {p.description && (
         <Text size="xs" c="dimmed" mb={4}>
           {p.description}

@@ -27,3 +27,6 @@ export interface WidgetProps {
 export const str = (v: unknown): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : String(v));
 /** orNull: an empty text is no value. */
 export const orNull = (s: string): string | null => (s === "" ? null : s);
+
+/** Fieldsets of several inputs: their legend looks like an input's label. */
+export const legendStyles = { legend: { fontWeight: 500, fontSize: "var(--mantine-font-size-sm)", padding: 0, marginBottom: 2 } };

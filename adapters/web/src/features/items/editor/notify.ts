@@ -1,0 +1,6 @@
+import { notifications, type NotificationData } from "@mantine/notifications";
+
+/** notify shows a toast whose close button is labelled (axe: button-name). */
+export function notify(n: NotificationData) {
+  notifications.show({ ...n, closeButtonProps: { "aria-label": "Close the message", ...n.closeButtonProps } });
+}
