@@ -6,6 +6,7 @@
 import { Alert, Button, Group, Modal, Paper, Radio, ScrollArea, SimpleGrid, Stack, Text } from "@mantine/core";
 import { useMemo, useState } from "react";
 import { changedParts, draftOf, get, partId, partLabel, put, same, type Draft, type Item, type Module, type Part } from "./model";
+import { warnStyles } from "./notify";
 import { TagsView, ValueView } from "./ValueView";
 import { show } from "./zones";
 
@@ -45,7 +46,7 @@ export function ConflictDialog(p: ConflictProps) {
   return (
     <Modal opened onClose={p.onCancel} size="xl" title="Someone else changed this item" scrollAreaComponent={ScrollArea.Autosize} closeButtonProps={{ "aria-label": "Close" }}>
       <Stack gap="sm">
-        <Alert color="orange" variant="light" title={`Saved by ${by} at ${at}`}>
+        <Alert color="orange" variant="light" title={`Saved by ${by} at ${at}`} styles={warnStyles}>
           {differ.length === 0
             ? "Their version holds the same content as yours: nothing to choose."
             : `Your version and theirs differ in ${differ.length} ${differ.length === 1 ? "place" : "places"}. For each, keep yours or take theirs; ${
@@ -101,7 +102,7 @@ export function ConflictDialog(p: ConflictProps) {
             </Button>
           </Group>
           <Group gap="xs">
-            <Button variant="subtle" color="gray.8" onClick={p.onCancel}>
+            <Button variant="default" onClick={p.onCancel}>
               Cancel
             </Button>
             <Button onClick={resolve}>{p.mode === "save" ? "Save these choices" : "Use these choices"}</Button>

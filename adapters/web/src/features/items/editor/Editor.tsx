@@ -16,7 +16,7 @@ import { useCan } from "../../access/hooks";
 import { whyNot } from "../../access/rights";
 import { conflictOf, createItem, saveItem, type Content } from "./api";
 import { ConflictDialog } from "./ConflictDialog";
-import { notify } from "./notify";
+import { notify, warnStyles } from "./notify";
 import { LocalesPicker, ZonePicker } from "./EditorToolbar";
 import { FieldInput } from "./FieldInput";
 import { changedParts, draftOf, partsOf, type Draft, type Item, type Module, type Tag } from "./model";
@@ -236,7 +236,7 @@ export function Editor({ appId, module, latest }: Props) {
       </Group>
 
       {remote && (
-        <Alert color="orange" title={`Changed by ${remote.updatedBy ?? "someone"} just now`}>
+        <Alert color="orange" title={`Changed by ${remote.updatedBy ?? "someone"} just now`} styles={warnStyles}>
           <Group justify="space-between" gap="xs">
             <Text size="sm">
               Someone saved this item ({show(remote.updatedAt, zone)}) while you were editing. Compare to keep your changes and take theirs.

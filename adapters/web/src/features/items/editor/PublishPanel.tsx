@@ -208,7 +208,7 @@ function DateDialog(p: { ask: Ask; zone: string; initial: number | null; min: nu
             data-autofocus
           />
           <Group justify="flex-end">
-            <Button variant="subtle" color="gray.8" onClick={p.onClose}>
+            <Button variant="default" onClick={p.onClose}>
               Cancel
             </Button>
             <Button type="submit" disabled={!!error}>

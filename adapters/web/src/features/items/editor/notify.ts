@@ -4,3 +4,6 @@ import { notifications, type NotificationData } from "@mantine/notifications";
 export function notify(n: NotificationData) {
   notifications.show({ ...n, closeButtonProps: { "aria-label": "Close the message", ...n.closeButtonProps } });
 }
+
+/** warnStyles: an orange Alert's title in a colour that keeps its contrast. */
+export const warnStyles = { title: { color: "#7a2e00" } };

@@ -13,13 +13,13 @@ export default function TextDiff({ a, b, side }: { a: string; b: string; side: "
         if (p.removed && side === "new") return null;
         if (p.added)
           return (
-            <ins key={i} style={{ background: "var(--mantine-color-green-1)", color: "var(--mantine-color-green-9)" }}>
+            <ins key={i} style={{ background: "var(--mantine-color-green-1)", color: "#0b4a1c" }}>
               {p.value}
             </ins>
           );
         if (p.removed)
           return (
-            <del key={i} style={{ background: "var(--mantine-color-red-1)", color: "var(--mantine-color-red-9)" }}>
+            <del key={i} style={{ background: "var(--mantine-color-red-1)", color: "#7a1010" }}>
               {p.value}
             </del>
           );
