@@ -67,6 +67,7 @@ export function Editor({ appId, module, latest }: Props) {
   const [conflict, setConflict] = useState<{ theirs: Item; mode: "save" | "merge" }>();
   const [remote, setRemote] = useState<Item>();
   const [zone, setZone] = useState(browserZone);
+  const leaving = useRef(false);
 
   const scope = { app: appId, module: module.id, item: base?.id };
   const mayUpdate = useCan("update", scope);
@@ -140,7 +141,10 @@ export function Editor({ appId, module, latest }: Props) {
       setTried(false);
       setServerErrors({});
       notify({ color: "green", message: on ? "Saved" : "Item created" });
-      if (!on) navigate(`/apps/${appId}/items/${saved.id}`, { replace: true });
+      if (!on) {
+        leaving.current = true;
+        navigate(`/apps/${appId}/items/${saved.id}`, { replace: true });
+      }
     } catch (err) {
       const theirs = conflictOf(err);
       if (theirs && on) {
@@ -164,7 +168,9 @@ export function Editor({ appId, module, latest }: Props) {
   useHotkeys([["mod+S", () => !readOnly && !busy && void save()]], []);
 
   // Leaving with unsaved edits asks first.
-  const blocker = useBlocker(({ currentLocation, nextLocation }) => dirty && !busy && currentLocation.pathname !== nextLocation.pathname);
+  const blocker = useBlocker(
+    ({ currentLocation, nextLocation }) => dirty && !busy && !leaving.current && currentLocation.pathname !== nextLocation.pathname,
+  );
   const blocked = useRef(false);
   useEffect(() => {
     if (blocker.state !== "blocked" || blocked.current) return;

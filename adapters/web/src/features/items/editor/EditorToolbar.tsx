@@ -1,6 +1,6 @@
 // Above the fields: the time zone dates are shown in, and the locales of
 // localized texts (side by side), with a control to add one.
-import { ActionIcon, Badge, Group, Select, TextInput, Tooltip } from "@mantine/core";
+import { ActionIcon, Badge, Group, Select, Text, TextInput, Tooltip } from "@mantine/core";
 import { IconPlus, IconX } from "@tabler/icons-react";
 import { useState } from "react";
 import { localeRE } from "./validate";
@@ -33,7 +33,13 @@ export function LocalesPicker(p: { locales: string[]; held: string[]; onChange: 
   return (
     <Group gap="xs" align="flex-end">
       <div>
-        <Group gap={4} mb={4} role="list" aria-label="Locales shown">
+        <Text size="sm" fw={500} id="locales-label">
+          Locales
+        </Text>
+        <Text size="xs" c="dimmed" mb={4}>
+          Localized texts show one column per locale
+        </Text>
+        <Group gap={4} mb={6} role="list" aria-labelledby="locales-label">
           {p.locales.map((l) => (
             <Badge
               key={l}
