@@ -2295,6 +2295,19 @@ export interface components {
             module?: string;
             /** @description Website, Image, Video and Audio fields; allowed file extensions, e.g. `jpg` (`validator.mediaType`). */
             mediaTypes?: string[];
+            /**
+             * @description The editor the CMS shows the field's values with; left out, the type's first. One of the
+             *     type's widgets: Text `text`; Number `number`; Website `url`, `document`; Youtube
+             *     `youtube`; Image `image`; Date `datetime`, `date`; Time `time`; Boolean `boolean`; Color
+             *     `color`; Multiple relation `relations`; Single relation `relation`; Long text `textarea`,
+             *     `richtext`, `markdown`, `html`; Object `json`, `location`; List `list`, `tags`, `json`;
+             *     Localized text `localized`; Video `video`; Multiple choice `checkboxes`, `multiselect`;
+             *     Single choice `radio`, `select`; Multiple select dropdown `multiselect`, `checkboxes`;
+             *     Single select dropdown `select`, `radio`; Audio `audio`. Another is a 400 naming the field.
+             *     It does not change which values are valid (changing it checks no item).
+             * @enum {string}
+             */
+            widget?: "text" | "textarea" | "richtext" | "markdown" | "html" | "number" | "url" | "image" | "video" | "audio" | "document" | "youtube" | "date" | "datetime" | "time" | "boolean" | "color" | "relation" | "relations" | "json" | "location" | "list" | "tags" | "localized" | "select" | "multiselect" | "radio" | "checkboxes";
         };
         /** @description One structure field of a module (or module type), in the module's order. */
         ModuleField: {
