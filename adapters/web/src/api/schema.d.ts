@@ -895,6 +895,9 @@ export interface paths {
          * @description Who may call: holders of `read` on the item, its module or its app (administrators always).
          *     App tokens see only the published items of their own app (others answer 404). CMS users see
          *     deleted items too (`deletedAt` set).
+         *
+         *     The answer's `ETag` is the item's revision (`"3"`): send it back as `If-Match` with a write
+         *     to have the write refused (412) if someone changed the item meanwhile.
          */
         get: operations["getInstance"];
         /**
@@ -906,7 +909,9 @@ export interface paths {
          *
          *     `revision`, when sent, must be the item's current revision: a write based on a stale read is
          *     refused with **409** whose `extra` is the item as the server has it (resolve and retry with
-         *     its `revision`). Without `revision` the last write wins. `id` and `module` in the body, when
+         *     its `revision`). `If-Match` with the `ETag` read does the same as a precondition: stale, a
+         *     **412** whose `extra.current` is the item as the server has it. Without either the last
+         *     write wins (as the HALO SDKs write). `id` and `module` in the body, when
          *     sent, must be the item's (400). A deleted item must be restored first (409, `extra` the
          *     deleted item as the server has it). A PUT that
          *     changes nothing records nothing (same revision).
@@ -917,8 +922,9 @@ export interface paths {
          * Delete a content item
          * @description Deletes the item logically (`POST .../restore` brings it back). Who may call: holders of
          *     `delete` on the item, its module or its app; app tokens get 403. With `revision`, a stale
-         *     revision is a 409 whose `extra` is the current item. Deleting a deleted item answers it as it
-         *     is and records nothing (a retried delete succeeds).
+         *     revision is a 409 whose `extra` is the current item; with `If-Match`, a 412 whose
+         *     `extra.current` is. Deleting a deleted item answers it as it is and records nothing (a
+         *     retried delete succeeds).
          *     Deleting the item of a single-item module frees the module for a new item.
          */
         delete: operations["deleteInstance"];
@@ -2340,6 +2346,19 @@ export interface components {
             module?: string;
             /** @description Website, Image, Video and Audio fields; allowed file extensions, e.g. `jpg` (`validator.mediaType`). */
             mediaTypes?: string[];
+            /**
+             * @description The editor the CMS shows the field's values with; left out, the type's first. One of the
+             *     type's widgets: Text `text`; Number `number`; Website `url`, `document`; Youtube
+             *     `youtube`; Image `image`; Date `datetime`, `date`; Time `time`; Boolean `boolean`; Color
+             *     `color`; Multiple relation `relations`; Single relation `relation`; Long text `textarea`,
+             *     `richtext`, `markdown`, `html`; Object `json`, `location`; List `list`, `tags`, `json`;
+             *     Localized text `localized`; Video `video`; Multiple choice `checkboxes`, `multiselect`;
+             *     Single choice `radio`, `select`; Multiple select dropdown `multiselect`, `checkboxes`;
+             *     Single select dropdown `select`, `radio`; Audio `audio`. Another is a 400 naming the field.
+             *     It does not change which values are valid (changing it checks no item).
+             * @enum {string}
+             */
+            widget?: "text" | "textarea" | "richtext" | "markdown" | "html" | "number" | "url" | "image" | "video" | "audio" | "document" | "youtube" | "date" | "datetime" | "time" | "boolean" | "color" | "relation" | "relations" | "json" | "location" | "list" | "tags" | "localized" | "select" | "multiselect" | "radio" | "checkboxes";
         };
         /** @description One structure field of a module (or module type), in the module's order. */
         ModuleField: {
@@ -3912,9 +3931,63 @@ export interface components {
                 };
             };
         };
+        /**
+         * @description `If-Match` names another revision than the item's current one: someone changed the item after
+         *     the client read it. Nothing was changed. `extra.current` is the item as the server has it
+         *     (an `Instance`, its `revision` the one to send next): show both versions, let the editor
+         *     choose, and retry with `If-Match` set to the current revision.
+         */
+        InstancePreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "status": 412,
+                 *         "message": "If-Match names revision 2; the instance is at revision 3. Resolve the conflict and try again.",
+                 *         "extra": {
+                 *           "current": {
+                 *             "id": "5a1b2c3d4e5f60718293a4b5",
+                 *             "module": "57f613869935ad1100f612d7",
+                 *             "name": "Road works on Main Street",
+                 *             "values": {
+                 *               "title": "Road works on Main Street"
+                 *             },
+                 *             "tags": [],
+                 *             "createdAt": 1700000000000,
+                 *             "updatedAt": 1700000300000,
+                 *             "publishedAt": null,
+                 *             "removedAt": null,
+                 *             "archivedAt": null,
+                 *             "deletedAt": null,
+                 *             "createdBy": "Jane Editor",
+                 *             "updatedBy": "John Editor",
+                 *             "deletedBy": null,
+                 *             "customerId": 1,
+                 *             "pushSchedule": null,
+                 *             "externalId": null,
+                 *             "revision": 3
+                 *           }
+                 *         },
+                 *         "type": "HaloError"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["HaloError"] & {
+                    error?: {
+                        extra?: {
+                            current?: components["schemas"]["Instance"];
+                        };
+                    };
+                };
+            };
+        };
         /** @description The item after the change */
         InstanceChanged: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
             };
             content: {
@@ -4004,6 +4077,15 @@ export interface components {
         ModuleTypeId: string;
         /** @description Content item (instance) id. */
         InstanceId: string;
+        /**
+         * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+         *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+         *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+         *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+         *     body (or the query) also names a `revision`, it must be the same one (400).
+         * @example "3"
+         */
+        IfMatch: string;
         /** @description `true` answers a bare array of every match (content items: at most 10,000) instead of the paginated envelope; `page` and `limit` are then ignored. `1`/`t`/`TRUE` work too. */
         Skip: boolean;
         /** @description Push schedule id. */
@@ -4027,6 +4109,11 @@ export interface components {
         RetryAfter: number;
         /** @description The new path (with the original query string). */
         Location: string;
+        /**
+         * @description The item's revision as a strong entity tag (`"3"`); send it back in `If-Match`.
+         * @example "3"
+         */
+        ETag: string;
         /** @description `attachment; filename="moduletypes.json"` (or `moduletype-<id>.json` for one type). */
         ContentDisposition: string;
         /** @description `true`: the idempotency key was used before for this very request; nothing was recorded and the answer is the original transaction. */
@@ -6196,6 +6283,7 @@ export interface operations {
             /** @description The item */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6214,6 +6302,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6241,20 +6338,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The item after the change */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Instance"];
-                };
-            };
+            200: components["responses"]["InstanceChanged"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -6268,6 +6358,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6280,6 +6379,7 @@ export interface operations {
             /** @description The deleted item (`deletedAt` set) */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6291,6 +6391,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6300,6 +6401,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6324,6 +6434,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -6334,6 +6445,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6352,6 +6472,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6361,6 +6482,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6385,6 +6515,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -6395,6 +6526,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6413,6 +6553,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6422,6 +6563,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6440,6 +6590,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6479,6 +6630,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6500,6 +6660,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
