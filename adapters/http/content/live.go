@@ -27,6 +27,9 @@ func (s *API) events(w http.ResponseWriter, r *http.Request) error {
 	stream, err := s.Live.Open(r.Context(), rmcontent.LiveRequest{App: r.URL.Query().Get("app"),
 		LastEventID: r.Header.Get("Last-Event-ID"), Recheck: httpapi.Reauthenticate})
 	if err != nil {
+		if r.Context().Err() != nil {
+			return nil // the client left while the stream was being opened
+		}
 		return err
 	}
 	defer stream.Close()
