@@ -778,7 +778,8 @@ export interface paths {
          *     administrators: every item; CMS users: the items of the apps, modules and items they hold
          *     `read` on, whatever their state; app tokens: only the items of their own app that are
          *     published at the time of the request. Deleted items never match unless `metaSearch` names
-         *     `deletedAt`.
+         *     `deletedAt`. A CMS user's `previewAt` asks for what the app's token would get at that instant
+         *     (preview as the app; see `SearchQuery.previewAt`).
          *
          *     Filters are AND-ed: modules (`moduleIds`, `moduleName`, `moduleNames`; none of them = every
          *     visible module), `instanceIds`, `relatedTo`, `searchValues` (on `values` fields), `metaSearch`
@@ -2840,6 +2841,18 @@ export interface components {
              * @example en-US
              */
             locale?: string;
+            /**
+             * @description CMS users: preview as the app. The answer is what the app's token would get at this
+             *     instant (epoch milliseconds; a numeric string works too): only items published by then
+             *     and not yet expired or archived by then, by the items' present dates, so scheduled
+             *     publications and expiries apply (deleted items and drafts never show). Searched are the
+             *     modules the user may read whole (the read right on the module or its app; a module named in
+             *     `moduleIds` the user may not read whole is a 403; a right on single items does not
+             *     count). An app's token (or an identified user's) sending it is a 400 (`extra.field:
+             *     previewAt`): it sees its app as it is now. Preview answers are never cached.
+             * @example 1893456000000
+             */
+            previewAt?: number | string;
         };
         /**
          * @description A page of items (the answer when `skip` is not true).
