@@ -60,6 +60,7 @@ export function Editor({ appId, module, latest }: Props) {
   const baseDraft = useMemo(() => draftOf(base, module), [base, module]);
   const dirty = changedParts(parts, draft, baseDraft).length > 0;
   const [busy, setBusy] = useState(false);
+  const [commanding, setCommanding] = useState(false);
   const [tried, setTried] = useState(false);
   const [touched, setTouched] = useState<Set<string>>(new Set());
   const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
@@ -89,13 +90,15 @@ export function Editor({ appId, module, latest }: Props) {
 
   // Someone else's change reached the cache (the live stream refetches it).
   useEffect(() => {
-    if (!latest || !base || busy || latest.id !== base.id || latest.revision <= base.revision) return;
+    if (!latest || !base || busy || commanding || latest.id !== base.id || latest.revision <= base.revision) return;
     if (!dirty) {
       setBase(latest);
       setDraft(draftOf(latest, module));
       setRemote(undefined);
+    } else if (changedParts(parts, draftOf(latest, module), draftOf(base, module)).length === 0) {
+      setBase(latest); // only its dates changed: nothing of the user's edits to merge
     } else setRemote(latest);
-  }, [latest, base, busy, dirty, module]);
+  }, [latest, base, busy, commanding, dirty, module, parts]);
 
   const clientErrors = useMemo(() => ({ ...checkDraft(fields, draft), ...widgetErrors }), [fields, draft, widgetErrors]);
   const errorAt = (key: string) => serverErrors[key] ?? (tried || touched.has(key) ? clientErrors[key] : undefined);
@@ -316,7 +319,7 @@ export function Editor({ appId, module, latest }: Props) {
         </Grid.Col>
         {base && (
           <Grid.Col span={{ base: 12, md: 4 }}>
-            <PublishPanel item={base} zone={zone} appId={appId} mayUpdate={mayUpdate} mayDelete={mayDelete} onChanged={onChanged} onConflict={onConflict} />
+            <PublishPanel item={base} zone={zone} appId={appId} mayUpdate={mayUpdate} mayDelete={mayDelete} onChanged={onChanged} onConflict={onConflict} onBusy={setCommanding} />
           </Grid.Col>
         )}
       </Grid>

@@ -20,7 +20,7 @@ export function widgetOf(field: WidgetProps["field"]): Widget | undefined {
   const t = fieldType(field.type);
   if (!t) return undefined;
   if (field.localized && t.kind === "text") return "localized";
-  const w = (field.rules as { widget?: string }).widget as Widget | undefined;
+  const w = field.rules.widget;
   return w && t.widgets.includes(w) ? w : t.widgets[0];
 }
 

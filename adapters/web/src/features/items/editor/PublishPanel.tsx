@@ -41,6 +41,8 @@ interface Props {
   onChanged: (item: Item, what: string) => void;
   /** A command refused for a stale revision, with the current item. */
   onConflict: (theirs: Item) => void;
+  /** A command is under way (the editor then ignores news of the item, its own change among them). */
+  onBusy: (busy: boolean) => void;
 }
 
 type Ask = { what: "publish" | "expire"; title: string; label: string };
@@ -54,6 +56,7 @@ export function PublishPanel(p: Props) {
 
   const run = async (key: string, done: string, f: () => Promise<Item>) => {
     setBusy(key);
+    p.onBusy(true);
     try {
       p.onChanged(await f(), done);
       notify({ color: "green", message: done });
@@ -63,6 +66,7 @@ export function PublishPanel(p: Props) {
       else notify({ color: "red", title: "Not done", message: describe(err) });
     } finally {
       setBusy(undefined);
+      p.onBusy(false);
     }
   };
   const command = (what: Transition, done: string, at?: number) => run(what, done, () => transition(item, what, at));

@@ -1,8 +1,8 @@
 // The item editor's API calls. Every write names the revision the editor
-// read, twice: as `If-Match: "<revision>"` (the item's ETag) and as the
-// body's (or query's) `revision`, which older servers understand. A stale
-// one is refused with the current item (412 with `extra.current`, or 409
-// with the item as `extra`), and the editor lets the user merge.
+// read as `If-Match: "<revision>"` (the item's ETag is that revision). A
+// stale one is refused with the current item (412 with `extra.current`;
+// a HALO-style body `revision` gets a 409 with the item as `extra`, also
+// understood), and the editor lets the user merge.
 import { useQuery } from "@tanstack/react-query";
 import { api } from "../../../api/client";
 import { ApiError, unwrap } from "../../../lib/errors";
@@ -26,6 +26,7 @@ export function useItem(itemId: string | undefined) {
 }
 
 const ifMatch = (revision: number) => ({ "If-Match": `"${revision}"` });
+const on = (item: { id: string; revision: number }) => ({ path: { id: item.id }, header: ifMatch(item.revision) });
 
 /** conflictOf: the current item a refused write carries, when it was refused for a stale revision. */
 export function conflictOf(err: unknown): Item | undefined {
@@ -56,16 +57,8 @@ export interface Dates {
 export async function saveItem(base: Item, c: Content, dates: Dates = base): Promise<Item> {
   return unwrap(
     await api.PUT("/api/generalcontent/instance/{id}", {
-      params: { path: { id: base.id } },
-      headers: ifMatch(base.revision),
-      body: {
-        ...c,
-        externalId: base.externalId,
-        publishedAt: dates.publishedAt,
-        removedAt: dates.removedAt,
-        archivedAt: dates.archivedAt,
-        revision: base.revision,
-      },
+      params: on(base),
+      body: { ...c, externalId: base.externalId, publishedAt: dates.publishedAt, removedAt: dates.removedAt, archivedAt: dates.archivedAt },
     }),
   );
 }
@@ -73,30 +66,29 @@ export async function saveItem(base: Item, c: Content, dates: Dates = base): Pro
 export type Transition = "publish" | "unpublish" | "archive" | "unarchive" | "restore";
 
 export async function transition(base: Item, what: Transition, at?: number): Promise<Item> {
-  const id = { params: { path: { id: base.id } }, headers: ifMatch(base.revision) };
+  const id = { params: on(base) };
   switch (what) {
     case "publish":
       return unwrap(
-        await api.POST("/api/generalcontent/instance/{id}/publish", { ...id, body: { revision: base.revision, ...(at ? { publishedAt: at } : {}) } }),
+        await api.POST("/api/generalcontent/instance/{id}/publish", { ...id, body: at ? { publishedAt: at } : {} }),
       );
     case "archive":
       return unwrap(
-        await api.POST("/api/generalcontent/instance/{id}/archive", { ...id, body: { revision: base.revision, ...(at ? { archivedAt: at } : {}) } }),
+        await api.POST("/api/generalcontent/instance/{id}/archive", { ...id, body: at ? { archivedAt: at } : {} }),
       );
     case "unpublish":
-      return unwrap(await api.POST("/api/generalcontent/instance/{id}/unpublish", { ...id, body: { revision: base.revision } }));
+      return unwrap(await api.POST("/api/generalcontent/instance/{id}/unpublish", { ...id, body: {} }));
     case "unarchive":
-      return unwrap(await api.POST("/api/generalcontent/instance/{id}/unarchive", { ...id, body: { revision: base.revision } }));
+      return unwrap(await api.POST("/api/generalcontent/instance/{id}/unarchive", { ...id, body: {} }));
     case "restore":
-      return unwrap(await api.POST("/api/generalcontent/instance/{id}/restore", { ...id, body: { revision: base.revision } }));
+      return unwrap(await api.POST("/api/generalcontent/instance/{id}/restore", { ...id, body: {} }));
   }
 }
 
 export async function deleteItem(base: Item): Promise<Item> {
   return unwrap(
     await api.DELETE("/api/generalcontent/instance/{id}", {
-      params: { path: { id: base.id }, query: { revision: base.revision } },
-      headers: ifMatch(base.revision),
+      params: on(base),
     }),
   );
 }
@@ -117,9 +109,8 @@ export function useHistory(itemId: string | undefined) {
 export async function restoreRevision(itemId: string, revision: number, current: number): Promise<Item> {
   return unwrap(
     await api.POST("/api/generalcontent/instance/{id}/history/{revision}/restore", {
-      params: { path: { id: itemId, revision } },
-      headers: ifMatch(current),
-      body: { revision: current },
+      params: { path: { id: itemId, revision }, header: ifMatch(current) },
+      body: {},
     }),
   );
 }
