@@ -64,6 +64,40 @@ test("two editors, one item: the second save opens the conflict dialog, and what
   await b.context().close();
 });
 
+test("live: the open item refreshes quietly, or says who changed it when the form holds edits", async ({ browser }) => {
+  const admin = await Api.admin();
+  const app = await admin.app();
+  const mod = await admin.module(app.id, unique("Shows"), [{ name: "title", type: T(1) }]);
+  const item = await admin.item(mod.id, "Matinee", { title: "Matinee" });
+  const dave = unique("dave");
+  const { id } = await admin.user(dave, password);
+  await admin.grant(id, app.id, ["read", "update"]);
+
+  const page = await (await browser.newContext()).newPage();
+  await signIn(page, dave, password);
+  await page.goto(`/cms/apps/${app.id}/items/${item.id}`);
+  await expect(page.getByLabel("title")).toHaveValue("Matinee");
+
+  // Not dirty: the new version simply shows.
+  await admin.call("PUT", `/api/generalcontent/instance/${item.id}`, { name: "Matinee", values: { title: "Evening show" } });
+  await expect(page.getByLabel("title")).toHaveValue("Evening show");
+
+  // Dirty: a banner says who changed it; the edits stay.
+  await page.getByLabel("title").fill("Late show");
+  await admin.call("PUT", `/api/generalcontent/instance/${item.id}`, { name: "Matinee", values: { title: "Night show" } });
+  await expect(page.getByText("Changed by Administrator just now")).toBeVisible();
+  await expect(page.getByLabel("title")).toHaveValue("Late show");
+  await page.getByRole("button", { name: "Compare" }).click();
+  const dialog = page.getByRole("dialog", { name: "Someone else changed this item" });
+  await expect(dialog.getByRole("radiogroup", { name: "title" })).toContainText("Night show");
+  await dialog.getByRole("button", { name: "Use these choices" }).click();
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByText("Saved", { exact: true })).toBeVisible();
+  const got = await admin.call("GET", `/api/generalcontent/instance/${item.id}`);
+  expect(got.values.title).toBe("Late show");
+  await page.context().close();
+});
+
 test("a read-only user sees the editor read-only, and the API refuses their change", async ({ page }) => {
   const admin = await Api.admin();
   const app = await admin.app();
