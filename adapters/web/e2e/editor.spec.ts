@@ -75,6 +75,8 @@ test("an item of every field type: filled widget by widget, saved, read back thr
   await page.getByRole("tab", { name: "Preview" }).click();
   await expect(page.getByRole("heading", { name: "Notes" })).toBeVisible();
   await page.getByRole("tab", { name: "Write" }).click();
+  await field(page, "price").pressSequentially("-12.5"); // typed key by key: "-", "-1", "-12.", …
+  await expect(field(page, "price")).toHaveAccessibleDescription(/at least 0/);
   await field(page, "price").fill("12.5");
   await field(page, "featured").check();
   await field(page, "starts").fill("2030-05-01T10:30");
@@ -197,6 +199,7 @@ test("publishing: publish now, schedule, unpublish, expiry, archive, delete and 
   const app = await admin.app();
   const mod = await admin.module(app.id, unique("News"), [{ name: "title", type: T(1) }]);
   const item = await admin.item(mod.id, "Road works", { title: "Road works" });
+  await page.setViewportSize({ width: 768, height: 1000 }); // tablet width: the panel goes under the form
   await signIn(page, "admin", adminPassword);
   await page.goto(`/cms/apps/${app.id}/items/${item.id}`);
   const state = (s: string) => expect(page.getByText(`State: ${s}`).first()).toBeVisible();

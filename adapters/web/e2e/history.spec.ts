@@ -43,6 +43,7 @@ test("history: every revision with who and when, a side-by-side diff, restore re
   const body = diff.getByRole("row").filter({ hasText: "body" });
   await expect(body.locator("del")).toContainText(["brown", "lazy"]);
   await expect(body.locator("ins")).toContainText(["red", "sleepy"]);
+  await expect(page.getByText("Saved", { exact: true })).toHaveCount(0); // the toasts gone, for the picture
   await expectAccessible(page, "the history page");
   await screenshot(page, "item-history");
 

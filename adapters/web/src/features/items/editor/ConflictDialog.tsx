@@ -63,10 +63,14 @@ export function ConflictDialog(p: ConflictProps) {
             ) : (
               <ValueView field={field} value={get(d, part)} zone={p.zone} appModules={p.appModules} />
             );
+          const youChanged = !same(get(p.mine, part), get(p.base, part));
+          const theyChanged = !same(get(theirs, part), get(p.base, part));
+          const who = youChanged && theyChanged ? "Both of you changed it" : youChanged ? "You changed it" : theyChanged ? `${by} changed it` : "";
           return (
             <Radio.Group
               key={id}
               label={label}
+              description={who}
               value={picks[id]}
               onChange={(v) => setPicks((x) => ({ ...x, [id]: v as Pick }))}
               data-conflict-field={label}
@@ -81,7 +85,8 @@ export function ConflictDialog(p: ConflictProps) {
                   >
                     <Radio
                       value={k}
-                      label={k === "mine" ? "Yours" : `Theirs (saved by ${by} at ${at})`}
+                      label={k === "mine" ? "Yours" : "Theirs"}
+                      description={k === "mine" ? "Your edit, not saved" : `Saved by ${by} at ${at}`}
                       aria-label={`${k === "mine" ? "Keep yours" : "Take theirs"} for ${label}`}
                       mb={6}
                     />

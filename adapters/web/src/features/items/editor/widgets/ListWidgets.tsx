@@ -4,6 +4,7 @@ import { ActionIcon, Button, Fieldset, Group, NumberInput, Stack, TagsInput, Tex
 import { IconArrowDown, IconArrowUp, IconPlus, IconTrash } from "@tabler/icons-react";
 import { useEffect, useState } from "react";
 import { same } from "../model";
+import { Legend } from "./Legend";
 import { legendStyles, type WidgetProps } from "./props";
 
 export const textsOnly = (v: unknown): v is string[] | null | undefined =>
@@ -25,7 +26,7 @@ export function ListWidget(p: WidgetProps) {
     setNext("");
   };
   return (
-    <Fieldset legend={`${p.label}${p.required ? " *" : ""}`} id={p.id} variant="unstyled" styles={legendStyles}>
+    <Fieldset legend={<Legend label={p.label} required={p.required} />} id={p.id} variant="unstyled" styles={legendStyles}>
       {p.description && (
         <Text size="xs" c="dimmed" mb={4}>
           {p.description}
@@ -194,7 +195,7 @@ export function LocationWidget(p: WidgetProps) {
         : undefined;
   useEffect(() => onInvalid(bad), [bad, onInvalid]);
   return (
-    <Fieldset legend={`${p.label}${p.required ? " *" : ""}`} id={p.id} variant="unstyled" styles={legendStyles}>
+    <Fieldset legend={<Legend label={p.label} required={p.required} />} id={p.id} variant="unstyled" styles={legendStyles}>
       {p.description && (
         <Text size="xs" c="dimmed" mb={4}>
           {p.description}

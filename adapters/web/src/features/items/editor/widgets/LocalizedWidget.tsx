@@ -4,6 +4,7 @@
 import { Fieldset, SimpleGrid, Text, TextInput, Textarea } from "@mantine/core";
 import { fieldType } from "../../../../lib/fieldTypes";
 import { Counter } from "./TextWidgets";
+import { Legend } from "./Legend";
 import { legendStyles, type WidgetProps } from "./props";
 
 export function LocalizedWidget(p: WidgetProps) {
@@ -16,7 +17,7 @@ export function LocalizedWidget(p: WidgetProps) {
     p.onChange(Object.keys(next).length ? next : null);
   };
   return (
-    <Fieldset legend={`${p.label}${p.required ? " *" : ""}`} id={p.id} variant="unstyled" styles={legendStyles}>
+    <Fieldset legend={<Legend label={p.label} required={p.required} />} id={p.id} variant="unstyled" styles={legendStyles}>
       {p.description && (
         <Text size="xs" c="dimmed" mb={4}>
           {p.description}

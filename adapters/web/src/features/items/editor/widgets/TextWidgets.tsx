@@ -72,7 +72,8 @@ export function NumberWidget(p: WidgetProps) {
       min={p.field.rules.min}
       max={p.field.rules.max}
       clampBehavior="none"
-      onChange={(v) => p.onChange(typeof v === "number" ? v : v === "" ? null : Number.isFinite(Number(v)) ? Number(v) : p.value)}
+      // A number as typed; a text on the way to one ("-", "1.") changes nothing yet.
+      onChange={(v) => (typeof v === "number" ? p.onChange(v) : v === "" ? p.onChange(null) : undefined)}
       error={p.error}
       readOnly={p.readOnly}
     />
@@ -164,7 +165,7 @@ function Preview({ widget, url, label }: { widget: string; url: string; label: s
       return (
         <Group gap={4}>
           <Anchor href={url} target="_blank" rel="noopener noreferrer" size="sm">
-            Open {widget === "document" ? "the document" : "the page"}
+            {widget === "document" ? "Open the document" : widget === "youtube" ? "Open on YouTube" : "Open the page"}
           </Anchor>
         </Group>
       );

@@ -28,5 +28,5 @@ export const str = (v: unknown): string => (typeof v === "string" ? v : v === nu
 /** orNull: an empty text is no value. */
 export const orNull = (s: string): string | null => (s === "" ? null : s);
 
-/** Fieldsets of several inputs: their legend looks like an input's label. */
-export const legendStyles = { legend: { fontWeight: 500, fontSize: "var(--mantine-font-size-sm)", padding: 0, marginBottom: 2 } };
+/** Fieldsets of several inputs: no padding around the legend. */
+export const legendStyles = { legend: { padding: 0, marginBottom: 2 } };
