@@ -86,7 +86,7 @@ export function ConflictDialog(p: ConflictProps) {
                     <Radio
                       value={k}
                       label={k === "mine" ? "Yours" : "Theirs"}
-                      description={k === "mine" ? "Your edit, not saved" : `Saved by ${by} at ${at}`}
+                      description={k === "theirs" ? `Saved by ${by} at ${at}` : youChanged ? "Your edit, not saved" : "As you opened it"}
                       aria-label={`${k === "mine" ? "Keep yours" : "Take theirs"} for ${label}`}
                       mb={6}
                     />

@@ -33,7 +33,7 @@ export function LocalesPicker(p: { locales: string[]; held: string[]; onChange: 
   return (
     <Group gap="xs" align="flex-end">
       <div>
-        <Text size="sm" fw={500} id="locales-label">
+        <Text size="sm" fw={600} id="locales-label">
           Locales
         </Text>
         <Text size="xs" c="dimmed" mb={4}>
