@@ -26,8 +26,8 @@ interface Seed {
 
 /** A module of typed fields in a fresh app, with items created in one batch. */
 async function moduleWith(admin: Api, seeds: Seed[]) {
-  const app = await admin.app();
-  const mod = await admin.module(app.id, unique("Products"), fields);
+  const app = await admin.app(unique("shop"));
+  const mod = await admin.module(app.id, "Products", fields);
   const res = await admin.call("POST", "/api/generalcontent/instance/batch", {
     created: seeds.map((s) => ({ module: mod.id, values: {}, ...s })),
   });
@@ -39,12 +39,12 @@ async function moduleWith(admin: Api, seeds: Seed[]) {
 
 function states(now = Date.now()): Seed[] {
   return [
-    { name: "Alpha published", values: { title: "A", price: 5, category: "books" }, publishedAt: now - day },
-    { name: "Bravo concept", values: { title: "B", price: 15, category: "music" } },
-    { name: "Charlie concept", values: { title: "C", price: 25, category: "games" } },
-    { name: "Delta scheduled", values: { title: "D", price: 35, category: "books" }, publishedAt: now + 2 * hour },
-    { name: "Echo expired", values: { title: "E", price: 45 }, publishedAt: now - 2 * day, removedAt: now - day },
-    { name: "Foxtrot archived", values: { title: "F", price: 55 }, publishedAt: now - 2 * day, archivedAt: now - hour },
+    { name: "Alpha published", values: { title: "Atlas of clouds", price: 5, category: "books", featured: true }, publishedAt: now - day },
+    { name: "Bravo concept", values: { title: "Blue notes", price: 15, category: "music", featured: false } },
+    { name: "Charlie concept", values: { title: "Chess openings", price: 25, category: "games", featured: true } },
+    { name: "Delta scheduled", values: { title: "Dune, new edition", price: 35, category: "books", featured: true }, publishedAt: now + 2 * hour },
+    { name: "Echo expired", values: { title: "Echoes (winter sale)", price: 45, category: "music" }, publishedAt: now - 2 * day, removedAt: now - day },
+    { name: "Foxtrot archived", values: { title: "Foxtrot lessons", price: 55, category: "music", featured: false }, publishedAt: now - 2 * day, archivedAt: now - hour },
   ];
 }
 
@@ -57,7 +57,7 @@ async function chooseState(page: Page, label: string) {
 }
 
 async function pick(page: Page, label: string, option: string) {
-  await page.getByLabel(label).click();
+  await page.getByRole("combobox", { name: label, exact: true }).click();
   await page.getByRole("option", { name: option, exact: true }).click();
 }
 
@@ -77,6 +77,11 @@ test("the state filter shows each state's items, with a badge per row", async ({
   await expect(row("Foxtrot archived")).toContainText("Archived");
   await expectAccessible(page, "the items list");
   await screenshot(page, "items-list");
+  // Usable at tablet width: every state and the main actions are in view.
+  await page.setViewportSize({ width: 768, height: 800 });
+  await expect(page.getByRole("radiogroup", { name: "State" }).getByText("Deleted")).toBeInViewport();
+  await expect(page.getByRole("button", { name: "New item" })).toBeInViewport();
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   const expectRows = async (state: string, names: string[]) => {
     await chooseState(page, state);
@@ -100,11 +105,11 @@ test("quick search and the filter builder (a number and a choice, or-ed)", async
   const admin = await Api.admin();
   const { url } = await moduleWith(admin, states());
   await signIn(page, "admin", adminPassword);
-  await page.goto(url);
+  await page.goto(url + "?sort=name+asc");
   await expect(rowNames(page)).toHaveCount(6);
 
   await page.getByLabel("Search by name").fill("concept");
-  await expect(rowNames(page)).toHaveText(["Charlie concept", "Bravo concept"]);
+  await expect(rowNames(page)).toHaveText(["Bravo concept", "Charlie concept"]);
   await expect(page).toHaveURL(/q=concept/);
   await page.getByLabel("Search by name").fill("");
   await expect(rowNames(page)).toHaveCount(6);
@@ -123,7 +128,6 @@ test("quick search and the filter builder (a number and a choice, or-ed)", async
   await expectAccessible(page, "the items list with the filter builder open");
   await screenshot(page, "items-filter");
   await page.getByRole("button", { name: "Apply filter" }).click();
-  await page.getByRole("button", { name: "Sort by name" }).click();
   await expect(rowNames(page)).toHaveText(["Alpha published", "Delta scheduled", "Echo expired", "Foxtrot archived"]);
 
   // "all of" narrows it to the books over 30.
@@ -136,6 +140,15 @@ test("quick search and the filter builder (a number and a choice, or-ed)", async
   await page.reload();
   await expect(rowNames(page)).toHaveText(["Delta scheduled"]);
   await expect(page.getByRole("button", { name: /Filter/ })).toContainText("2");
+
+  // HALO's search ANDs attribute and field conditions: "any of" cannot mix them, and says so.
+  await page.getByRole("button", { name: /Filter/ }).click();
+  await page.getByRole("button", { name: "Add condition" }).click();
+  await pick(page, "Field of condition 3", "Name");
+  await page.getByLabel("Value of condition 3").fill("Alpha");
+  await page.getByRole("radiogroup", { name: "match" }).getByText("any of").click();
+  await expect(page.getByRole("alert")).toContainText("cannot mix item attributes");
+  await expect(page.getByRole("button", { name: "Apply filter" })).toBeDisabled();
 });
 
 test("sort by a field column, ascending then descending", async ({ page }) => {
@@ -199,25 +212,25 @@ test("bulk publish of two concepts, then bulk delete after a confirmation", asyn
   const admin = await Api.admin();
   const { url } = await moduleWith(admin, states());
   await signIn(page, "admin", adminPassword);
-  await page.goto(url + "?state=concept");
+  await page.goto(url + "?state=concept&sort=name+asc");
   await expect(rowNames(page)).toHaveCount(2);
   await page.getByRole("checkbox", { name: "Select all items on this page" }).check();
   const bulk = page.getByRole("region", { name: "Bulk actions" });
   await expect(bulk).toContainText("2 selected");
-  await bulk.getByRole("button", { name: "Publish" }).click();
+  await bulk.getByRole("button", { name: "Publish", exact: true }).click();
   await expect(page.getByText("Published 2 items.")).toBeVisible();
   await expect(rowNames(page)).toHaveCount(0);
   await chooseState(page, "Published");
-  await expect(rowNames(page)).toHaveText(["Charlie concept", "Bravo concept", "Alpha published"]);
+  await expect(rowNames(page)).toHaveText(["Alpha published", "Bravo concept", "Charlie concept"]);
 
   await page.getByRole("checkbox", { name: "Select Bravo concept" }).check();
   await page.getByRole("checkbox", { name: "Select Charlie concept" }).check();
-  await bulk.getByRole("button", { name: "Delete" }).click();
+  await bulk.getByRole("button", { name: "Delete", exact: true }).click();
   const dialog = page.getByRole("dialog", { name: "Delete 2 items?" });
   await expect(dialog).toBeVisible();
   await dialog.getByRole("button", { name: "Cancel" }).click();
   await expect(rowNames(page)).toHaveCount(3);
-  await bulk.getByRole("button", { name: "Delete" }).click();
+  await bulk.getByRole("button", { name: "Delete", exact: true }).click();
   await dialog.getByRole("button", { name: "Delete 2 items" }).click();
   await expect(page.getByText("Deleted 2 items.")).toBeVisible();
   await expect(rowNames(page)).toHaveText(["Alpha published"]);
@@ -237,8 +250,8 @@ test("a read-only user has no bulk actions nor New item, and the API refuses the
   await expect(page.getByRole("button", { name: "New item" })).toBeDisabled();
   await page.getByRole("checkbox", { name: "Select Bravo concept" }).check();
   const bulk = page.getByRole("region", { name: "Bulk actions" });
-  for (const action of ["Publish", "Unpublish", "Delete"]) await expect(bulk.getByRole("button", { name: action })).toBeDisabled();
-  await bulk.getByRole("button", { name: "Publish" }).hover();
+  for (const action of ["Publish", "Unpublish", "Delete"]) await expect(bulk.getByRole("button", { name: action, exact: true })).toBeDisabled();
+  await bulk.getByRole("button", { name: "Publish", exact: true }).hover();
   await expect(page.getByRole("tooltip")).toContainText("update");
 
   const reader = await Api.signIn(name, "reader-password-1");
@@ -251,11 +264,12 @@ test("preview as the app: now, and at a future moment the scheduled item appears
   await signIn(page, "admin", adminPassword);
   await page.goto(url);
   await expect(rowNames(page)).toHaveCount(6);
-  await page.getByRole("switch", { name: "Preview as the app" }).check();
+  await page.getByRole("switch", { name: "Preview as the app" }).click();
+  await expect(page.getByRole("switch", { name: "Preview as the app" })).toBeChecked();
   await expect(page.getByRole("status").filter({ hasText: "Preview: what the app sees now" })).toBeVisible();
   await expect(rowNames(page)).toHaveText(["Alpha published"]);
 
-  await page.getByLabel("Preview moment").click();
+  await page.getByRole("button", { name: "Preview moment" }).click();
   await page.getByRole("button", { name: "Tomorrow" }).click();
   await expect(page.getByRole("status").filter({ hasText: "Preview: what the app sees on" })).toBeVisible();
   await page.getByRole("button", { name: "Sort by name" }).click();

@@ -2,7 +2,7 @@
 // column choice, server-side pagination, multi-select with bulk actions,
 // and "Preview as the app". The whole view is in the URL's query string.
 import { Alert, Anchor, Badge, Breadcrumbs, Button, Group, Pagination, ScrollArea, SegmentedControl, Select, Stack, Text, TextInput, Title, Tooltip } from "@mantine/core";
-import { useDebouncedValue } from "@mantine/hooks";
+import { useDebouncedValue, useMediaQuery } from "@mantine/hooks";
 import { IconFilter, IconPlus, IconSearch } from "@tabler/icons-react";
 import { useEffect, useMemo, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
@@ -38,6 +38,7 @@ export function ItemsPage() {
   const rights = useRights();
   const [filterOpen, setFilterOpen] = useState(false);
   const [selected, setSelected] = useState<Map<string, Item>>(new Map());
+  const wide = useMediaQuery("(min-width: 1100px)", true, { getInitialValueInEffect: false });
 
   // Quick search: typed here, in the URL once it has 3 characters (or none).
   const [q, setQ] = useState(params.q);
@@ -54,6 +55,12 @@ export function ItemsPage() {
   // A different list is a different selection.
   const listKey = `${moduleId}|${params.state}|${params.q}|${params.filter}|${params.preview}`;
   useEffect(() => setSelected(new Map()), [listKey]);
+
+  // Past the last page (items deleted meanwhile): go to the last one.
+  const lastPage = page.data ? Math.max(1, Math.ceil(page.data.total / params.size)) : 1;
+  useEffect(() => {
+    if (page.data && !page.isPlaceholderData && params.page > lastPage) update({ page: lastPage }, { replace: true });
+  }, [page.data, page.isPlaceholderData, params.page, lastPage, update]);
 
   if (module.isPending) return <PageLoader label="Loading the module" />;
   if (module.isError) {
@@ -121,20 +128,22 @@ export function ItemsPage() {
         </Group>
       </Group>
 
-      <ScrollArea type="auto" offsetScrollbars="x">
-        <SegmentedControl
-          aria-label="State"
-          value={params.state}
-          onChange={(v) => update({ state: v as typeof params.state })}
-          disabled={previewing}
-          data={stateChoices.map((s) => ({ value: s, label: s === "all" ? "All" : stateLabels[s] }))}
-        />
-      </ScrollArea>
+      {!previewing && (
+        <ScrollArea type="auto" scrollbarSize={6}>
+          <SegmentedControl
+            aria-label="State"
+            size={wide ? "sm" : "xs"}
+            value={params.state}
+            onChange={(v) => update({ state: v as typeof params.state })}
+            data={stateChoices.map((s) => ({ value: s, label: s === "all" ? "All" : stateLabels[s] }))}
+          />
+        </ScrollArea>
+      )}
 
       <Group gap="xs" wrap="wrap">
         <TextInput
           aria-label="Search by name"
-          placeholder="Search by name (3 characters or more)"
+          placeholder="Search by name"
           leftSection={<IconSearch size={16} aria-hidden />}
           value={q}
           onChange={(e) => setQ(e.currentTarget.value)}

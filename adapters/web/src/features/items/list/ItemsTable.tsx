@@ -45,7 +45,7 @@ export function ItemsTable({ appId, items, at, columns, byKey, sort, onSort, sel
     const next = `${key} ${dir === "asc" ? "desc" : "asc"}`;
     return (
       <Table.Th key={key} aria-sort={dir === "asc" ? "ascending" : dir === "desc" ? "descending" : undefined}>
-        <UnstyledButton onClick={() => onSort(next)} aria-label={`Sort by ${label}${dir === "asc" ? ", descending" : ""}`}>
+        <UnstyledButton fz="sm" fw={700} onClick={() => onSort(next)} aria-label={`Sort by ${label}${dir === "asc" ? ", descending" : ""}`}>
           <Group gap={4} wrap="nowrap">
             <span>{label}</span>
             <Icon size={14} aria-hidden />
@@ -56,8 +56,9 @@ export function ItemsTable({ appId, items, at, columns, byKey, sort, onSort, sel
   };
 
   return (
-    <Table.ScrollContainer minWidth={640}>
-      <Table highlightOnHover verticalSpacing={6} aria-label="Items" stickyHeader>
+    // Rows stay one line high; a narrow screen scrolls the table sideways.
+    <Table.ScrollContainer minWidth={480}>
+      <Table highlightOnHover verticalSpacing={6} aria-label="Items" style={{ whiteSpace: "nowrap" }}>
         <Table.Thead>
           <Table.Tr>
             <Table.Th w={40}>
@@ -101,7 +102,7 @@ export function ItemsTable({ appId, items, at, columns, byKey, sort, onSort, sel
                     return (
                       <Table.Td key={k}>
                         <Tooltip label={stateHints[state]} openDelay={300}>
-                          <Badge color={stateColors[state]} variant="filled" size="sm" tt="none">
+                          <Badge color={stateColors[state]} variant="filled" size="sm" tt="none" miw="max-content">
                             {stateLabels[state]}
                           </Badge>
                         </Tooltip>

@@ -34,14 +34,14 @@ export const stateLabels: Record<ItemState, string> = {
   deleted: "Deleted",
 };
 
-/** Badge colours, dark enough for their text to pass contrast. */
+/** Badge colours: white text on them passes WCAG AA at badge size. */
 export const stateColors: Record<ItemState, string> = {
-  published: "green.9",
-  concept: "gray.7",
-  scheduled: "blue.8",
-  expired: "orange.9",
-  archived: "violet.8",
-  deleted: "red.8",
+  published: "#1b6e2e",
+  concept: "#495057",
+  scheduled: "#1864ab",
+  expired: "#a63a00",
+  archived: "#5f3dc4",
+  deleted: "#b02525",
 };
 
 export const stateHints: Record<ItemState, string> = {
