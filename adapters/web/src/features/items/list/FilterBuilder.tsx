@@ -217,6 +217,7 @@ function ValueInput({ label, prop, op, value, error, onChange }: ValueProps) {
         <DateTimePicker
           {...common}
           placeholder="Pick a date and time"
+          valueFormat="D MMM YYYY, HH:mm"
           value={toPicker(value)}
           onChange={(v) => onChange(v ? dayjs(v).valueOf() : null)}
           clearable

@@ -38,6 +38,7 @@ export function PreviewSwitch({ preview, onChange }: Props) {
           value={preview === "now" ? null : dayjs(Number(preview)).format("YYYY-MM-DD HH:mm:ss")}
           onChange={(v) => onChange(v ? String(dayjs(v).valueOf()) : "now")}
           presets={presets()}
+          valueFormat="D MMM YYYY, HH:mm"
           clearable
           w={200}
           size="sm"
