@@ -23,6 +23,7 @@ var statusOf = map[fault.Kind]int{
 	fault.Forbidden:       http.StatusForbidden,
 	fault.TooManyRequests: http.StatusTooManyRequests,
 	fault.Unavailable:     http.StatusServiceUnavailable,
+	fault.Precondition:    http.StatusPreconditionFailed,
 	fault.Internal:        http.StatusInternalServerError,
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/fault"
 )
 
 func TestErrorBodyStatus(t *testing.T) {
@@ -27,6 +28,7 @@ func TestErrorBodyStatus(t *testing.T) {
 		{"a data exception", fmt.Errorf("query: %w", &pgconn.PgError{Code: "22P05"}), 400},
 		{"another database error", fmt.Errorf("query: %w", &pgconn.PgError{Code: "08006"}), 500},
 		{"an internal error", errors.New("boom"), 500},
+		{"a failed precondition", fmt.Errorf("put: %w", fault.New(fault.Precondition, "stale")), 412},
 	} {
 		b := errorBody(r, log, postgres.DataException, tc.err)
 		if b.Status != tc.status {

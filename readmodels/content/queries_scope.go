@@ -24,6 +24,7 @@ type scope struct {
 	items         []string
 	itemModules   []string // the modules of items: a right on an item shows its module
 	publishedOnly bool
+	preview       bool // a CMS user's view as the app (see previewScope)
 }
 
 // scope reads what the actor in ctx may read.
@@ -100,9 +101,10 @@ func (sc scope) mayRead(m Module) bool {
 }
 
 // cacheableApp is the app whose published content the scope reads, when
-// that is all it reads (app and identified-user tokens).
+// that is all it reads (app and identified-user tokens; not a preview,
+// whose answer is judged at another instant than now).
 func (sc scope) cacheableApp() (string, bool) {
-	if sc.all || !sc.publishedOnly || len(sc.apps) != 1 || len(sc.modules) > 0 || len(sc.items) > 0 {
+	if sc.all || !sc.publishedOnly || sc.preview || len(sc.apps) != 1 || len(sc.modules) > 0 || len(sc.items) > 0 {
 		return "", false
 	}
 	return sc.apps[0], true
