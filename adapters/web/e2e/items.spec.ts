@@ -275,7 +275,15 @@ test("preview as the app: now, and at a future moment the scheduled item appears
   await page.getByRole("button", { name: "Sort by name" }).click();
   await expect(rowNames(page)).toHaveText(["Alpha published", "Delta scheduled"]);
   await expect(table(page).getByRole("row").filter({ hasText: "Delta scheduled" })).toContainText("Published");
+  await page.getByRole("heading", { name: "Products" }).click();
+  await expectAccessible(page, "the items list previewed as the app");
+  await screenshot(page, "items-preview");
 
   await page.getByRole("button", { name: "Leave preview" }).click();
   await expect(rowNames(page)).toHaveCount(6);
+
+  // A moment in the past, from a shared link: expiries and archiving not reached yet apply.
+  await page.goto(`${url}?sort=name+asc&preview=${Date.now() - 36 * hour}`);
+  await expect(page.getByRole("status").filter({ hasText: "Preview: what the app sees on" })).toBeVisible();
+  await expect(rowNames(page)).toHaveText(["Echo expired", "Foxtrot archived"]);
 });

@@ -161,7 +161,7 @@ export function ItemsPage() {
           Filter
         </Button>
         <ColumnMenu props={props} shown={columns} onChange={setColumns} onReset={() => setColumns(defaultColumns(props))} />
-        <PreviewSwitch preview={params.preview} onChange={(preview) => update({ preview })} />
+        <PreviewSwitch preview={params.preview} onChange={(preview) => update({ preview })} allowed={can(rights, "read", scope)} />
       </Group>
 
       {filterOpen && (

@@ -221,6 +221,7 @@ function ValueInput({ label, prop, op, value, error, onChange }: ValueProps) {
           value={toPicker(value)}
           onChange={(v) => onChange(v ? dayjs(v).valueOf() : null)}
           clearable
+          clearButtonProps={{ "aria-label": `Clear ${label}` }}
         />
       );
     case "boolean":

@@ -1,7 +1,7 @@
 // "Preview as the app": the list as an app token of the module's app sees
 // it now or at a chosen moment (published by then, not expired nor
 // archived), scheduled publications and expiries applied.
-import { Alert, Button, Group, Switch } from "@mantine/core";
+import { Alert, Button, Group, Switch, Tooltip } from "@mantine/core";
 import { DateTimePicker } from "@mantine/dates";
 import { IconEye } from "@tabler/icons-react";
 import dayjs from "dayjs";
@@ -11,6 +11,8 @@ interface Props {
   /** "now", an epoch-ms moment, or null (off). */
   preview: string | null;
   onChange: (preview: string | null) => void;
+  /** The user reads the whole module (a right on single items does not count). */
+  allowed: boolean;
 }
 
 const presets = () => {
@@ -23,14 +25,19 @@ const presets = () => {
   ];
 };
 
-export function PreviewSwitch({ preview, onChange }: Props) {
+export function PreviewSwitch({ preview, onChange, allowed }: Props) {
   return (
     <Group gap="sm" wrap="nowrap">
-      <Switch
-        label="Preview as the app"
-        checked={preview !== null}
-        onChange={(e) => onChange(e.currentTarget.checked ? "now" : null)}
-      />
+      <Tooltip label="Previewing as the app needs the read right on the whole module or its app." disabled={allowed} multiline w={260}>
+        <div>
+          <Switch
+            label="Preview as the app"
+            checked={preview !== null}
+            disabled={!allowed && preview === null}
+            onChange={(e) => onChange(e.currentTarget.checked ? "now" : null)}
+          />
+        </div>
+      </Tooltip>
       {preview !== null && (
         <DateTimePicker
           aria-label="Preview moment"
@@ -40,6 +47,7 @@ export function PreviewSwitch({ preview, onChange }: Props) {
           presets={presets()}
           valueFormat="D MMM YYYY, HH:mm"
           clearable
+          clearButtonProps={{ "aria-label": "Preview now" }}
           w={200}
           size="sm"
         />

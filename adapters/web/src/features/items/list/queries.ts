@@ -37,7 +37,7 @@ export function searchBody(moduleId: string, p: ListParams, props: Map<string, P
     q.length >= 3 ? { operation: "like", property: "name", value: q, type: "string" } : undefined,
     trees.metaSearch,
   ]);
-  const body: Schemas["SearchQuery"] & { previewAt?: number } = {
+  const body: Schemas["SearchQuery"] = {
     moduleIds: [moduleId],
     segmentMode: "partial",
     sort: p.sort,
@@ -70,7 +70,7 @@ export function useItemsPage(moduleId: string, p: ListParams, props: Map<string,
       const now = Date.now();
       const body = searchBody(moduleId, p, props, fields, now);
       const res = unwrap(
-        await api.POST("/api/generalcontent/instance/search", { body: body as Schemas["SearchQuery"], signal }),
+        await api.POST("/api/generalcontent/instance/search", { body, signal }),
       ) as Schemas["SearchPage"];
       return { items: res.items, total: res.pagination.totalItems, at: previewMoment(p.preview, now) ?? now };
     },
