@@ -48,7 +48,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, refuse
 	if body.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="halo"`)
 	}
-	if body.Status == http.StatusTooManyRequests {
+	if body.Status == http.StatusTooManyRequests || body.Status == http.StatusServiceUnavailable {
 		if s, ok := body.Extra["retryAfter"]; ok {
 			w.Header().Set("Retry-After", ToString(s))
 		}

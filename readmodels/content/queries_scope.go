@@ -8,6 +8,7 @@ import (
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/rights"
+	rmrights "github.com/halocms/halocms/readmodels/rights"
 )
 
 // Projection is the name of the projection that writes this read model
@@ -44,6 +45,11 @@ func (q *Queries) scope(ctx context.Context) (scope, error) {
 	if err != nil {
 		return scope{}, err
 	}
+	return q.scopeOf(ctx, rs)
+}
+
+// scopeOf is what a CMS user holding the rights rs may read.
+func (q *Queries) scopeOf(ctx context.Context, rs []rmrights.Right) (scope, error) {
 	sc := scope{apps: []string{}, modules: []string{}, items: []string{}}
 	modules, items := map[string][]string{}, map[string][]string{} // id → the apps of its rights
 	for _, r := range rs {

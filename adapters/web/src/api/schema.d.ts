@@ -1111,6 +1111,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/generalcontent/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live stream of an app's content changes (Server-Sent Events)
+         * @description A `text/event-stream` of the changes to the app's items and modules, read from the event log
+         *     as they are committed, for the web CMS to keep its lists and open items current. Send the
+         *     token in the `Authorization` header (never in the URL): browsers read the stream with
+         *     `fetch`, not `EventSource`.
+         *
+         *     Each change is one message:
+         *
+         *     ```
+         *     id: 4711
+         *     event: content
+         *     data: {"kind":"item","type":"content.item_edited","app":"…","module":"…","item":"…","revision":3,"at":1795900512949,"by":"Ann Editor"}
+         *     ```
+         *
+         *     `id` is the event's global position in the log; `data` is a `ContentChange`. Item changes:
+         *     `content.item_created`, `_edited`, `_published`, `_unpublished`, `_expiry_set`, `_archived`,
+         *     `_unarchived`, `_deleted`, `_restored`, `_reverted` (a history restore); module changes:
+         *     `content.module_created`, `_renamed`, `_configured`, `_fields_changed`, `_deleted`.
+         *
+         *     To resume after a disconnection, send the last `id` received as `Last-Event-ID`: the changes
+         *     since are sent first, without loss or repetition. When the server cannot replay from there
+         *     (too far behind: it keeps the last 10 000 changes; or an unknown id), it sends
+         *     `event: reset` (with an `id` to resume from later) and goes on: reload everything shown.
+         *     A client that falls more than 256 changes behind gets `event: reset` and the stream ends.
+         *     A comment line (`: keep-alive`) comes every 15 s. The stream ends when the server shuts
+         *     down and when the token expires or is revoked (checked every 30 s); reconnect (with back-off),
+         *     and a 401 says to sign in again.
+         *
+         *     Who may call: CMS users holding `read` on the app (every change), or on some of its modules
+         *     or items (only the changes of those, and of the modules of those items). App tokens and
+         *     identified users' tokens get 403. At most `CMS_LIVE_MAX_STREAMS_PER_USER` (10) streams per
+         *     user (429) and `CMS_LIVE_MAX_STREAMS` (1000) per server process (503), both with
+         *     `Retry-After`.
+         */
+        get: operations["contentEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/push/schedule": {
         parameters: {
             query?: never;
@@ -2630,6 +2681,32 @@ export interface components {
             /** Format: int64 */
             revision?: number;
         };
+        /** @description One change of the live stream (`data` of an `event: content` message). */
+        ContentChange: {
+            /** @enum {string} */
+            kind: "item" | "module";
+            /**
+             * @description The event's stable type, e.g. `content.item_published`.
+             * @example content.item_edited
+             */
+            type: string;
+            app: string;
+            module: string;
+            /** @description The item (item changes only). */
+            item?: string;
+            /**
+             * Format: int64
+             * @description The item's (or module's) revision after the change.
+             */
+            revision: number;
+            /**
+             * Format: int64
+             * @description When, epoch milliseconds.
+             */
+            at: number;
+            /** @description Who made the change (a display name, else the actor). */
+            by: string;
+        };
         /** @description One entry of an item's history. */
         Revision: {
             /** Format: int64 */
@@ -3759,6 +3836,26 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RightsChangeResult"];
+            };
+        };
+        /** @description The user has `CMS_LIVE_MAX_STREAMS_PER_USER` live streams open already; `extra.retryAfter` repeats `Retry-After`. */
+        LiveTooMany: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["HaloError"];
+            };
+        };
+        /** @description The server has `CMS_LIVE_MAX_STREAMS` live streams open already, or is shutting down; `extra.retryAfter` repeats `Retry-After`. */
+        LiveUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["HaloError"];
             };
         };
         /** @description The search took longer than `CMS_SEARCH_TIMEOUT` (10 s by default), its wait in line included, and was stopped; narrow it. */
@@ -6578,6 +6675,40 @@ export interface operations {
             409: components["responses"]["InstanceConflict"];
             412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    contentEvents: {
+        parameters: {
+            query: {
+                /** @description The app whose changes to follow. */
+                app: string;
+            };
+            header?: {
+                /** @description The last `id` received, to resume after it. */
+                "Last-Event-ID"?: string;
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of changes (`event: content`, `data` a `ContentChange`; `event: reset`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["LiveTooMany"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["LiveUnavailable"];
         };
     };
     listPushes: {
