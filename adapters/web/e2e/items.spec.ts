@@ -287,3 +287,44 @@ test("preview as the app: now, and at a future moment the scheduled item appears
   await expect(page.getByRole("status").filter({ hasText: "Preview: what the app sees on" })).toBeVisible();
   await expect(rowNames(page)).toHaveText(["Echo expired", "Foxtrot archived"]);
 });
+
+test("live: an item another user creates, then publishes, appears in a second browser's list without a reload", async ({ browser }) => {
+  const admin = await Api.admin();
+  const { app, mod, url } = await moduleWith(admin, states());
+  const password = "live-items-password";
+  const [writerName, watcherName] = [unique("writer"), unique("watcher")];
+  const writer = await admin.user(writerName, password);
+  const watcher = await admin.user(watcherName, password);
+  await admin.grant(writer.id, app.id, ["read", "write", "update"]);
+  await admin.grant(watcher.id, app.id, ["read"]);
+
+  const first = await browser.newContext();
+  const second = await browser.newContext();
+  const a = await first.newPage();
+  const b = await second.newPage();
+  await signIn(a, writerName, password);
+  await signIn(b, watcherName, password);
+  await b.goto(url + "?sort=name+asc");
+  await expect(rowNames(b)).toHaveCount(6);
+  await expect(b.getByRole("button", { name: "Live updates: connected" })).toBeVisible();
+  await b.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
+
+  // Created by the writer (through the API): it appears, as a concept.
+  const api = await Api.signIn(writerName, password);
+  await api.item(mod.id, "Zulu new", { title: "Fresh", price: 1 });
+  await expect(rowNames(b)).toHaveCount(7);
+  await expect(table(b).getByRole("row").filter({ hasText: "Zulu new" })).toContainText("Concept");
+
+  // Published by the writer in the first browser: the watcher's Published list gains it.
+  await chooseState(b, "Published");
+  await expect(rowNames(b)).toHaveText(["Alpha published"]);
+  await a.goto(url + "?state=concept");
+  await a.getByRole("checkbox", { name: "Select Zulu new" }).check();
+  await a.getByRole("region", { name: "Bulk actions" }).getByRole("button", { name: "Publish", exact: true }).click();
+  await expect(a.getByText("Published 1 item.")).toBeVisible();
+  await expect(rowNames(b)).toHaveText(["Alpha published", "Zulu new"]);
+  expect(await b.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1); // no reload
+
+  await first.close();
+  await second.close();
+});
