@@ -78,7 +78,7 @@ for (let r = 0; r <= rounds; r++) {
         .reduce((s, e) => s + e.transferSize, 0) / 1024);
   }
   await page.evaluate(() => window.__watchChange());
-  await page.getByRole("radio", { name: "Concept" }).check({ force: true });
+  await page.getByRole("radiogroup", { name: "State" }).getByText("Concept", { exact: true }).click();
   await page.waitForFunction(() => typeof window.__changed === "number", null, { timeout: 30_000 });
   const change = await page.evaluate(() => window.__changed);
   if (r > 0) {

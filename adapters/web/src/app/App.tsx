@@ -1,4 +1,4 @@
-import { MantineProvider, createTheme, type CSSVariablesResolver } from "@mantine/core";
+import { MantineProvider, Modal, Notification, createTheme, type CSSVariablesResolver } from "@mantine/core";
 import { ModalsProvider } from "@mantine/modals";
 import { Notifications } from "@mantine/notifications";
 import { QueryClientProvider } from "@tanstack/react-query";
@@ -13,6 +13,11 @@ const theme = createTheme({
   primaryShade: { light: 7, dark: 4 },
   defaultRadius: "sm",
   fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
+  // Close buttons are icons: they need a name for screen readers.
+  components: {
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { "aria-label": "Close" } } }),
+    Notification: Notification.extend({ defaultProps: { closeButtonProps: { "aria-label": "Close the message" } } }),
+  },
 });
 
 const contrast: CSSVariablesResolver = () => ({

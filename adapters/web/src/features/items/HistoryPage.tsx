@@ -12,7 +12,7 @@ import { useCan } from "../access/hooks";
 import { whyNot } from "../access/rights";
 import { PageLoader } from "../shell/PageLoader";
 import { conflictOf, restoreRevision, useHistory, useItem, useModule } from "./editor/api";
-import { notify } from "./editor/notify";
+import { notifications } from "@mantine/notifications";
 import { StateBadge } from "./editor/PublishPanel";
 import { browserZone, show } from "./editor/zones";
 import { RevisionDiff } from "./history/RevisionDiff";
@@ -55,7 +55,6 @@ export function HistoryPage() {
         </Text>
       ),
       labels: { confirm: "Restore", cancel: "Cancel" },
-      closeButtonProps: { "aria-label": "Close" },
       onConfirm: async () => {
         setBusy(revision);
         try {
@@ -64,14 +63,14 @@ export function HistoryPage() {
           await qc.invalidateQueries({ queryKey: ["history", itemId] });
           void qc.invalidateQueries({ queryKey: ["items", saved.module] });
           setPick({});
-          notify({ color: "green", message: `Revision ${revision} restored (now revision ${saved.revision})` });
+          notifications.show({ color: "green", message: `Revision ${revision} restored (now revision ${saved.revision})` });
         } catch (err) {
           const theirs = conflictOf(err);
           if (theirs) {
             qc.setQueryData(["item", itemId], theirs);
             void qc.invalidateQueries({ queryKey: ["history", itemId] });
-            notify({ color: "orange", title: "Changed meanwhile", message: `${theirs.updatedBy ?? "Someone"} changed the item; check the history and try again.` });
-          } else notify({ color: "red", title: "Not restored", message: describe(err) });
+            notifications.show({ color: "orange", title: "Changed meanwhile", message: `${theirs.updatedBy ?? "Someone"} changed the item; check the history and try again.` });
+          } else notifications.show({ color: "red", title: "Not restored", message: describe(err) });
         } finally {
           setBusy(undefined);
         }

@@ -6,7 +6,7 @@
 import { Alert, Button, Group, Modal, Paper, Radio, ScrollArea, SimpleGrid, Stack, Text } from "@mantine/core";
 import { useMemo, useState } from "react";
 import { changedParts, draftOf, get, partId, partLabel, put, same, type Draft, type Item, type Module, type Part } from "./model";
-import { warnStyles } from "./notify";
+import { warnStyles } from "./styles";
 import { TagsView, ValueView } from "./ValueView";
 import { show } from "./zones";
 
@@ -44,7 +44,7 @@ export function ConflictDialog(p: ConflictProps) {
   };
 
   return (
-    <Modal opened onClose={p.onCancel} size="xl" title="Someone else changed this item" scrollAreaComponent={ScrollArea.Autosize} closeButtonProps={{ "aria-label": "Close" }}>
+    <Modal opened onClose={p.onCancel} size="xl" title="Someone else changed this item" scrollAreaComponent={ScrollArea.Autosize}>
       <Stack gap="sm">
         <Alert color="orange" variant="light" title={`Saved by ${by} at ${at}`} styles={warnStyles}>
           {differ.length === 0

@@ -16,7 +16,8 @@ import { useCan } from "../../access/hooks";
 import { whyNot } from "../../access/rights";
 import { conflictOf, createItem, saveItem, type Content } from "./api";
 import { ConflictDialog } from "./ConflictDialog";
-import { notify, warnStyles } from "./notify";
+import { notifications } from "@mantine/notifications";
+import { warnStyles } from "./styles";
 import { LocalesPicker, ZonePicker } from "./EditorToolbar";
 import { FieldInput } from "./FieldInput";
 import { changedParts, draftOf, partsOf, type Draft, type Item, type Module, type Tag } from "./model";
@@ -132,7 +133,7 @@ export function Editor({ appId, module, latest }: Props) {
     const first = Object.keys(errs).sort((a, b) => order(a) - order(b))[0];
     if (first) {
       scrollTo(first);
-      notify({ color: "red", title: "Not saved", message: `Check ${label(first)}: ${errs[first]}` });
+      notifications.show({ color: "red", title: "Not saved", message: `Check ${label(first)}: ${errs[first]}` });
       return;
     }
     setBusy(true);
@@ -143,7 +144,7 @@ export function Editor({ appId, module, latest }: Props) {
       setTouched(new Set());
       setTried(false);
       setServerErrors({});
-      notify({ color: "green", message: on ? "Saved" : "Item created" });
+      notifications.show({ color: "green", message: on ? "Saved" : "Item created" });
       if (!on) {
         leaving.current = true;
         navigate(`/apps/${appId}/items/${saved.id}`, { replace: true });
@@ -156,9 +157,9 @@ export function Editor({ appId, module, latest }: Props) {
         const key = errorKey(err.extra)!;
         setServerErrors({ [key]: typeof err.extra.message === "string" ? err.extra.message : err.message });
         scrollTo(key);
-        notify({ color: "red", title: "Not saved", message: err.message });
+        notifications.show({ color: "red", title: "Not saved", message: err.message });
       } else {
-        notify({ color: "red", title: "Not saved", message: describe(err) });
+        notifications.show({ color: "red", title: "Not saved", message: describe(err) });
       }
     } finally {
       setBusy(false);
@@ -182,7 +183,6 @@ export function Editor({ appId, module, latest }: Props) {
       title: "Leave without saving?",
       children: <Text size="sm">Your changes to this item are not saved.</Text>,
       labels: { confirm: "Leave", cancel: "Stay" },
-      closeButtonProps: { "aria-label": "Close" },
       confirmProps: { color: "red" },
       onConfirm: () => blocker.proceed?.(),
       onCancel: () => blocker.reset?.(),
@@ -198,7 +198,7 @@ export function Editor({ appId, module, latest }: Props) {
     if (!dirty) {
       adopt(theirs);
       setDraft(draftOf(theirs, module));
-      notify({
+      notifications.show({
         color: "orange",
         title: "Changed meanwhile",
         message: `${theirs.updatedBy ?? "Someone"} changed this item at ${show(theirs.updatedAt, zone)}. It is reloaded: check it and try again.`,

@@ -17,7 +17,7 @@ import { useState, type ReactNode } from "react";
 import { whyNot } from "../../access/rights";
 import { describe } from "../../../lib/errors";
 import { conflictOf, deleteItem, setExpiry, transition, type Transition } from "./api";
-import { notify } from "./notify";
+import { notifications } from "@mantine/notifications";
 import { stateColor, stateLabel, stateOf, type Item } from "./model";
 import { fromLocal, show, toLocal } from "./zones";
 
@@ -59,11 +59,11 @@ export function PublishPanel(p: Props) {
     p.onBusy(true);
     try {
       p.onChanged(await f(), done);
-      notify({ color: "green", message: done });
+      notifications.show({ color: "green", message: done });
     } catch (err) {
       const theirs = conflictOf(err);
       if (theirs) p.onConflict(theirs);
-      else notify({ color: "red", title: "Not done", message: describe(err) });
+      else notifications.show({ color: "red", title: "Not done", message: describe(err) });
     } finally {
       setBusy(undefined);
       p.onBusy(false);
@@ -101,7 +101,6 @@ export function PublishPanel(p: Props) {
       children: <Text size="sm">“{item.name}” disappears from apps and lists. You can restore it later from this page.</Text>,
       labels: { confirm: "Delete", cancel: "Cancel" },
       confirmProps: { color: "red" },
-      closeButtonProps: { "aria-label": "Close" },
       onConfirm: () => run("delete", "Item deleted", () => deleteItem(item)),
     });
 
@@ -194,7 +193,7 @@ function DateDialog(p: { ask: Ask; zone: string; initial: number | null; min: nu
           ? `Must be after the publication (${show(p.min, p.zone)})`
           : undefined;
   return (
-    <Modal opened onClose={p.onClose} title={p.ask.title} closeButtonProps={{ "aria-label": "Close" }}>
+    <Modal opened onClose={p.onClose} title={p.ask.title}>
       <form
         onSubmit={(e) => {
           e.preventDefault();
