@@ -60,7 +60,7 @@ lint:
 	$(GO) tool staticcheck ./...
 	$(GO) run ./cmd/archcheck
 
-bench: pg-deps
+bench: pg-deps web chromium
 	@$(WITH_DB) $(GO) run ./cmd/bench $(BENCH_ARGS)
 
 clean:

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/domain/content"
 )
 
 type itemAdded struct {
@@ -240,5 +241,29 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if !r.Known("catalog.price_set") {
 		t.Fatal("concurrent Register lost")
+	}
+}
+
+// A module stored before fields had a widget loads with none (the type's
+// default), its other rules as they were.
+func TestModuleEventsBeforeWidgets(t *testing.T) {
+	r := eventcodec.Default()
+	stored := `{"ModuleID":"m1","App":"a1","Name":"News","Single":false,"Tags":[],"Fields":[{"ID":"f1","Name":"body",` +
+		`"Description":"","Type":"000000000000000000000012","Required":true,"Localized":false,"Rules":{"MinLength":null,` +
+		`"MaxLength":120,"Pattern":"","Min":null,"Max":null,"Values":null,"Default":null,"Module":"","MediaTypes":null}}],` +
+		`"ModuleType":"","By":"Admin"}`
+	ev, err := r.Decode("content.module_created", 1, []byte(stored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, ok := ev.(content.ModuleCreated)
+	if !ok || len(mc.Fields) != 1 {
+		t.Fatalf("decoded %#v", ev)
+	}
+	if f := mc.Fields[0]; f.Rules.Widget != "" || f.Rules.MaxLength == nil || *f.Rules.MaxLength != 120 || !f.Required {
+		t.Fatalf("field %+v", f)
+	}
+	if err := content.ValidateFields(mc.Fields); err != nil {
+		t.Fatalf("the old field no longer validates: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -23,6 +24,7 @@ var statusOf = map[fault.Kind]int{
 	fault.Forbidden:       http.StatusForbidden,
 	fault.TooManyRequests: http.StatusTooManyRequests,
 	fault.Unavailable:     http.StatusServiceUnavailable,
+	fault.Precondition:    http.StatusPreconditionFailed,
 	fault.Internal:        http.StatusInternalServerError,
 }
 
@@ -47,7 +49,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, refuse
 	if body.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="halo"`)
 	}
-	if body.Status == http.StatusTooManyRequests {
+	if body.Status == http.StatusTooManyRequests || body.Status == http.StatusServiceUnavailable {
 		if s, ok := body.Extra["retryAfter"]; ok {
 			w.Header().Set("Retry-After", ToString(s))
 		}
@@ -85,7 +87,16 @@ func errorBody(r *http.Request, log *slog.Logger, refused func(error) bool, err 
 		status = http.StatusBadRequest
 		body.Message = storeRefused
 	}
+	if status == http.StatusInternalServerError && errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away (a page navigated on, a search was
+		// replaced by the next): nobody reads the answer, and the server
+		// is not at fault. 499 as nginx names it, for the metrics.
+		status = statusClientClosed
+		body.Message = "the client closed the request"
+	}
 	switch {
+	case status == statusClientClosed:
+		log.DebugContext(r.Context(), "request canceled by the client", "method", r.Method, "path", r.URL.Path)
 	case status == http.StatusServiceUnavailable:
 		// A request past its time bound: the caller's to narrow, and
 		// anyone with a public app token can cause one.
@@ -96,6 +107,10 @@ func errorBody(r *http.Request, log *slog.Logger, refused func(error) bool, err 
 	body.Status = status
 	return body
 }
+
+// statusClientClosed is what a request whose client went away is counted
+// as (nginx's 499); no answer reaches anyone.
+const statusClientClosed = 499
 
 // ToString is a scalar a client sent (a number, a string) as text.
 func ToString(v any) string {

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/fault"
 )
 
 func TestErrorBodyStatus(t *testing.T) {
@@ -27,6 +30,7 @@ func TestErrorBodyStatus(t *testing.T) {
 		{"a data exception", fmt.Errorf("query: %w", &pgconn.PgError{Code: "22P05"}), 400},
 		{"another database error", fmt.Errorf("query: %w", &pgconn.PgError{Code: "08006"}), 500},
 		{"an internal error", errors.New("boom"), 500},
+		{"a failed precondition", fmt.Errorf("put: %w", fault.New(fault.Precondition, "stale")), 412},
 	} {
 		b := errorBody(r, log, postgres.DataException, tc.err)
 		if b.Status != tc.status {
@@ -35,5 +39,25 @@ func TestErrorBodyStatus(t *testing.T) {
 		if tc.status == 400 && b.Message != storeRefused {
 			t.Errorf("%s: message %q, want %q", tc.name, b.Message, storeRefused)
 		}
+	}
+}
+
+// A request whose client went away is counted as 499, not logged as a
+// server failure; a cancellation the client did not cause stays a 500.
+func TestErrorBodyClientGone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	gone := httptest.NewRequest(http.MethodGet, "/api/generalcontent/instance/x", nil).WithContext(ctx)
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if b := errorBody(gone, log, nil, fmt.Errorf("read: %w", context.Canceled)); b.Status != 499 {
+		t.Errorf("client gone: status %d, want 499", b.Status)
+	}
+	if logged.Len() != 0 {
+		t.Errorf("client gone was logged: %s", logged.String())
+	}
+	live := httptest.NewRequest(http.MethodGet, "/api/generalcontent/instance/x", nil)
+	if b := errorBody(live, log, nil, fmt.Errorf("read: %w", context.Canceled)); b.Status != 500 {
+		t.Errorf("canceled inside a live request: status %d, want 500", b.Status)
 	}
 }

@@ -121,6 +121,27 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			actor.CorrelationID = ids.Generator{}.NewID()
 		}
 		w.Header().Set("X-Request-Id", actor.CorrelationID)
-		next.ServeHTTP(w, r.WithContext(access.WithActor(r.Context(), actor)))
+		ctx := access.WithActor(r.Context(), actor)
+		ctx = context.WithValue(ctx, recheckKey{}, func(ctx context.Context) (access.Actor, error) {
+			a, err := s.Sessions.Authenticate(ctx, tok, ip)
+			a.ClientIP, a.CorrelationID = actor.ClientIP, actor.CorrelationID
+			return a, err
+		})
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+type recheckKey struct{}
+
+// Reauthenticate checks the token of the request in ctx again and returns
+// its actor as of now: a long-lived answer (a stream of events) calls it
+// now and then, since the token may have expired or been revoked after
+// the request began. It fails as authentication does (401), and when ctx
+// is not an authenticated request's.
+func Reauthenticate(ctx context.Context) (access.Actor, error) {
+	f, ok := ctx.Value(recheckKey{}).(func(context.Context) (access.Actor, error))
+	if !ok {
+		return access.Actor{}, access.ErrUnauthenticated
+	}
+	return f(ctx)
 }

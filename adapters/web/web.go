@@ -33,6 +33,12 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 // Handler serves the app under Prefix.
 func Handler() http.Handler {
 	files, _ := fs.Sub(dist, "dist")
+	return handlerOf(files)
+}
+
+// handlerOf serves the app built into files (index.html and assets/ at
+// its root); without index.html, the page that says how to build it.
+func handlerOf(files fs.FS) http.Handler {
 	built := true
 	if _, err := fs.Stat(files, "index.html"); err != nil {
 		built = false

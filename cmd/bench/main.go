@@ -176,6 +176,9 @@ type config struct {
 	loyaltyTransactions int
 	loyaltyEarns        int
 	loyaltyDuration     time.Duration
+	// web phase (web.go)
+	webItems  int
+	webRounds int
 }
 
 func main() {
@@ -186,7 +189,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 10, "append phase: alternate raw and store measurements in this many rounds (-duration each in total)")
 	flag.IntVar(&cfg.events, "events", 1_000_000, "events to load for the read and rebuild phases")
 	flag.IntVar(&cfg.batch, "batch", 10_000, "ReadAll batch size of the catch-up read")
-	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content, push or loyalty (read and rebuild load -events first)")
+	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content, push, loyalty or web (read and rebuild load -events first)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the benchmark database instead of dropping it")
 	flag.DurationVar(&cfg.timeout, "timeout", 45*time.Minute, "abort the whole run after this long")
 	flag.DurationVar(&cfg.phaseBudget, "phase-budget", 2*time.Minute, "stop each catch-up read and the rebuild after this long and report the partial rate")
@@ -199,6 +202,8 @@ func main() {
 	flag.IntVar(&cfg.contentClients, "content-clients", 16, "content phase: concurrent search clients (closed loop)")
 	flag.IntVar(&cfg.contentImporters, "content-importers", 4, "content phase: concurrent batch requests of the import")
 	flag.StringVar(&cfg.contentSearches, "content-searches", "", "content phase: measure only the searches whose name matches this regular expression, e.g. '^\\(b\\)' (default all)")
+	flag.IntVar(&cfg.webItems, "web-items", webItemsDefault, "web phase: items in the module whose list is measured")
+	flag.IntVar(&cfg.webRounds, "web-rounds", 15, "web phase: navigations and filter changes measured")
 	flag.IntVar(&cfg.pushDevices, "push-devices", 100_000, "push phase: app users (one device each) in the pushed segment")
 	flag.IntVar(&cfg.loyaltyAccounts, "loyalty-accounts", 10_000, "loyalty phase: identified users with a loyalty account")
 	flag.IntVar(&cfg.loyaltyTransactions, "loyalty-transactions", 1_000_000, "loyalty phase: points transactions seeded over the accounts")
@@ -232,9 +237,12 @@ func main() {
 
 func (c *config) validate() error {
 	switch c.only {
-	case "", "append", "read", "rebuild", "content", "push", "loyalty":
+	case "", "append", "read", "rebuild", "content", "push", "loyalty", "web":
 	default:
-		return fmt.Errorf("-only %q: want append, read, rebuild, content, push or loyalty", c.only)
+		return fmt.Errorf("-only %q: want append, read, rebuild, content, push, loyalty or web", c.only)
+	}
+	if c.webItems < 1 || c.webRounds < 1 {
+		return errors.New("-web-items and -web-rounds must be positive")
 	}
 	if err := c.validateLoyalty(); err != nil {
 		return err
@@ -348,6 +356,11 @@ func run(ctx context.Context, cfg config) (*results, error) {
 	if cfg.runs("loyalty") {
 		if err := profiled(cfg, "loyalty", func() error { return loyaltyPhase(ctx, cfg, serverURL, res) }); err != nil {
 			return res, fmt.Errorf("loyalty phase: %w", err)
+		}
+	}
+	if cfg.runs("web") {
+		if err := profiled(cfg, "web", func() error { return webPhase(ctx, cfg, serverURL, res) }); err != nil {
+			return res, fmt.Errorf("web phase: %w", err)
 		}
 	}
 	return res, nil

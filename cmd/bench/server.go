@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -57,15 +56,10 @@ func launchServer(ctx context.Context, phase, dir, dbURL string, env ...string) 
 
 // buildServer builds ./cmd/cms of the module the bench runs in.
 func buildServer(ctx context.Context, phase, dir string) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	root, err := moduleRoot(ctx)
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+		return "", err
 	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside a Go module: run the bench from the repository")
-	}
-	root := filepath.Dir(gomod)
 	if _, err := os.Stat(filepath.Join(root, "cmd", "cms")); err != nil {
 		return "", fmt.Errorf("no cmd/cms in %s: %w", root, err)
 	}

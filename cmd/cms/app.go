@@ -26,6 +26,7 @@ import (
 	httployalty "github.com/halocms/halocms/adapters/http/loyalty"
 	httppush "github.com/halocms/halocms/adapters/http/push"
 	"github.com/halocms/halocms/adapters/ids"
+	"github.com/halocms/halocms/adapters/live"
 	"github.com/halocms/halocms/adapters/password"
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/projection"
@@ -275,18 +276,21 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	line := postgres.NewReadLine(a.cfg.ReadConcurrency)
 	contentRead := rmcontent.NewQueries(a.contents, a.authz, a.runtime, line, a.metrics,
 		rmcontent.QueriesConfig{CacheEntries: a.cfg.SearchCache, SearchTimeout: a.cfg.SearchTimeout})
+	hub, liveRead := a.startLive(rctx, contentRead)
 	appUsersRead := rmappuser.NewQueries(a.appUsersRead, a.authz)
 	kit := httpapi.NewKit(httpapi.KitDeps{Log: a.log, Metrics: a.metrics, Authorizer: a.authz, Apps: appUsersRead,
 		StoreRefused: postgres.DataException})
 	handler := httpapi.NewRouter(kit, httpapi.Deps{Sessions: a.sessions, Ready: readiness{a}, Web: web.Handler()},
 		httpapi.Config{TrustedProxies: a.cfg.TrustedProxies},
 		httpidentity.New(kit, httpidentity.Deps{Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz, Audit: a.auditor}),
-		httpcontent.New(kit, httpcontent.Deps{Commands: a.content, Queries: contentRead, Authorizer: a.authz}),
+		httpcontent.New(kit, httpcontent.Deps{Commands: a.content, Queries: contentRead, Authorizer: a.authz, Live: liveRead}),
 		httppush.New(kit, httppush.Deps{Commands: a.push, Queries: rmpush.NewQueries(a.pushes, a.authz)}),
 		httpappuser.New(kit, httpappuser.Deps{Commands: a.appUsers, Queries: appUsersRead}),
 		httployalty.New(kit, httployalty.Deps{Commands: a.loyalty, Queries: rmloyalty.NewQueries(a.loyaltyRead, a.authz, line), Audit: a.auditor}))
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	// Shutdown waits for the handlers: the live streams end first.
+	srv.RegisterOnShutdown(hub.Close)
 	a.log.Info("serving", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -309,6 +313,17 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// startLive runs the follower of the log's content changes, one per
+// process, until ctx ends, and returns its hub and the live streams it
+// feeds.
+func (a *app) startLive(ctx context.Context, q *rmcontent.Queries) (*live.Hub, *rmcontent.Live) {
+	hub := live.NewHub(live.Config{MaxStreams: a.cfg.Live.MaxStreams, MaxPerOwner: a.cfg.Live.MaxPerUser})
+	go live.NewFollower(a.store, hub, a.listener.Watch(live.Wakes).C, a.log).Run(ctx)
+	a.metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cms_live_streams",
+		Help: "Live streams of content changes open on this process."}, func() float64 { return float64(hub.Streams()) }))
+	return hub, rmcontent.NewLive(q, hub, rmcontent.LiveConfig{Recheck: a.cfg.Live.Recheck})
 }
 
 // bootstrapAdmin creates the first admin when no user exists, with the

@@ -35,6 +35,21 @@ type Config struct {
 	SearchTimeout   time.Duration  // CMS_SEARCH_TIMEOUT, default 10s: a content search that takes longer is stopped (503)
 	Push            PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
 	Loyalty         LoyaltyConfig  // CMS_LOYALTY_*
+	Live            LiveConfig     // CMS_LIVE_*
+}
+
+// LiveConfig bounds the live streams of content changes
+// (GET /api/generalcontent/events). Zero values take the defaults.
+type LiveConfig struct {
+	// MaxStreams bounds the streams open on the process
+	// (CMS_LIVE_MAX_STREAMS, default 1000; over it: 503).
+	MaxStreams int
+	// MaxPerUser bounds the streams open by one user
+	// (CMS_LIVE_MAX_STREAMS_PER_USER, default 10; over it: 429).
+	MaxPerUser int
+	// Recheck is how often a stream checks its caller's token and rights
+	// again (default 30s; not read from the environment).
+	Recheck time.Duration
 }
 
 // LoyaltyConfig tunes the loyalty context. Zero values take the defaults.
@@ -133,6 +148,21 @@ func loadPushConfig() (PushConfig, error) {
 	return c, nil
 }
 
+func loadLiveConfig() (LiveConfig, error) {
+	var c LiveConfig
+	var err error
+	if c.MaxStreams, err = integer("CMS_LIVE_MAX_STREAMS", 1000); err != nil {
+		return c, err
+	}
+	if c.MaxPerUser, err = integer("CMS_LIVE_MAX_STREAMS_PER_USER", 10); err != nil {
+		return c, err
+	}
+	if c.MaxStreams < 1 || c.MaxPerUser < 1 {
+		return c, fmt.Errorf("CMS_LIVE_MAX_STREAMS and CMS_LIVE_MAX_STREAMS_PER_USER: %d and %d, want 1 or more", c.MaxStreams, c.MaxPerUser)
+	}
+	return c, nil
+}
+
 func loadConfig() (Config, error) {
 	c := Config{
 		DatabaseURL:   os.Getenv("DATABASE_URL"),
@@ -180,6 +210,9 @@ func loadConfig() (Config, error) {
 	}
 	if c.ReadConcurrency < 0 {
 		return c, fmt.Errorf("CMS_READ_CONCURRENCY: %d is negative", c.ReadConcurrency)
+	}
+	if c.Live, err = loadLiveConfig(); err != nil {
+		return c, err
 	}
 	if c.Push, err = loadPushConfig(); err != nil {
 		return c, err

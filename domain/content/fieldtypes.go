@@ -58,6 +58,11 @@ type FieldType struct {
 	Kind      Kind
 	LongValue bool
 	Rules     []Rule
+	// Widgets are the editors the CMS may show values of this type with
+	// (a field's Rules.Widget); the first is the default. The CMS's own
+	// catalog (adapters/web/src/lib/fieldTypes.ts) lists the same, which
+	// a test of adapters/web checks.
+	Widgets []string
 }
 
 const (
@@ -92,13 +97,13 @@ const (
 	ErrNUL         = "validator.nul"
 )
 
-func typ(n int, name string, kind Kind, long bool, rules ...Rule) FieldType {
+func typ(n int, name string, kind Kind, long bool, widgets []string, rules ...Rule) FieldType {
 	id := "0000000000000000000000"
 	if n < 10 {
 		id += "0"
 	}
 	id += itoa(n)
-	return FieldType{ID: id, Name: name, Kind: kind, LongValue: long, Rules: rules}
+	return FieldType{ID: id, Name: name, Kind: kind, LongValue: long, Rules: rules, Widgets: widgets}
 }
 
 func itoa(n int) string {
@@ -108,6 +113,9 @@ func itoa(n int) string {
 	return itoa(n/10) + string(rune('0'+n%10))
 }
 
+// w is a list of widgets.
+func w(names ...string) []string { return names }
+
 var (
 	isString = Rule{Rule: "custom||isString", Params: []any{}, Error: ErrString}
 	isURL    = Rule{Rule: "matches", Params: []any{urlPattern}, Error: ErrURL}
@@ -115,30 +123,30 @@ var (
 
 // FieldTypes is HALO's field-type catalog, ids …001 to …021.
 var FieldTypes = []FieldType{
-	typ(1, "Text", KindText, false, isString, Rule{Rule: "isLength", Params: []any{0, 1000}, Error: ErrLength}),
-	typ(2, "Number", KindNumber, false, Rule{Rule: "custom||isNumber", Params: []any{}, Error: ErrNumber}),
-	typ(3, "Website", KindURL, true, isURL),
-	typ(4, "Youtube", KindYoutube, true, Rule{Rule: "matches", Params: []any{youtubePattern}, Error: ErrYoutube}),
-	typ(5, "Image", KindURL, true, isURL),
-	typ(6, "Date", KindTimestamp, false, Rule{Rule: "custom||isTimestamp", Params: []any{}, Error: ErrTimestamp}),
-	typ(7, "Time", KindTimestamp, false, Rule{Rule: "custom||isTimestamp", Params: []any{}, Error: ErrTimestamp}),
-	typ(8, "Boolean", KindBoolean, false, Rule{Rule: "custom||isStrictBoolean", Params: []any{}, Error: ErrBoolean}),
-	typ(9, "Color", KindColor, false, Rule{Rule: "isHexColor", Params: []any{}, Error: ErrColor}),
-	typ(10, "Multiple relation", KindRelations, false, Rule{Rule: "custom||isRelation", Params: []any{}, Error: ErrRelation}),
-	typ(11, "Single relation", KindRelation, false, isString),
-	typ(12, "Long text", KindText, true, isString),
-	typ(13, "Object", KindObject, true, Rule{Rule: "custom||isJSONObject", Params: []any{}, Error: ErrObject}),
-	typ(14, "List", KindList, true, Rule{Rule: "custom||isJSONArray", Params: []any{}, Error: ErrArray}),
-	typ(15, "Localized text", KindLocalized, true,
+	typ(1, "Text", KindText, false, w("text"), isString, Rule{Rule: "isLength", Params: []any{0, 1000}, Error: ErrLength}),
+	typ(2, "Number", KindNumber, false, w("number"), Rule{Rule: "custom||isNumber", Params: []any{}, Error: ErrNumber}),
+	typ(3, "Website", KindURL, true, w("url", "document"), isURL),
+	typ(4, "Youtube", KindYoutube, true, w("youtube"), Rule{Rule: "matches", Params: []any{youtubePattern}, Error: ErrYoutube}),
+	typ(5, "Image", KindURL, true, w("image"), isURL),
+	typ(6, "Date", KindTimestamp, false, w("datetime", "date"), Rule{Rule: "custom||isTimestamp", Params: []any{}, Error: ErrTimestamp}),
+	typ(7, "Time", KindTimestamp, false, w("time"), Rule{Rule: "custom||isTimestamp", Params: []any{}, Error: ErrTimestamp}),
+	typ(8, "Boolean", KindBoolean, false, w("boolean"), Rule{Rule: "custom||isStrictBoolean", Params: []any{}, Error: ErrBoolean}),
+	typ(9, "Color", KindColor, false, w("color"), Rule{Rule: "isHexColor", Params: []any{}, Error: ErrColor}),
+	typ(10, "Multiple relation", KindRelations, false, w("relations"), Rule{Rule: "custom||isRelation", Params: []any{}, Error: ErrRelation}),
+	typ(11, "Single relation", KindRelation, false, w("relation"), isString),
+	typ(12, "Long text", KindText, true, w("textarea", "richtext", "markdown", "html"), isString),
+	typ(13, "Object", KindObject, true, w("json", "location"), Rule{Rule: "custom||isJSONObject", Params: []any{}, Error: ErrObject}),
+	typ(14, "List", KindList, true, w("list", "tags", "json"), Rule{Rule: "custom||isJSONArray", Params: []any{}, Error: ErrArray}),
+	typ(15, "Localized text", KindLocalized, true, w("localized"),
 		Rule{Rule: "custom||isJSONObject", Params: []any{}, Error: ErrObject},
 		Rule{Rule: "custom||hasAllKeyLanguage", Params: []any{}, Error: ErrLanguages},
 		Rule{Rule: "custom||allObjectValuesAreStringValidator", Params: []any{}, Error: ErrLocalized}),
-	typ(16, "Video", KindURL, true, isURL),
-	typ(17, "Multiple choice", KindChoices, true, Rule{Rule: "custom||multipleChoiceValidator", Params: []any{}, Error: ErrChoices}),
-	typ(18, "Single choice", KindChoice, true, Rule{Rule: "custom||singleChoiceValidator", Params: []any{}, Error: ErrChoice}),
-	typ(19, "Multiple select dropdown", KindChoices, true, Rule{Rule: "custom||multipleChoiceValidator", Params: []any{}, Error: ErrChoices}),
-	typ(20, "Single select dropdown", KindChoice, true, Rule{Rule: "custom||singleChoiceValidator", Params: []any{}, Error: ErrChoice}),
-	typ(21, "Audio", KindURL, true, isURL),
+	typ(16, "Video", KindURL, true, w("video"), isURL),
+	typ(17, "Multiple choice", KindChoices, true, w("checkboxes", "multiselect"), Rule{Rule: "custom||multipleChoiceValidator", Params: []any{}, Error: ErrChoices}),
+	typ(18, "Single choice", KindChoice, true, w("radio", "select"), Rule{Rule: "custom||singleChoiceValidator", Params: []any{}, Error: ErrChoice}),
+	typ(19, "Multiple select dropdown", KindChoices, true, w("multiselect", "checkboxes"), Rule{Rule: "custom||multipleChoiceValidator", Params: []any{}, Error: ErrChoices}),
+	typ(20, "Single select dropdown", KindChoice, true, w("select", "radio"), Rule{Rule: "custom||singleChoiceValidator", Params: []any{}, Error: ErrChoice}),
+	typ(21, "Audio", KindURL, true, w("audio"), isURL),
 }
 
 // FieldTypeByID finds a field type of the catalog.

@@ -51,6 +51,7 @@ type FieldRules struct {
 	Default    any      // the value the CMS proposes (format.default)
 	Module     string   // relation fields: the module the related items must belong to
 	MediaTypes []string // url fields: allowed file extensions, e.g. "jpg"
+	Widget     string   // the editor the CMS shows values with: one of the type's Widgets ("" its first)
 }
 
 // Field is one structure field of a module.
@@ -204,6 +205,9 @@ func ValidateFields(fields []Field) error {
 		if len(r.MediaTypes) > 0 && t.Kind != KindURL {
 			return bad("media types apply to website, image, video and audio fields only")
 		}
+		if r.Widget != "" && !slices.Contains(t.Widgets, r.Widget) {
+			return bad("widget %q does not show %s values (it takes one of %s)", r.Widget, t.Name, strings.Join(t.Widgets, ", "))
+		}
 		if r.Default != nil {
 			v := validateValue(f, r.Default)
 			if s, ok := r.Default.(string); ok && t.Kind == KindLocalized {
@@ -292,7 +296,8 @@ func rulesEqual(a, b FieldRules) bool {
 	eqf := func(x, y *float64) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
 	return eqi(a.MinLength, b.MinLength) && eqi(a.MaxLength, b.MaxLength) && a.Pattern == b.Pattern &&
 		eqf(a.Min, b.Min) && eqf(a.Max, b.Max) && slices.Equal(a.Values, b.Values) &&
-		sameValue(a.Default, b.Default) && a.Module == b.Module && slices.Equal(a.MediaTypes, b.MediaTypes)
+		sameValue(a.Default, b.Default) && a.Module == b.Module && slices.Equal(a.MediaTypes, b.MediaTypes) &&
+		a.Widget == b.Widget
 }
 
 // Delete decides the logical deletion of a module.

@@ -183,6 +183,7 @@ func TestModuleChange(t *testing.T) {
 			func(fs []Field) { fs[2].Rules.Values = []string{"a", "b", "c"} },
 			func(fs []Field) { fs[0], fs[1] = fs[1], fs[0] },
 			func(fs []Field) { fs[2].Name = "sort" },
+			func(fs []Field) { fs[2].Rules.Widget = "select" },
 		}
 		for i, mut := range muts {
 			s := base

@@ -416,7 +416,7 @@ func RelationIDs(f Field, v any) []string {
 // KeepsValues reports whether every set of values valid under fields old
 // is valid under fields new, for a reason that needs no look at the
 // values: each old field is still there under its name, with its type,
-// localization and rules (its default and description aside), required
+// localization and rules (its default, widget and description aside), required
 // only if it was; and the new fields are optional. A module change that
 // keeps values need not check its items.
 func KeepsValues(old, new []Field) bool {
@@ -424,7 +424,7 @@ func KeepsValues(old, new []Field) bool {
 	for _, f := range new {
 		byName[f.Name] = f
 	}
-	rules := func(r FieldRules) FieldRules { r.Default = nil; return r }
+	rules := func(r FieldRules) FieldRules { r.Default, r.Widget = nil, ""; return r }
 	for _, o := range old {
 		n, ok := byName[o.Name]
 		if !ok || n.Type != o.Type || n.Localized != o.Localized || n.Required && !o.Required ||

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -630,6 +631,9 @@ func TestValidateFieldsRefusals(t *testing.T) {
 		{"bad default", Field{Name: "x", Type: num, Rules: FieldRules{Default: "ten"}}, "x"},
 		{"default out of range", Field{Name: "x", Type: num, Rules: FieldRules{Min: ptr(0.0), Default: json.Number("-1")}}, "x"},
 		{"default not a choice", Field{Name: "x", Type: typeID(t, "Single choice"), Rules: FieldRules{Values: []string{"a"}, Default: "b"}}, "x"},
+		{"another type's widget", Field{Name: "x", Type: text, Rules: FieldRules{Widget: "richtext"}}, "x"},
+		{"an unknown widget", Field{Name: "x", Type: typeID(t, "Long text"), Rules: FieldRules{Widget: "wysiwyg"}}, "x"},
+		{"a widget in another case", Field{Name: "x", Type: typeID(t, "Long text"), Rules: FieldRules{Widget: "Markdown"}}, "x"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -665,6 +669,8 @@ func TestValidateFieldsAccepts(t *testing.T) {
 		{Name: "pick", Type: typeID(t, "Single choice"), Rules: FieldRules{Values: []string{"a", "b"}, Default: "a"}},
 		{Name: "picks", Type: typeID(t, "Multiple choice"), Rules: FieldRules{Values: []string{"a", "b"}, Default: []any{"b"}}},
 		{Name: "color", Type: typeID(t, "Text"), Rules: FieldRules{Values: []string{"red"}}},
+		{Name: "story", Type: typeID(t, "Long text"), Localized: true, Rules: FieldRules{Widget: "markdown"}},
+		{Name: "when", Type: typeID(t, "Date"), Rules: FieldRules{Widget: "date"}},
 	}
 	if err := ValidateFields(fields); err != nil {
 		t.Fatalf("ValidateFields: %v", err)
@@ -807,4 +813,54 @@ func TestWithoutUnknownNulls(t *testing.T) {
 	if got := WithoutUnknownNulls(fields, same); !reflect.DeepEqual(got, same) {
 		t.Errorf("WithoutUnknownNulls(%v) = %v", same, got)
 	}
+}
+
+// Every field type offers editor widgets, the first its default; a
+// field's widget must be one of its type's, and the refusal names the
+// field and the widgets the type takes.
+func TestFieldWidgets(t *testing.T) {
+	seen := map[string]bool{}
+	for _, ft := range FieldTypes {
+		if len(ft.Widgets) == 0 {
+			t.Errorf("%s: no widget", ft.Name)
+		}
+		for _, w := range ft.Widgets {
+			seen[w] = true
+			if err := ValidateFields([]Field{{Name: "f", Type: ft.ID, Rules: fieldRulesFor(ft, w)}}); err != nil {
+				t.Errorf("%s with widget %q: %v", ft.Name, w, err)
+			}
+		}
+	}
+	for w := range seen {
+		for _, ft := range FieldTypes {
+			if slices.Contains(ft.Widgets, w) {
+				continue
+			}
+			err := ValidateFields([]Field{{Name: "f", Type: ft.ID, Rules: fieldRulesFor(ft, w)}})
+			var fe *fault.Error
+			if !errors.As(err, &fe) || fe.Kind != fault.Invalid || fe.Extra["field"] != "f" {
+				t.Errorf("%s with widget %q: %v, want a 400 naming the field", ft.Name, w, err)
+				continue
+			}
+			if !strings.Contains(fe.Message, strings.Join(ft.Widgets, ", ")) {
+				t.Errorf("%s with widget %q: %q does not say which widgets the type takes", ft.Name, w, fe.Message)
+			}
+		}
+	}
+	// A widget is no rule on values: changing it checks no item.
+	old := []Field{{Name: "body", Type: typeID(t, "Long text")}}
+	nw := []Field{{Name: "body", Type: typeID(t, "Long text"), Rules: FieldRules{Widget: "html"}}}
+	if !KeepsValues(old, nw) || !KeepsValues(nw, old) {
+		t.Errorf("a widget change is taken for one that could refuse values")
+	}
+}
+
+// fieldRulesFor are the rules a field of type ft needs to be valid, with
+// widget w.
+func fieldRulesFor(ft FieldType, w string) FieldRules {
+	r := FieldRules{Widget: w}
+	if ft.Kind == KindChoice || ft.Kind == KindChoices {
+		r.Values = []string{"a"}
+	}
+	return r
 }

@@ -22,6 +22,10 @@ const (
 	// Unavailable: the request could not be served in the time it was
 	// given (a search past its time bound).
 	Unavailable
+	// Precondition: a condition the caller put on the write (the
+	// version it read, as HTTP's If-Match sends it) does not hold;
+	// nothing was changed.
+	Precondition
 )
 
 func (k Kind) String() string {
@@ -40,6 +44,8 @@ func (k Kind) String() string {
 		return "too many requests"
 	case Unavailable:
 		return "unavailable"
+	case Precondition:
+		return "precondition failed"
 	}
 	return "internal"
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/rights"
+	rmrights "github.com/halocms/halocms/readmodels/rights"
 )
 
 // Projection is the name of the projection that writes this read model
@@ -24,6 +25,7 @@ type scope struct {
 	items         []string
 	itemModules   []string // the modules of items: a right on an item shows its module
 	publishedOnly bool
+	preview       bool // a CMS user's view as the app (see previewScope)
 }
 
 // scope reads what the actor in ctx may read.
@@ -43,6 +45,11 @@ func (q *Queries) scope(ctx context.Context) (scope, error) {
 	if err != nil {
 		return scope{}, err
 	}
+	return q.scopeOf(ctx, rs)
+}
+
+// scopeOf is what a CMS user holding the rights rs may read.
+func (q *Queries) scopeOf(ctx context.Context, rs []rmrights.Right) (scope, error) {
 	sc := scope{apps: []string{}, modules: []string{}, items: []string{}}
 	modules, items := map[string][]string{}, map[string][]string{} // id → the apps of its rights
 	for _, r := range rs {
@@ -100,9 +107,10 @@ func (sc scope) mayRead(m Module) bool {
 }
 
 // cacheableApp is the app whose published content the scope reads, when
-// that is all it reads (app and identified-user tokens).
+// that is all it reads (app and identified-user tokens; not a preview,
+// whose answer is judged at another instant than now).
 func (sc scope) cacheableApp() (string, bool) {
-	if sc.all || !sc.publishedOnly || len(sc.apps) != 1 || len(sc.modules) > 0 || len(sc.items) > 0 {
+	if sc.all || !sc.publishedOnly || sc.preview || len(sc.apps) != 1 || len(sc.modules) > 0 || len(sc.items) > 0 {
 		return "", false
 	}
 	return sc.apps[0], true

@@ -43,6 +43,10 @@ type SearchRequest struct {
 	// ("all": every one), Fields the fields it keeps.
 	Include []string
 	Fields  []string
+	// PreviewAt, when not zero, asks for what an app's token would get
+	// at that instant, for a CMS user (see previewScope): scheduled
+	// publications and expiries applied.
+	PreviewAt time.Time
 
 	// Encode turns the page into the answer's bytes, which the cache
 	// keeps.
@@ -96,6 +100,12 @@ func (q *Queries) search(ctx context.Context, req SearchRequest) (Answer, error)
 		return Answer{}, err
 	}
 	now := time.Now().UnixMilli()
+	if !req.PreviewAt.IsZero() {
+		if sc, err = q.previewScope(ctx, sc, req); err != nil {
+			return Answer{}, err
+		}
+		now = req.PreviewAt.UnixMilli()
+	}
 	app, cacheable := sc.cacheableApp()
 	cacheable = cacheable && q.cache != nil
 	var key, lookup string

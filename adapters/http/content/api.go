@@ -21,6 +21,7 @@ type Deps struct {
 	Commands   Commands
 	Queries    Queries
 	Authorizer Authorizer
+	Live       Live
 }
 
 // API serves the content endpoints.
@@ -31,7 +32,7 @@ type API struct {
 
 // New returns the content endpoints.
 func New(kit *httpapi.Kit, d Deps) *API {
-	if kit == nil || d.Commands == nil || d.Queries == nil || d.Authorizer == nil {
+	if kit == nil || d.Commands == nil || d.Queries == nil || d.Authorizer == nil || d.Live == nil {
 		panic("content.New: nil dependency")
 	}
 	return &API{Deps: d, kit: kit}
@@ -73,6 +74,7 @@ func (s *API) Routes(r chi.Router) {
 	r.Post("/api/generalcontent/instance/{id}/restore", s.kit.Handle(s.transit(cmdcontent.Restore)))
 	r.Get("/api/generalcontent/instance/{id}/history", s.kit.Handle(s.history))
 	r.Post("/api/generalcontent/instance/{id}/history/{revision}/restore", s.kit.Handle(s.revertInstance))
+	r.Get("/api/generalcontent/events", s.kit.Handle(s.events))
 }
 
 // BatchBodyBytes bounds the bodies of batch requests (bulk imports).

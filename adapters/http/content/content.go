@@ -202,14 +202,46 @@ func msp(t time.Time) *int64 {
 	return &v
 }
 
+// version is the revision a write names: the body's (HALO's revision:
+// stale, a 409 whose extra is the item) or If-Match's (a precondition:
+// stale, a 412 whose extra.current is the item).
+type version struct {
+	revision *int64
+	ifMatch  bool
+}
+
+// versionOf reads If-Match beside the revision a body sent. Both may be
+// sent, naming the same revision.
+func versionOf(r *http.Request, body *int64) (version, error) {
+	rev, err := httpapi.IfMatch(r)
+	switch {
+	case err != nil:
+		return version{}, err
+	case rev == nil:
+		return version{revision: body}, nil
+	case body != nil && *body != *rev:
+		return version{}, fault.Invalidf("If-Match names revision %d and the body revision %d: send one, or the same", *rev, *body).
+			With("field", "revision")
+	}
+	return version{revision: rev, ifMatch: true}, nil
+}
+
 // contentError turns a stale-revision error, and a write of a deleted
-// item, into HALO's 409, whose extra is the item as the server has it.
-func (s *API) contentError(ctx context.Context, err error) error {
+// item, into HALO's 409, whose extra is the item as the server has it; a
+// stale If-Match into a 412 whose extra.current is.
+func (s *API) contentError(ctx context.Context, err error, v version) error {
 	var stale *content.StaleRevisionError
 	var deleted *content.DeletedError
 	var id string
 	fe := fault.Conflictf("The specified instance was updated after your data retrieval. Please, resolve the conflict and try again.")
 	switch {
+	case errors.As(err, &stale) && v.ifMatch:
+		fe = fault.New(fault.Precondition, "If-Match names revision %d; the instance is at revision %d. Resolve the conflict and try again.",
+			stale.Sent, stale.Current)
+		if it, rerr := s.Queries.ReadBack(ctx, stale.ItemID); rerr == nil {
+			fe = fe.With("current", asMap(instanceJSONOf(it)))
+		}
+		return fe
 	case errors.As(err, &stale):
 		id = stale.ItemID
 	case errors.As(err, &deleted):
@@ -224,12 +256,18 @@ func (s *API) contentError(ctx context.Context, err error) error {
 	return fe
 }
 
+// writeInstance answers an item with its revision as ETag.
+func writeInstance(w http.ResponseWriter, status int, it instanceJSON) {
+	httpapi.SetETag(w, it.Revision)
+	httpapi.WriteJSON(w, status, it)
+}
+
 func (s *API) getInstance(w http.ResponseWriter, r *http.Request) error {
 	it, err := s.Queries.Item(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, instanceJSONOf(it))
+	writeInstance(w, http.StatusOK, instanceJSONOf(it))
 	return nil
 }
 
@@ -252,7 +290,7 @@ func (s *API) createInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.moduleRefusedFirst(r.Context(), in.Module, rights.Write, err)
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, s.instanceView(r.Context(), i))
+	writeInstance(w, http.StatusCreated, s.instanceView(r.Context(), i))
 	return nil
 }
 
@@ -265,32 +303,40 @@ func (s *API) updateInstance(w http.ResponseWriter, r *http.Request) error {
 	if in.ID != "" && in.ID != id {
 		return s.itemRefusedFirst(ctx, id, rights.Update, fault.Invalidf("the body's id %s is not the path's %s", in.ID, id).With("field", "id"))
 	}
-	in.ID = id
+	v, err := versionOf(r, in.Revision)
+	if err != nil {
+		return s.itemRefusedFirst(ctx, id, rights.Update, err)
+	}
+	in.ID, in.Revision = id, v.revision
 	i, err := s.Commands.UpdateItem(ctx, in)
 	s.kit.Metrics.Command("content.update_item", err)
 	if err != nil {
-		return s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err))
+		return s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err, v))
 	}
-	httpapi.WriteJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	writeInstance(w, http.StatusOK, s.instanceView(r.Context(), i))
 	return nil
 }
 
 func (s *API) deleteInstance(w http.ResponseWriter, r *http.Request) error {
+	ctx, id := r.Context(), chi.URLParam(r, "id")
 	var rev *int64
-	if v := r.URL.Query().Get("revision"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
+	if q := r.URL.Query().Get("revision"); q != "" {
+		n, err := strconv.ParseInt(q, 10, 64)
 		if err != nil {
-			return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete,
-				fault.Invalidf("revision must be a whole number").With("field", "revision"))
+			return s.itemRefusedFirst(ctx, id, rights.Delete, fault.Invalidf("revision must be a whole number").With("field", "revision"))
 		}
 		rev = &n
 	}
-	i, err := s.Commands.DeleteItem(r.Context(), chi.URLParam(r, "id"), rev)
+	v, err := versionOf(r, rev)
+	if err != nil {
+		return s.itemRefusedFirst(ctx, id, rights.Delete, err)
+	}
+	i, err := s.Commands.DeleteItem(ctx, id, v.revision)
 	s.kit.Metrics.Command("content.delete_item", err)
 	if err != nil {
-		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Delete, s.contentError(r.Context(), err))
+		return s.itemRefusedFirst(ctx, id, rights.Delete, s.contentError(ctx, err, v))
 	}
-	httpapi.WriteJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	writeInstance(w, http.StatusOK, s.instanceView(ctx, i))
 	return nil
 }
 
@@ -325,15 +371,19 @@ func (s *API) transit(t cmdcontent.Transition) httpapi.HandlerFunc {
 			}
 			err = fault.Invalidf("%s takes no %s (publish takes publishedAt, archive archivedAt)", t, key).With("field", key)
 		}
+		var v version
+		if err == nil {
+			v, err = versionOf(r, b.Revision)
+		}
 		if err != nil {
 			return s.itemRefusedFirst(ctx, id, rights.Update, err)
 		}
-		i, err := s.Commands.Transit(ctx, id, t, at, b.Revision)
+		i, err := s.Commands.Transit(ctx, id, t, at, v.revision)
 		s.kit.Metrics.Command("content."+string(t)+"_item", err)
 		if err != nil {
-			return s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err))
+			return s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err, v))
 		}
-		httpapi.WriteJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+		writeInstance(w, http.StatusOK, s.instanceView(r.Context(), i))
 		return nil
 	}
 }
@@ -392,23 +442,27 @@ func (s *API) history(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) revertInstance(w http.ResponseWriter, r *http.Request) error {
+	ctx, id := r.Context(), chi.URLParam(r, "id")
 	rev, err := strconv.ParseInt(chi.URLParam(r, "revision"), 10, 64)
 	if err != nil {
-		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update,
-			fault.Invalidf("revision must be a whole number").With("field", "revision"))
+		return s.itemRefusedFirst(ctx, id, rights.Update, fault.Invalidf("revision must be a whole number").With("field", "revision"))
 	}
 	var b struct {
 		Revision *int64 `json:"revision"` // the item's current revision as the caller read it: 409 when stale
 	}
 	if err := httpapi.DecodeOptional(r, &b); err != nil {
-		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, err)
+		return s.itemRefusedFirst(ctx, id, rights.Update, err)
 	}
-	i, err := s.Commands.RevertItem(r.Context(), chi.URLParam(r, "id"), rev, b.Revision)
+	v, err := versionOf(r, b.Revision)
+	if err != nil {
+		return s.itemRefusedFirst(ctx, id, rights.Update, err)
+	}
+	i, err := s.Commands.RevertItem(ctx, id, rev, v.revision)
 	s.kit.Metrics.Command("content.revert_item", err)
 	if err != nil {
-		return s.itemRefusedFirst(r.Context(), chi.URLParam(r, "id"), rights.Update, s.contentError(r.Context(), err))
+		return s.itemRefusedFirst(ctx, id, rights.Update, s.contentError(ctx, err, v))
 	}
-	httpapi.WriteJSON(w, http.StatusOK, s.instanceView(r.Context(), i))
+	writeInstance(w, http.StatusOK, s.instanceView(ctx, i))
 	return nil
 }
 

@@ -199,7 +199,7 @@ func (s *API) batch(w http.ResponseWriter, r *http.Request) error {
 
 // batchError is the HALO error body of one failed operation.
 func (s *API) batchError(r *http.Request, err error) httpapi.ErrorBody {
-	return s.kit.ErrorBody(r, s.contentError(r.Context(), err))
+	return s.kit.ErrorBody(r, s.contentError(r.Context(), err, version{}))
 }
 
 // writesSomewhere refuses, before anything else, a batch from a caller who

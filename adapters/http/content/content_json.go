@@ -34,6 +34,7 @@ type rulesJSON struct {
 	Default    any      `json:"default,omitempty"`
 	Module     string   `json:"module,omitempty"`
 	MediaTypes []string `json:"mediaTypes,omitempty"`
+	Widget     string   `json:"widget,omitempty"`
 }
 
 type ruleJSON struct {
@@ -93,7 +94,7 @@ func fieldJSONOf(module string, f content.Field, created, updated int64) fieldJS
 	return fieldJSON{ID: f.ID, Module: module, Name: f.Name, Description: f.Description, Format: format,
 		FieldType: fieldTypeOf(f.Type), Type: f.Type, Required: f.Required, Localized: f.Localized,
 		Rules: rulesJSON{MinLength: r.MinLength, MaxLength: r.MaxLength, Pattern: r.Pattern, Min: r.Min, Max: r.Max,
-			Values: r.Values, Default: r.Default, Module: r.Module, MediaTypes: r.MediaTypes},
+			Values: r.Values, Default: r.Default, Module: r.Module, MediaTypes: r.MediaTypes, Widget: r.Widget},
 		CustomerID: httpapi.CustomerID, CreatedAt: created, UpdatedAt: updated}
 }
 
@@ -135,7 +136,7 @@ func (b fieldBody) field(i int) (content.Field, error) {
 	if b.Rules != nil {
 		r := b.Rules
 		f.Rules = content.FieldRules{MinLength: r.MinLength, MaxLength: r.MaxLength, Pattern: r.Pattern, Min: r.Min,
-			Max: r.Max, Values: r.Values, Default: r.Default, Module: r.Module, MediaTypes: r.MediaTypes}
+			Max: r.Max, Values: r.Values, Default: r.Default, Module: r.Module, MediaTypes: r.MediaTypes, Widget: r.Widget}
 	}
 	if len(b.Format) > 0 && string(b.Format) != "null" && string(b.Format) != `""` {
 		var format struct {

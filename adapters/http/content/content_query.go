@@ -38,6 +38,7 @@ type searchBody struct {
 	SegmentMode  string                  `json:"segmentMode"`
 	Sort         string                  `json:"sort"`
 	Locale       string                  `json:"locale"`
+	PreviewAt    any                     `json:"previewAt"` // CMS users: the answer an app's token would get then
 }
 
 // search serves POST /api/generalcontent/instance/search.
@@ -83,6 +84,9 @@ func searchRequest(r *http.Request) (rmcontent.SearchRequest, error) {
 		Fields: b.Fields}
 	if b.ModuleName != nil {
 		req.ModuleNames = append(slices.Clone(req.ModuleNames), *b.ModuleName)
+	}
+	if req.PreviewAt, err = content.ParseMillis(b.PreviewAt, "previewAt"); err != nil {
+		return req, err
 	}
 	for i, rel := range b.RelatedTo {
 		if rel.FieldName == "" {

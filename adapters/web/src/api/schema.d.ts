@@ -778,7 +778,8 @@ export interface paths {
          *     administrators: every item; CMS users: the items of the apps, modules and items they hold
          *     `read` on, whatever their state; app tokens: only the items of their own app that are
          *     published at the time of the request. Deleted items never match unless `metaSearch` names
-         *     `deletedAt`.
+         *     `deletedAt`. A CMS user's `previewAt` asks for what the app's token would get at that instant
+         *     (preview as the app; see `SearchQuery.previewAt`).
          *
          *     Filters are AND-ed: modules (`moduleIds`, `moduleName`, `moduleNames`; none of them = every
          *     visible module), `instanceIds`, `relatedTo`, `searchValues` (on `values` fields), `metaSearch`
@@ -895,6 +896,9 @@ export interface paths {
          * @description Who may call: holders of `read` on the item, its module or its app (administrators always).
          *     App tokens see only the published items of their own app (others answer 404). CMS users see
          *     deleted items too (`deletedAt` set).
+         *
+         *     The answer's `ETag` is the item's revision (`"3"`): send it back as `If-Match` with a write
+         *     to have the write refused (412) if someone changed the item meanwhile.
          */
         get: operations["getInstance"];
         /**
@@ -906,7 +910,9 @@ export interface paths {
          *
          *     `revision`, when sent, must be the item's current revision: a write based on a stale read is
          *     refused with **409** whose `extra` is the item as the server has it (resolve and retry with
-         *     its `revision`). Without `revision` the last write wins. `id` and `module` in the body, when
+         *     its `revision`). `If-Match` with the `ETag` read does the same as a precondition: stale, a
+         *     **412** whose `extra.current` is the item as the server has it. Without either the last
+         *     write wins (as the HALO SDKs write). `id` and `module` in the body, when
          *     sent, must be the item's (400). A deleted item must be restored first (409, `extra` the
          *     deleted item as the server has it). A PUT that
          *     changes nothing records nothing (same revision).
@@ -917,8 +923,9 @@ export interface paths {
          * Delete a content item
          * @description Deletes the item logically (`POST .../restore` brings it back). Who may call: holders of
          *     `delete` on the item, its module or its app; app tokens get 403. With `revision`, a stale
-         *     revision is a 409 whose `extra` is the current item. Deleting a deleted item answers it as it
-         *     is and records nothing (a retried delete succeeds).
+         *     revision is a 409 whose `extra` is the current item; with `If-Match`, a 412 whose
+         *     `extra.current` is. Deleting a deleted item answers it as it is and records nothing (a
+         *     retried delete succeeds).
          *     Deleting the item of a single-item module frees the module for a new item.
          */
         delete: operations["deleteInstance"];
@@ -1098,6 +1105,57 @@ export interface paths {
          *     its module or its app. A deleted item is a 409.
          */
         post: operations["revertInstance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/generalcontent/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live stream of an app's content changes (Server-Sent Events)
+         * @description A `text/event-stream` of the changes to the app's items and modules, read from the event log
+         *     as they are committed, for the web CMS to keep its lists and open items current. Send the
+         *     token in the `Authorization` header (never in the URL): browsers read the stream with
+         *     `fetch`, not `EventSource`.
+         *
+         *     Each change is one message:
+         *
+         *     ```
+         *     id: 4711
+         *     event: content
+         *     data: {"kind":"item","type":"content.item_edited","app":"…","module":"…","item":"…","revision":3,"at":1795900512949,"by":"Ann Editor"}
+         *     ```
+         *
+         *     `id` is the event's global position in the log; `data` is a `ContentChange`. Item changes:
+         *     `content.item_created`, `_edited`, `_published`, `_unpublished`, `_expiry_set`, `_archived`,
+         *     `_unarchived`, `_deleted`, `_restored`, `_reverted` (a history restore); module changes:
+         *     `content.module_created`, `_renamed`, `_configured`, `_fields_changed`, `_deleted`.
+         *
+         *     To resume after a disconnection, send the last `id` received as `Last-Event-ID`: the changes
+         *     since are sent first, without loss or repetition. When the server cannot replay from there
+         *     (too far behind: it keeps the last 10 000 changes; or an unknown id), it sends
+         *     `event: reset` (with an `id` to resume from later) and goes on: reload everything shown.
+         *     A client that falls more than 256 changes behind gets `event: reset` and the stream ends.
+         *     A comment line (`: keep-alive`) comes every 15 s. The stream ends when the server shuts
+         *     down and when the token expires or is revoked (checked every 30 s); reconnect (with back-off),
+         *     and a 401 says to sign in again.
+         *
+         *     Who may call: CMS users holding `read` on the app (every change), or on some of its modules
+         *     or items (only the changes of those, and of the modules of those items). App tokens and
+         *     identified users' tokens get 403. At most `CMS_LIVE_MAX_STREAMS_PER_USER` (10) streams per
+         *     user (429) and `CMS_LIVE_MAX_STREAMS` (1000) per server process (503), both with
+         *     `Retry-After`.
+         */
+        get: operations["contentEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2289,6 +2347,19 @@ export interface components {
             module?: string;
             /** @description Website, Image, Video and Audio fields; allowed file extensions, e.g. `jpg` (`validator.mediaType`). */
             mediaTypes?: string[];
+            /**
+             * @description The editor the CMS shows the field's values with; left out, the type's first. One of the
+             *     type's widgets: Text `text`; Number `number`; Website `url`, `document`; Youtube
+             *     `youtube`; Image `image`; Date `datetime`, `date`; Time `time`; Boolean `boolean`; Color
+             *     `color`; Multiple relation `relations`; Single relation `relation`; Long text `textarea`,
+             *     `richtext`, `markdown`, `html`; Object `json`, `location`; List `list`, `tags`, `json`;
+             *     Localized text `localized`; Video `video`; Multiple choice `checkboxes`, `multiselect`;
+             *     Single choice `radio`, `select`; Multiple select dropdown `multiselect`, `checkboxes`;
+             *     Single select dropdown `select`, `radio`; Audio `audio`. Another is a 400 naming the field.
+             *     It does not change which values are valid (changing it checks no item).
+             * @enum {string}
+             */
+            widget?: "text" | "textarea" | "richtext" | "markdown" | "html" | "number" | "url" | "image" | "video" | "audio" | "document" | "youtube" | "date" | "datetime" | "time" | "boolean" | "color" | "relation" | "relations" | "json" | "location" | "list" | "tags" | "localized" | "select" | "multiselect" | "radio" | "checkboxes";
         };
         /** @description One structure field of a module (or module type), in the module's order. */
         ModuleField: {
@@ -2610,6 +2681,32 @@ export interface components {
             /** Format: int64 */
             revision?: number;
         };
+        /** @description One change of the live stream (`data` of an `event: content` message). */
+        ContentChange: {
+            /** @enum {string} */
+            kind: "item" | "module";
+            /**
+             * @description The event's stable type, e.g. `content.item_published`.
+             * @example content.item_edited
+             */
+            type: string;
+            app: string;
+            module: string;
+            /** @description The item (item changes only). */
+            item?: string;
+            /**
+             * Format: int64
+             * @description The item's (or module's) revision after the change.
+             */
+            revision: number;
+            /**
+             * Format: int64
+             * @description When, epoch milliseconds.
+             */
+            at: number;
+            /** @description Who made the change (a display name, else the actor). */
+            by: string;
+        };
         /** @description One entry of an item's history. */
         Revision: {
             /** Format: int64 */
@@ -2744,6 +2841,18 @@ export interface components {
              * @example en-US
              */
             locale?: string;
+            /**
+             * @description CMS users: preview as the app. The answer is what the app's token would get at this
+             *     instant (epoch milliseconds; a numeric string works too): only items published by then
+             *     and not yet expired or archived by then, by the items' present dates, so scheduled
+             *     publications and expiries apply (deleted items and drafts never show). Searched are the
+             *     modules the user may read whole (the read right on the module or its app; a module named in
+             *     `moduleIds` the user may not read whole is a 403; a right on single items does not
+             *     count). An app's token (or an identified user's) sending it is a 400 (`extra.field:
+             *     previewAt`): it sees its app as it is now. Preview answers are never cached.
+             * @example 1893456000000
+             */
+            previewAt?: number | string;
         };
         /**
          * @description A page of items (the answer when `skip` is not true).
@@ -3729,6 +3838,26 @@ export interface components {
                 "application/json": components["schemas"]["RightsChangeResult"];
             };
         };
+        /** @description The user has `CMS_LIVE_MAX_STREAMS_PER_USER` live streams open already; `extra.retryAfter` repeats `Retry-After`. */
+        LiveTooMany: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["HaloError"];
+            };
+        };
+        /** @description The server has `CMS_LIVE_MAX_STREAMS` live streams open already, or is shutting down; `extra.retryAfter` repeats `Retry-After`. */
+        LiveUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["HaloError"];
+            };
+        };
         /** @description The search took longer than `CMS_SEARCH_TIMEOUT` (10 s by default), its wait in line included, and was stopped; narrow it. */
         SearchTooLong: {
             headers: {
@@ -3815,9 +3944,63 @@ export interface components {
                 };
             };
         };
+        /**
+         * @description `If-Match` names another revision than the item's current one: someone changed the item after
+         *     the client read it. Nothing was changed. `extra.current` is the item as the server has it
+         *     (an `Instance`, its `revision` the one to send next): show both versions, let the editor
+         *     choose, and retry with `If-Match` set to the current revision.
+         */
+        InstancePreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "status": 412,
+                 *         "message": "If-Match names revision 2; the instance is at revision 3. Resolve the conflict and try again.",
+                 *         "extra": {
+                 *           "current": {
+                 *             "id": "5a1b2c3d4e5f60718293a4b5",
+                 *             "module": "57f613869935ad1100f612d7",
+                 *             "name": "Road works on Main Street",
+                 *             "values": {
+                 *               "title": "Road works on Main Street"
+                 *             },
+                 *             "tags": [],
+                 *             "createdAt": 1700000000000,
+                 *             "updatedAt": 1700000300000,
+                 *             "publishedAt": null,
+                 *             "removedAt": null,
+                 *             "archivedAt": null,
+                 *             "deletedAt": null,
+                 *             "createdBy": "Jane Editor",
+                 *             "updatedBy": "John Editor",
+                 *             "deletedBy": null,
+                 *             "customerId": 1,
+                 *             "pushSchedule": null,
+                 *             "externalId": null,
+                 *             "revision": 3
+                 *           }
+                 *         },
+                 *         "type": "HaloError"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["HaloError"] & {
+                    error?: {
+                        extra?: {
+                            current?: components["schemas"]["Instance"];
+                        };
+                    };
+                };
+            };
+        };
         /** @description The item after the change */
         InstanceChanged: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 [name: string]: unknown;
             };
             content: {
@@ -3907,6 +4090,15 @@ export interface components {
         ModuleTypeId: string;
         /** @description Content item (instance) id. */
         InstanceId: string;
+        /**
+         * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+         *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+         *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+         *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+         *     body (or the query) also names a `revision`, it must be the same one (400).
+         * @example "3"
+         */
+        IfMatch: string;
         /** @description `true` answers a bare array of every match (content items: at most 10,000) instead of the paginated envelope; `page` and `limit` are then ignored. `1`/`t`/`TRUE` work too. */
         Skip: boolean;
         /** @description Push schedule id. */
@@ -3930,6 +4122,11 @@ export interface components {
         RetryAfter: number;
         /** @description The new path (with the original query string). */
         Location: string;
+        /**
+         * @description The item's revision as a strong entity tag (`"3"`); send it back in `If-Match`.
+         * @example "3"
+         */
+        ETag: string;
         /** @description `attachment; filename="moduletypes.json"` (or `moduletype-<id>.json` for one type). */
         ContentDisposition: string;
         /** @description `true`: the idempotency key was used before for this very request; nothing was recorded and the answer is the original transaction. */
@@ -6099,6 +6296,7 @@ export interface operations {
             /** @description The item */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6117,6 +6315,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6144,20 +6351,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The item after the change */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Instance"];
-                };
-            };
+            200: components["responses"]["InstanceChanged"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -6171,6 +6371,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6183,6 +6392,7 @@ export interface operations {
             /** @description The deleted item (`deletedAt` set) */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6194,6 +6404,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6203,6 +6414,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6227,6 +6447,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -6237,6 +6458,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6255,6 +6485,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6264,6 +6495,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6288,6 +6528,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -6298,6 +6539,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6316,6 +6566,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6325,6 +6576,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6343,6 +6603,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6382,6 +6643,15 @@ export interface operations {
             header?: {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
+                /**
+                 * @description The item's `ETag` as the client read it (`"3"`; `W/"3"` is taken as the same revision): the
+                 *     write happens only if the item is still at that revision, else **412** whose `extra.current`
+                 *     is the item as the server has it, and nothing changes. `*` (or no If-Match) writes whatever
+                 *     the revision. Anything else (several tags, a tag that is not a revision) is a 400. When the
+                 *     body (or the query) also names a `revision`, it must be the same one (400).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
                 /** @description Content item (instance) id. */
@@ -6403,7 +6673,42 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InstanceConflict"];
+            412: components["responses"]["InstancePreconditionFailed"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    contentEvents: {
+        parameters: {
+            query: {
+                /** @description The app whose changes to follow. */
+                app: string;
+            };
+            header?: {
+                /** @description The last `id` received, to resume after it. */
+                "Last-Event-ID"?: string;
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream of changes (`event: content`, `data` a `ContentChange`; `event: reset`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["LiveTooMany"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["LiveUnavailable"];
         };
     };
     listPushes: {

@@ -3,6 +3,8 @@ import { useDisclosure } from "@mantine/hooks";
 import { Suspense } from "react";
 import { NavLink as RouterLink, Outlet, useParams } from "react-router";
 import { useSelf } from "../access/hooks";
+import { useLiveContent } from "../live/hooks";
+import { LiveIndicator } from "../live/LiveIndicator";
 import { AppSwitcher, useCurrentApp } from "./AppSwitcher";
 import { PageLoader } from "./PageLoader";
 import { sections } from "./sections";
@@ -14,6 +16,7 @@ export function Shell() {
   const { appId } = useParams();
   const app = useCurrentApp(appId);
   const self = useSelf();
+  useLiveContent(app); // lists and open items of the app stay current
 
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: "sm", collapsed: { mobile: !opened } }} padding="md">
@@ -26,7 +29,10 @@ export function Shell() {
             </Title>
             <AppSwitcher current={app} />
           </Group>
-          <UserMenu />
+          <Group gap="xs" wrap="nowrap">
+            <LiveIndicator />
+            <UserMenu />
+          </Group>
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Sections">
