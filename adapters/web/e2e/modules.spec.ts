@@ -141,7 +141,7 @@ test("an admin builds a module with a field of every type and its rules, reorder
   expect(byName.accent.rules).toEqual({ default: "#336699" });
   expect(byName.authors.rules).toEqual({ module: authors.id });
   expect(byName.mainAuthor.rules).toEqual({ module: authors.id });
-  expect(byName.body).toMatchObject({ type: T(12), localized: true });
+  expect(byName.body).toMatchObject({ type: T(12), localized: true, rules: { widget: "markdown" } });
   expect(byName.meta.rules).toEqual({ default: { a: 1 } });
   expect(byName.keywords.rules).toEqual({ default: ["x"] });
   expect(byName.greeting.rules).toEqual({ maxLength: 50 });

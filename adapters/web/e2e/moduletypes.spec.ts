@@ -35,7 +35,7 @@ test("module types: create from a module, export, delete, import the export back
   await expect(row).toContainText("title: Text");
   await expect(row).toContainText("course: Single select dropdown");
   await expectAccessible(page, "the module types screen");
-  await page.getByRole("button", { name: "Close" }).click(); // the toast
+  await page.getByRole("button", { name: "Close the message" }).click();
   await screenshot(page, "module-types");
 
   const types = await admin.call("GET", "/api/core/moduletype");

@@ -13,7 +13,7 @@ import { can, whyNot } from "../access/rights";
 import { CreateTypeModal } from "../moduletypes/CreateTypeModal";
 import { PageLoader } from "../shell/PageLoader";
 import { useModule, useModules, useUpdateModule } from "./api";
-import { closeLabel, GuardedButton, toast } from "./components/Guarded";
+import { GuardedButton, toast } from "./components/Guarded";
 import { Warning } from "./components/ModuleDialogs";
 import { ConflictAlert } from "./structure/ConflictAlert";
 import { bodyOfDraft, checkDraft, newField, type DraftField } from "./structure/draft";
@@ -116,7 +116,6 @@ export function StructurePage() {
     const renamed = draft.name.trim() !== saved.name;
     if (!renamed) return put();
     modals.openConfirmModal({
-      closeButtonProps: closeLabel,
       title: `Rename “${saved.name}” to “${draft.name.trim()}”?`,
       children: (
         <Text size="sm">
@@ -326,7 +325,7 @@ export function StructurePage() {
         {announce}
       </div>
 
-      <Modal closeButtonProps={closeLabel} opened={blocker.state === "blocked"} onClose={() => blocker.reset?.()} title="Leave without saving?">
+      <Modal opened={blocker.state === "blocked"} onClose={() => blocker.reset?.()} title="Leave without saving?">
         <Stack>
           <Text size="sm">The structure has unsaved changes. They are lost if you leave.</Text>
           <Group justify="flex-end">

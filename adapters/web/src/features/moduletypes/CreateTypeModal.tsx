@@ -1,7 +1,7 @@
 // Create a module type from an existing module's fields (administrators):
 // from the structure editor (the module is given) or from the module
 // types screen (pick an app, then one of its modules).
-import { closeLabel, toast } from "../modules/components/Guarded";
+import { toast } from "../modules/components/Guarded";
 import { Alert, Button, Group, Modal, Select, Stack, Text, TextInput } from "@mantine/core";
 import { useState, type FormEvent } from "react";
 import { describe } from "../../lib/errors";
@@ -53,7 +53,7 @@ export function CreateTypeModal({
   }
 
   return (
-    <Modal closeButtonProps={closeLabel} opened={opened} onClose={close} title="New module type from a module">
+    <Modal opened={opened} onClose={close} title="New module type from a module">
       <form onSubmit={submit} noValidate>
         <Stack>
           {!module && (

@@ -8,7 +8,7 @@ import { useState } from "react";
 import { ApiError, describe } from "../../lib/errors";
 import { fieldType } from "../../lib/fieldTypes";
 import { useSelf } from "../access/hooks";
-import { closeLabel, GuardedButton, GuardedIcon, toast } from "../modules/components/Guarded";
+import { GuardedButton, GuardedIcon, toast } from "../modules/components/Guarded";
 import { PageLoader } from "../shell/PageLoader";
 import { useCurrentApp } from "../shell/AppSwitcher";
 import { download, saveFile, useDeleteModuleType, useImportModuleTypes, useModuleTypes, type ModuleType, type ModuleTypeDocument } from "./api";
@@ -51,7 +51,6 @@ export function ModuleTypesPage() {
     const known = new Set((types.data ?? []).map((t) => t.id));
     const replaced = doc.moduleTypes.filter((t) => t.id && known.has(t.id)).length;
     modals.openConfirmModal({
-      closeButtonProps: closeLabel,
       title: `Import ${doc.moduleTypes.length} module type(s)?`,
       children: (
         <Stack gap="xs">
@@ -77,7 +76,6 @@ export function ModuleTypesPage() {
 
   function remove(t: ModuleType) {
     modals.openConfirmModal({
-      closeButtonProps: closeLabel,
       title: `Delete the module type “${t.name}”?`,
       children: <Text size="sm">Modules created from it keep their fields. New modules can no longer start from it.</Text>,
       labels: { confirm: "Delete module type", cancel: "Cancel" },

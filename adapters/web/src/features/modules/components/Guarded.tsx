@@ -69,19 +69,12 @@ export function GuardedIcon({ refused, onClick, to, label, children, ...rest }: 
   );
 }
 
-/** closeLabel names a dialog's close button (Mantine's has no name of its own). */
-export const closeLabel = { "aria-label": "Close" } as const;
-
-/**
- * toast shows an outcome; its close button is named for screen readers and
- * its text keeps its contrast (Mantine greys a titled message).
- */
+/** toast shows an outcome; its text keeps its contrast (Mantine greys a titled message). */
 export function toast(color: "green" | "red", title: string, message: string) {
   notifications.show({
     color,
     title,
     message,
-    closeButtonProps: closeLabel,
     styles: { description: { color: "var(--mantine-color-dark-6)" } },
   });
 }

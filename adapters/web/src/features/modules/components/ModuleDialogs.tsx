@@ -1,6 +1,6 @@
 // The modules list's dialogs: create (empty or from a module type),
 // rename (apps address modules by name) and delete (typed confirmation).
-import { closeLabel, toast } from "./Guarded";
+import { toast } from "./Guarded";
 import { Alert, Button, Group, Modal, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
 import { IconAlertTriangle } from "@tabler/icons-react";
 import { useState, type FormEvent } from "react";
@@ -75,7 +75,7 @@ export function CreateModuleModal({
   }
 
   return (
-    <Modal closeButtonProps={closeLabel} opened={opened} onClose={close} title="New module">
+    <Modal opened={opened} onClose={close} title="New module">
       <form onSubmit={submit} noValidate>
         <Stack>
           <TextInput
@@ -162,7 +162,7 @@ export function RenameModuleModal({ app, module, onClose }: { app: string; modul
   }
 
   return (
-    <Modal closeButtonProps={closeLabel} opened={!!module} onClose={close} title={`Rename “${module?.name ?? ""}”`}>
+    <Modal opened={!!module} onClose={close} title={`Rename “${module?.name ?? ""}”`}>
       <form onSubmit={submit} noValidate>
         <Stack>
           <Warning title="Apps find modules by name">
@@ -221,7 +221,7 @@ export function DeleteModuleModal({ app, module, onClose }: { app: string; modul
   }
 
   return (
-    <Modal closeButtonProps={closeLabel} opened={!!module} onClose={close} title={`Delete “${module?.name ?? ""}”?`}>
+    <Modal opened={!!module} onClose={close} title={`Delete “${module?.name ?? ""}”?`}>
       <form onSubmit={submit} noValidate>
         <Stack>
           <Text size="sm">

@@ -2,10 +2,11 @@
 // opens or removes it, and, when open, its form.
 import { ActionIcon, Alert, Badge, Code, Group, Paper, Select, SimpleGrid, Stack, Switch, Text, TextInput, Textarea, Tooltip } from "@mantine/core";
 import { IconArrowDown, IconArrowUp, IconChevronDown, IconChevronUp, IconTrash } from "@tabler/icons-react";
+import dayjs from "dayjs";
 import { forwardRef } from "react";
 import { fieldType, fieldTypes, type Widget } from "../../../lib/fieldTypes";
 import type { Module } from "../api";
-import { relocalize, retype, widgetsStored, type DraftField, type FieldErrors } from "./draft";
+import { relocalize, retype, type DraftField, type FieldErrors } from "./draft";
 import { RulesEditor } from "./RulesEditor";
 
 const groups: { group: string; ids: number[] }[] = [
@@ -59,7 +60,8 @@ const widgetNames: Record<Widget, string> = {
 function summary(f: DraftField, modules: Module[]): string {
   const r = f.rules;
   const date = fieldType(f.type)?.kind === "timestamp";
-  const v = (x: string) => (date && x ? new Date(Number(x)).toLocaleString() : x);
+  const v = (x: string) => (date && x ? dayjs(Number(x)).format("D MMM YYYY, HH:mm") : x);
+  const shown = (d: unknown) => (typeof d === "boolean" ? (d ? "yes" : "no") : typeof d === "string" ? d : date ? v(String(d)) : JSON.stringify(d));
   const parts: string[] = [];
   if (r.minLength || r.maxLength) parts.push(`${r.minLength || 0}–${r.maxLength || "∞"} characters`);
   if (r.pattern) parts.push(`pattern ${r.pattern}`);
@@ -68,7 +70,7 @@ function summary(f: DraftField, modules: Module[]): string {
   if (r.values.length) parts.push(`${fieldType(f.type)?.kind.startsWith("choice") ? "options" : "only"} ${r.values.join(", ")}`);
   if (r.mediaTypes.length) parts.push(r.mediaTypes.join(", "));
   if (r.module) parts.push(`items of ${modules.find((m) => m.id === r.module)?.name ?? "another module"}`);
-  if (r.default !== undefined && r.default !== "") parts.push(`default ${typeof r.default === "string" ? r.default : JSON.stringify(r.default)}`);
+  if (r.default !== undefined && r.default !== "") parts.push(`default ${shown(r.default)}`);
   return parts.join(" · ");
 }
 
@@ -224,11 +226,7 @@ export const FieldCard = forwardRef<HTMLDivElement, Props>(function FieldCard(
           {t && t.widgets.length > 1 && (
             <Select
               label="Editor widget"
-              description={
-                widgetsStored
-                  ? "How the item editor shows this field."
-                  : "How the item editor shows this field. (This server does not store the choice yet; the first one is used.)"
-              }
+              description="How the item editor shows this field"
               data={t.widgets.map((w) => ({ value: w, label: widgetNames[w] }))}
               value={field.rules.widget || t.widgets[0]}
               onChange={(v) => set({ rules: { ...field.rules, widget: v && v !== t.widgets[0] ? v : "" } })}

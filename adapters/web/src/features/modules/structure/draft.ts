@@ -4,14 +4,7 @@
 // ValidateFields) so most mistakes are shown before saving.
 import type { Schemas } from "../../../api/client";
 import type { Module, ModuleField } from "../api";
-import { fieldType, type FieldType, type RuleName } from "../../../lib/fieldTypes";
-
-/**
- * widgetsStored: whether the server stores a field's `rules.widget` yet
- * (contract 4). Until it does, the editor keeps the choice in the form but
- * does not send it (the server would refuse an unknown rule).
- */
-export const widgetsStored = false;
+import { fieldType, type FieldType, type RuleName, type Widget } from "../../../lib/fieldTypes";
 
 export interface DraftRules {
   minLength: string;
@@ -83,7 +76,7 @@ export function draftOf(m: Module): Draft {
 }
 
 function draftField(f: ModuleField): DraftField {
-  const r = f.rules as Schemas["FieldRules"] & { widget?: string };
+  const r = f.rules;
   const d = { type: f.type, localized: f.localized };
   return {
     key: newKey(),
@@ -157,7 +150,7 @@ export function fieldBody(f: DraftField): FieldBody {
   const t = fieldType(f.type);
   const has = (r: RuleName) => !!t?.rules.includes(r);
   const r = f.rules;
-  const rules: Schemas["FieldRules"] & { widget?: string } = {};
+  const rules: Schemas["FieldRules"] = {};
   if (has("minLength") && r.minLength !== "") rules.minLength = Number(r.minLength);
   if (has("maxLength") && r.maxLength !== "") rules.maxLength = Number(r.maxLength);
   if (has("pattern") && r.pattern !== "") rules.pattern = r.pattern;
@@ -168,7 +161,8 @@ export function fieldBody(f: DraftField): FieldBody {
   if (has("mediaTypes") && r.mediaTypes.length) rules.mediaTypes = r.mediaTypes;
   const def = defaultValue(f);
   if (has("default") && def.ok && def.value !== undefined) rules.default = def.value;
-  if (widgetsStored && r.widget && t?.widgets.includes(r.widget as never)) rules.widget = r.widget;
+  // The type's first widget is its default: left out.
+  if (r.widget && t?.widgets.includes(r.widget as Widget) && r.widget !== t.widgets[0]) rules.widget = r.widget as Widget;
   return {
     id: f.id,
     name: f.name,
