@@ -265,6 +265,22 @@ test("modules list: search, sort, rename with a warning, delete after typing the
   await expect(page.getByRole("heading", { name: `Structure of “Alpha ${tag}”` })).toBeVisible();
 });
 
+test("modules list: pages of twenty, kept in the address", async ({ page }) => {
+  const admin = await Api.admin();
+  const app = await admin.app();
+  await Promise.all(Array.from({ length: 23 }, (_, i) => admin.module(app.id, `M${String(i).padStart(2, "0")}`, [])));
+  await signIn(page, "admin", adminPassword);
+  await page.goto(`/cms/apps/${app.id}/modules?sort=name-asc`);
+  await expect(page.getByText("1–20 of 23")).toBeVisible();
+  await expect(page.getByRole("row")).toHaveCount(21);
+  await page.getByRole("button", { name: "Page 2" }).click();
+  await expect(page.getByText("21–23 of 23")).toBeVisible();
+  await expect(page.getByRole("row").nth(1)).toContainText("M20");
+  await expect(page).toHaveURL(/page=2/);
+  await page.reload();
+  await expect(page.getByText("21–23 of 23")).toBeVisible();
+});
+
 test("a read-only user sees the modules, may change nothing, is told why, and the API refuses anyway", async ({ page }) => {
   const admin = await Api.admin();
   const app = await admin.app();

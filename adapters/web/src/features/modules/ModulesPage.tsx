@@ -1,7 +1,7 @@
 // The modules (content structures) of the current app: search, sort,
 // pages, and the actions the user's rights allow (the others disabled,
 // saying why).
-import { Alert, Anchor, Badge, Group, Pagination, Paper, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { Alert, Anchor, Group, Pagination, Paper, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
 import { IconForms, IconLayoutList, IconPencil, IconPlus, IconSearch, IconTrash } from "@tabler/icons-react";
 import dayjs from "dayjs";
 import { useMemo, useState } from "react";
@@ -136,12 +136,13 @@ export function ModulesPage() {
       ) : (
         <>
           <Paper withBorder>
-            <Table.ScrollContainer minWidth={520}>
+            <Table.ScrollContainer minWidth={500}>
               <Table striped highlightOnHover verticalSpacing="xs">
                 <Table.Thead>
                   <Table.Tr>
                     <Table.Th>Name</Table.Th>
                     <Table.Th ta="right">Fields</Table.Th>
+                    <Table.Th>Single</Table.Th>
                     <Table.Th>Updated</Table.Th>
                     <Table.Th>
                       <VisuallyHidden>Actions</VisuallyHidden>
@@ -156,21 +157,16 @@ export function ModulesPage() {
                     return (
                       <Table.Tr key={m.id}>
                         <Table.Td>
-                          <Group gap="xs" wrap="wrap">
-                            <Anchor c="indigo.8" component={Link} to={`/apps/${appId}/modules/${m.id}/items`} fw={600} style={{ overflowWrap: "anywhere" }}>
-                              {m.name}
-                            </Anchor>
-                            {m.isSingle && (
-                              <Badge variant="outline" color="indigo.8" tt="none" title="Holds one item only">
-                                single item
-                              </Badge>
-                            )}
-                          </Group>
+                          <Anchor c="indigo.8" component={Link} to={`/apps/${appId}/modules/${m.id}/items`} fw={600} style={{ overflowWrap: "anywhere" }}>
+                            {m.name}
+                          </Anchor>
                         </Table.Td>
                         <Table.Td ta="right">{m.fields?.length ?? "–"}</Table.Td>
+                        <Table.Td>{m.isSingle ? <Text size="sm" fw={600}>Yes</Text> : <Text size="sm">No</Text>}</Table.Td>
                         <Table.Td>
-                          <Text size="sm" style={{ whiteSpace: "nowrap" }}>
-                            {dayjs(changedAt(m)).format("D MMM YYYY, HH:mm")}
+                          <Text size="sm">
+                            <span style={{ whiteSpace: "nowrap" }}>{dayjs(changedAt(m)).format("D MMM YYYY")}</span>,{" "}
+                            <span style={{ whiteSpace: "nowrap" }}>{dayjs(changedAt(m)).format("HH:mm")}</span>
                           </Text>
                           <Text size="xs" c="dimmed">
                             by {m.updatedBy ?? m.createdBy}
