@@ -20,6 +20,9 @@ export function AppSwitcher({ current }: { current: string | undefined }) {
   const data = (apps.data ?? []).map((a) => ({ value: a.id, label: a.name }));
   return (
     <Select
+      // A searchable Select shows nothing for a value set before its
+      // options arrive: mount it again when they do.
+      key={data.length}
       aria-label="App"
       placeholder={apps.isLoading ? "Loading apps…" : data.length ? "Choose an app" : "No apps"}
       data={data}

@@ -37,21 +37,17 @@ export function Shell() {
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Sections">
         {sections
-          .filter((s) => !s.adminOnly || self.data?.admin)
-          .map((s) => {
-            const to = s.perApp ? (app ? `/apps/${app}/${s.to}` : undefined) : s.to;
-            return (
-              <NavLink
-                key={s.label}
-                label={s.label}
-                leftSection={<s.icon size={18} stroke={1.6} aria-hidden />}
-                component={RouterLink}
-                to={to ?? "/"}
-                disabled={!to}
-                onClick={close}
-              />
-            );
-          })}
+          .filter((s) => (!s.adminOnly || self.data?.admin) && (!s.perApp || app))
+          .map((s) => (
+            <NavLink
+              key={s.label}
+              label={s.label}
+              leftSection={<s.icon size={18} stroke={1.6} aria-hidden />}
+              component={RouterLink}
+              to={s.perApp ? `/apps/${app}/${s.to}` : s.to}
+              onClick={close}
+            />
+          ))}
         {!app && (
           <Text size="xs" c="dimmed" p="xs">
             Choose an app to see its content.

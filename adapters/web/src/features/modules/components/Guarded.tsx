@@ -75,6 +75,5 @@ export function toast(color: "green" | "red", title: string, message: string) {
     color,
     title,
     message,
-    styles: { description: { color: "var(--mantine-color-dark-6)" } },
   });
 }
