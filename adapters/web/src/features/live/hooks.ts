@@ -57,7 +57,11 @@ export function useLiveContent(appId: string | undefined) {
         onReset() {
           void queryClient.invalidateQueries({ predicate: (q) => contentKeys.has(String(q.queryKey[0])) });
         },
-        onStatus: status.set,
+        // A stream being stopped (the app changed) must not overwrite
+        // the status of the one that replaces it.
+        onStatus: (s) => {
+          if (!stop.signal.aborted) status.set(s);
+        },
       },
       stop.signal,
     );
