@@ -28,10 +28,13 @@ function instrument() {
       obs.disconnect();
     }
   }).observe(document, { childList: true, subtree: true });
+  // The change is timed from the user's press (the pointerdown event the
+  // click starts with), not from when the test tool began to act.
   window.__watchChange = () => {
     const before = firstRow()?.textContent;
     window.__changed = undefined;
-    window.__t0 = performance.now();
+    window.__t0 = undefined;
+    document.addEventListener("pointerdown", (e) => (window.__t0 = e.timeStamp), { capture: true, once: true });
     const obs = new MutationObserver(() => {
       const now = firstRow()?.textContent;
       if (now !== undefined && now !== before && window.__changed === undefined) {

@@ -6,11 +6,15 @@ import { Link, RichTextEditor } from "@mantine/tiptap";
 import "@mantine/tiptap/styles.css";
 import { useEditor } from "@tiptap/react";
 import StarterKit from "@tiptap/starter-kit";
+import DOMPurify from "dompurify";
 import { useEffect, useState } from "react";
 import { orNull, str, type WidgetProps } from "./props";
 
 export default function RichTextWidget(p: WidgetProps & { source: boolean }) {
-  const html = str(p.value);
+  // An item's HTML is sanitised before the editor reads it: the editor's
+  // schema drops scripts today, but a richer extension must not change that.
+  const raw = str(p.value);
+  const html = DOMPurify.sanitize(raw);
   const [mode, setMode] = useState<"rich" | "source">("rich");
   const editor = useEditor({
     extensions: [StarterKit.configure({ link: false }), Link],
@@ -57,7 +61,7 @@ export default function RichTextWidget(p: WidgetProps & { source: boolean }) {
         {mode === "source" ? (
           <Textarea
             aria-label={`${p.label} (HTML source)`}
-            value={html}
+            value={raw}
             onChange={(e) => p.onChange(orNull(e.currentTarget.value))}
             autosize
             minRows={6}
