@@ -1,6 +1,6 @@
 // The table of one page of items: a checkbox per row and for the page,
 // sortable column headers, a state badge, the name linking to the editor.
-import { Anchor, Badge, Checkbox, Group, Table, Tooltip, UnstyledButton } from "@mantine/core";
+import { Anchor, Badge, Checkbox, Group, Table, UnstyledButton } from "@mantine/core";
 import { IconArrowDown, IconArrowUp, IconSelector } from "@tabler/icons-react";
 import { Link, useNavigate } from "react-router";
 import type { Schemas } from "../../../api/client";
@@ -101,11 +101,9 @@ export function ItemsTable({ appId, items, at, columns, byKey, sort, onSort, sel
                   if (k === STATE) {
                     return (
                       <Table.Td key={k}>
-                        <Tooltip label={stateHints[state]} openDelay={300}>
-                          <Badge color={stateColors[state]} variant="filled" size="sm" tt="none" miw="max-content">
-                            {stateLabels[state]}
-                          </Badge>
-                        </Tooltip>
+                        <Badge color={stateColors[state]} variant="filled" size="sm" tt="none" miw="max-content" title={stateHints[state]}>
+                          {stateLabels[state]}
+                        </Badge>
                       </Table.Td>
                     );
                   }

@@ -1,7 +1,7 @@
 // The list's server state: the module (its fields), a page of its items
 // (server-side paging: never more than one page is fetched, so a module
 // of 100k items lists as fast as one of ten), and the bulk actions.
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, queryOptions, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, type Schemas } from "../../../api/client";
 import { ApiError, describe, unwrap } from "../../../lib/errors";
 import { compile, decodeFilter } from "./filter";
@@ -59,13 +59,12 @@ export interface ItemsPage {
   at: number;
 }
 
-export function useItemsPage(moduleId: string, p: ListParams, props: Map<string, Prop>, fields: string[], ready: boolean) {
-  return useQuery({
+/** itemsPageQuery: the query of one page of a module's items (useItemsPage, and the prefetch of a view about to be shown). */
+export function itemsPageQuery(moduleId: string, p: ListParams, props: Map<string, Prop>, fields: string[]) {
+  return queryOptions({
     // Every list of a module's items starts with ["items", moduleId], so
     // the live updates (and our own writes) invalidate them all.
     queryKey: ["items", moduleId, "list", p, fields],
-    enabled: ready,
-    placeholderData: keepPreviousData,
     queryFn: async ({ signal }): Promise<ItemsPage> => {
       const now = Date.now();
       const body = searchBody(moduleId, p, props, fields, now);
@@ -75,6 +74,10 @@ export function useItemsPage(moduleId: string, p: ListParams, props: Map<string,
       return { items: res.items, total: res.pagination.totalItems, at: previewMoment(p.preview, now) ?? now };
     },
   });
+}
+
+export function useItemsPage(moduleId: string, p: ListParams, props: Map<string, Prop>, fields: string[], ready: boolean) {
+  return useQuery({ ...itemsPageQuery(moduleId, p, props, fields), enabled: ready, placeholderData: keepPreviousData });
 }
 
 export interface Outcome {
