@@ -4,6 +4,11 @@ import "@mantine/core/styles.css";
 import "@mantine/dates/styles.css";
 import "@mantine/notifications/styles.css";
 import { App } from "./app/App";
+import * as session from "./auth/session";
+
+// After a reload the session is restored from the cookie while React
+// starts, rather than once it has rendered.
+if (!location.pathname.startsWith("/cms/sign-in")) void session.restore();
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>

@@ -36,6 +36,13 @@ export const router = createBrowserRouter(
             {
               path: "modules/:moduleId/items",
               lazy: () => import("../features/items/ItemsPage").then((m) => ({ Component: m.ItemsPage })),
+              // Starts the list's requests while the screen's code loads; never waited for.
+              loader: ({ params, request }) => {
+                void import("../features/items/list/prefetch")
+                  .then((m) => m.prefetchItemsList(params.moduleId!, new URL(request.url).searchParams))
+                  .catch(() => {});
+                return null;
+              },
             },
             {
               path: "modules/:moduleId/items/new",

@@ -26,7 +26,9 @@ const listeners = new Set<() => void>();
 function set(a: Access | null) {
   access = a;
   version++;
-  listeners.forEach((l) => l());
+  // Screens hear of it in a task of their own: a restored session's
+  // re-render must not hold up the requests waiting for the token.
+  setTimeout(() => listeners.forEach((l) => l()), 0);
 }
 
 /** subscribe and snapshot are for useSyncExternalStore. */
@@ -77,11 +79,17 @@ export function refresh(): Promise<Access | null> {
 
 /** restore picks the session up after a reload, from the cookie. */
 export async function restore(): Promise<boolean> {
+  if (access) return true;
   try {
     return (await refresh()) !== null;
   } catch {
     return false;
   }
+}
+
+/** ready: signed in, or the session restored from the cookie (once, shared). */
+export function ready(): Promise<boolean> {
+  return restore();
 }
 
 /** token answers a usable access token, renewing it shortly before expiry. */

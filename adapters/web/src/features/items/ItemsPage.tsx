@@ -14,7 +14,7 @@ import { can, whyNot } from "../access/rights";
 import { PageLoader } from "../shell/PageLoader";
 import { BulkBar } from "./list/BulkBar";
 import { ColumnMenu } from "./list/ColumnMenu";
-import { defaultColumns, useColumns } from "./list/columns";
+import { defaultColumns, useColumns, valueFields } from "./list/columns";
 import { countConditions, decodeFilter, encodeFilter } from "./list/filter";
 import { FilterBuilder } from "./list/FilterBuilder";
 import { stateLabels } from "./list/itemState";
@@ -22,7 +22,8 @@ import { ItemsTable } from "./list/ItemsTable";
 import { pageSizes, previewMoment, stateChoices, useListParams } from "./list/listParams";
 import { PreviewBanner, PreviewSwitch } from "./list/PreviewControl";
 import { propsOf } from "./list/props";
-import { itemsPageQuery, useItemsPage, useModule } from "./list/queries";
+import { useModule } from "../modules/api";
+import { itemsPageQuery, useItemsPage } from "./list/queries";
 
 type Item = Schemas["Instance"];
 
@@ -34,7 +35,7 @@ export function ItemsPage() {
   const byKey = useMemo(() => new Map(props.map((p) => [p.key, p])), [props]);
   const [params, setParams] = useListParams();
   const [columns, setColumns] = useColumns(moduleId, props);
-  const fields = columns.filter((k) => k.startsWith("values.")).map((k) => k.slice("values.".length));
+  const fields = valueFields(columns);
   const page = useItemsPage(moduleId, params, byKey, fields, module.isSuccess);
   const queryClient = useQueryClient();
   // A change of view asks for its page at once, while React renders the

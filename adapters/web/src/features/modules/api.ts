@@ -1,7 +1,7 @@
 // The modules feature's server state: the modules of an app, one module
 // with its fields, and the writes. Query keys start with ["modules", app]
 // and ["module", id] so the live stream's invalidations reach them.
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { queryOptions, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, type Schemas } from "../../api/client";
 import { unwrap } from "../../lib/errors";
 
@@ -40,12 +40,15 @@ export function useModules(app: string | undefined) {
   });
 }
 
+/** moduleQuery: one module with its fields, the query every screen shares (lists, editors, prefetch). */
+export function moduleQuery(id: string) {
+  // Fresh for a few seconds (a prefetched module is not asked for again
+  // when its screen mounts); the live stream invalidates it on a change.
+  return queryOptions({ queryKey: moduleKey(id), queryFn: () => fetchModule(id), staleTime: 5_000 });
+}
+
 export function useModule(id: string | undefined) {
-  return useQuery({
-    queryKey: moduleKey(id ?? ""),
-    queryFn: () => fetchModule(id!),
-    enabled: !!id,
-  });
+  return useQuery({ ...moduleQuery(id ?? ""), enabled: !!id });
 }
 
 /** bodyOf turns a module as read into the body that replaces it. */

@@ -6,16 +6,9 @@
 import { useQuery } from "@tanstack/react-query";
 import { api } from "../../../api/client";
 import { ApiError, unwrap } from "../../../lib/errors";
-import type { Item, Module } from "./model";
+import type { Item } from "./model";
 
-export function useModule(moduleId: string | undefined) {
-  return useQuery({
-    queryKey: ["module", moduleId],
-    queryFn: async () =>
-      unwrap(await api.GET("/api/generalcontent/module/{id}", { params: { path: { id: moduleId! }, query: { withFields: true } } })) as Module,
-    enabled: !!moduleId,
-  });
-}
+export { useModule } from "../../modules/api";
 
 export function useItem(itemId: string | undefined) {
   return useQuery({

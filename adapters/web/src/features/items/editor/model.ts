@@ -4,8 +4,8 @@ import type { Schemas } from "../../../api/client";
 
 /** An item as read (the generated read type leaves out the constant null pushSchedule). */
 export type Item = Omit<Schemas["Instance"], "pushSchedule">;
-export type Module = Schemas["Module"];
-export type Field = Schemas["ModuleField"];
+import type { Module, ModuleField as Field } from "../../modules/api";
+export type { Module, Field };
 export type Tag = Schemas["Tag"];
 
 /** Draft is what the form holds: the item's content, not its dates. */

@@ -41,7 +41,16 @@ export function useColumns(moduleId: string, props: Prop[]): [string[], (keys: s
     },
     [moduleId],
   );
+  return [shownColumns(props, chosen), set];
+}
+
+/** shownColumns: the columns chosen (or remembered for moduleId), else the default, that props still have. */
+export function shownColumns(props: Prop[], chosen: string[] | null, moduleId?: string): string[] {
   const known = new Set([STATE, ...props.map((p) => p.key)]);
-  const keys = (chosen ?? defaultColumns(props)).filter((k) => known.has(k) && k !== "name");
-  return [keys, set];
+  return (chosen ?? (moduleId ? load(moduleId) : null) ?? defaultColumns(props)).filter((k) => known.has(k) && k !== "name");
+}
+
+/** valueFields: the fields a search must answer for these columns. */
+export function valueFields(columns: string[]): string[] {
+  return columns.filter((k) => k.startsWith("values.")).map((k) => k.slice("values.".length));
 }

@@ -31,21 +31,24 @@ function positive(s: string | null, fallback: number): number {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
+/** parseListParams reads a list's view from its query string. */
+export function parseListParams(search: URLSearchParams): ListParams {
+  const state = search.get("state") as StateChoice | null;
+  const size = positive(search.get("size"), 20);
+  return {
+    state: state && stateChoices.includes(state) ? state : "all",
+    q: search.get("q") ?? "",
+    filter: search.get("filter") ?? "",
+    sort: search.get("sort") || defaultSort,
+    page: positive(search.get("page"), 1),
+    size: pageSizes.includes(size) ? size : 20,
+    preview: search.get("preview"),
+  };
+}
+
 export function useListParams(): [ListParams, (change: Partial<ListParams>, opts?: { replace?: boolean }) => void] {
   const [search, setSearch] = useSearchParams();
-  const params = useMemo<ListParams>(() => {
-    const state = search.get("state") as StateChoice | null;
-    const size = positive(search.get("size"), 20);
-    return {
-      state: state && stateChoices.includes(state) ? state : "all",
-      q: search.get("q") ?? "",
-      filter: search.get("filter") ?? "",
-      sort: search.get("sort") || defaultSort,
-      page: positive(search.get("page"), 1),
-      size: pageSizes.includes(size) ? size : 20,
-      preview: search.get("preview"),
-    };
-  }, [search]);
+  const params = useMemo(() => parseListParams(search), [search]);
 
   const update = useCallback(
     (change: Partial<ListParams>, opts?: { replace?: boolean }) => {

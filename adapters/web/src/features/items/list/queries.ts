@@ -11,13 +11,6 @@ import type { Prop } from "./props";
 
 type Expression = Schemas["Expression"];
 
-export function useModule(moduleId: string) {
-  return useQuery({
-    queryKey: ["module", moduleId],
-    queryFn: async () => unwrap(await api.GET("/api/generalcontent/module/{id}", { params: { path: { id: moduleId } } })),
-  });
-}
-
 function and(list: (Expression | undefined)[]): Expression | undefined {
   const ops = list.filter((e): e is Expression => e !== undefined);
   return ops.length === 0 ? undefined : ops.length === 1 ? ops[0] : { condition: "and", operands: ops };
@@ -65,6 +58,7 @@ export function itemsPageQuery(moduleId: string, p: ListParams, props: Map<strin
     // Every list of a module's items starts with ["items", moduleId], so
     // the live updates (and our own writes) invalidate them all.
     queryKey: ["items", moduleId, "list", p, fields],
+    staleTime: 5_000, // as the module's: live changes invalidate it
     queryFn: async ({ signal }): Promise<ItemsPage> => {
       const now = Date.now();
       const body = searchBody(moduleId, p, props, fields, now);
