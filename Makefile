@@ -15,6 +15,7 @@
 #   make web              build the web CMS (adapters/web, npm ci from the lockfile)
 #   make web-client       regenerate the CMS's API client from the OpenAPI document
 #   make web-test         the CMS's browser tests against a fresh database
+#   make screenshots      the same, refreshing docs/screenshots/
 #
 # Environment: DATABASE_URL (use this server, skip all set-up),
 # CMS_DATA_DIR (default .data), CMS_FORCE_PRIVATE_PG=1 (ignore local servers),
@@ -28,6 +29,7 @@ CHROMIUM   ?= /usr/bin/chromium
 E2E_DB     ?= halocms_e2e
 E2E_PORT   ?= 18765
 E2E_ARGS   ?=
+E2E_SCREENSHOTS ?=
 
 # Prefix for recipe lines that need a database: exports DATABASE_URL from
 # cmd/devdb (which starts the private cluster if needed) unless it is set.
@@ -36,7 +38,7 @@ WITH_DB = if [ -z "$${DATABASE_URL:-}" ]; then \
 	  echo "DATABASE_URL=$$DATABASE_URL" >&2; \
 	fi;
 
-.PHONY: all build run test lint bench clean pg-deps web web-deps web-client web-check web-test chromium
+.PHONY: all build run test lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium
 
 all: build
 
@@ -100,8 +102,13 @@ web-check: web-deps
 # fresh database, driven by Playwright in Debian's Chromium.
 web-test: build chromium pg-deps
 	@$(WITH_DB) E2E_DATABASE_URL="$$(DATABASE_URL=$$DATABASE_URL $(GO) run ./cmd/devdb -fresh $(E2E_DB))" && \
-	  cd $(WEB) && CMS_BIN=../../bin/cms CHROMIUM=$(CHROMIUM) E2E_PORT=$(E2E_PORT) \
+	  cd $(WEB) && CMS_BIN=../../bin/cms CHROMIUM=$(CHROMIUM) E2E_PORT=$(E2E_PORT) E2E_SCREENSHOTS=$(E2E_SCREENSHOTS) \
 	  E2E_DATABASE_URL="$$E2E_DATABASE_URL" npx playwright test $(E2E_ARGS)
+
+# The browser tests again, keeping their screenshots in docs/screenshots/
+# (the README shows them); commit them when the screens changed.
+screenshots:
+	@$(MAKE) --no-print-directory web-test E2E_SCREENSHOTS=docs
 
 # Debian's Chromium, installed when missing (as root, like PostgreSQL).
 chromium:

@@ -82,9 +82,14 @@ export async function expectAccessible(page: Page, what: string) {
   expect(bad, `accessibility of ${what}`).toEqual([]);
 }
 
-/** screenshot saves a picture of the page for docs/screenshots/. */
+/**
+ * screenshot takes a picture of the page: into docs/screenshots/ when
+ * E2E_SCREENSHOTS=docs (`make screenshots`), else into test-results/, so
+ * that a test run leaves the committed pictures alone.
+ */
 export async function screenshot(page: Page, name: string) {
-  await page.screenshot({ path: `../../docs/screenshots/${name}.png`, fullPage: false });
+  const dir = process.env.E2E_SCREENSHOTS === "docs" ? "../../docs/screenshots" : "test-results/screenshots";
+  await page.screenshot({ path: `${dir}/${name}.png`, fullPage: false });
 }
 
 export const test = base;
