@@ -3,8 +3,10 @@ package postgres_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/halocms/halocms/adapters/eventcodec"
+	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/event"
 )
@@ -36,10 +38,7 @@ func TestReadTail(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	all, err := s.ReadAll(ctx, event.Position{}, 100)
-	if err != nil || len(all) != 6 {
-		t.Fatalf("ReadAll: %d events, %v", len(all), err)
-	}
+	all := readVisible(t, s, event.Position{}, 6)
 	// The last 4 are 3 (probe), 4, 5 (probe), 6.
 	evs, head, err = s.ReadTail(ctx, "pgtest.", 4)
 	if err != nil {
@@ -57,8 +56,31 @@ func TestReadTail(t *testing.T) {
 	if _, err := s.Append(ctx, "tail-1", event.AnyVersion, event.Event{Data: probe{7}}); err != nil {
 		t.Fatal(err)
 	}
-	after, err := s.ReadAll(ctx, head, 100)
-	if err != nil || len(after) != 1 || after[0].Data != (probe{7}) {
-		t.Errorf("after the head: %+v, %v", after, err)
+	if after := readVisible(t, s, head, 1); after[0].Data != (probe{7}) {
+		t.Errorf("after the head: %+v", after)
+	}
+}
+
+// readVisible reads the log after p until it holds n events: log readers
+// see a commit only once older transactions (of any test, on any
+// database of the server) have ended.
+func readVisible(t *testing.T, s *postgres.EventStore, after event.Position, n int) []event.Recorded {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		recs, err := s.ReadAll(context.Background(), after, 100)
+		if err != nil {
+			t.Fatalf("ReadAll: %v", err)
+		}
+		if len(recs) >= n {
+			if len(recs) != n {
+				t.Fatalf("ReadAll: %d events, want %d", len(recs), n)
+			}
+			return recs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ReadAll: %d events after 30s, want %d", len(recs), n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
