@@ -91,10 +91,13 @@ func startServer(t testing.TB, opts ...serverOption) *testServer {
 			// a runner sees only events below the cluster-wide snapshot
 			// xmin, which any long transaction of a parallel test (in any
 			// database) holds back.
-			ReadYourWrites:  20 * time.Second,
-			SearchCache:     1024,    // as served: every e2e search by an app token goes through the cache
-			SearchIndex:     250_000, // as served: searches of one module's typed columns by an app token may be answered in memory
-			ShutdownTimeout: 5 * time.Second,
+			ReadYourWrites: 20 * time.Second,
+			SearchCache:    1024,    // as served: every e2e search by an app token goes through the cache
+			SearchIndex:    250_000, // as served: searches of one module's typed columns by an app token may be answered in memory
+			// Above net/http's 5 s: Shutdown waits that long for a connection
+			// that was dialed but never sent a request (a client under load
+			// dials spares), so 5 s itself could run out first.
+			ShutdownTimeout: 10 * time.Second,
 			LogLevel:        "error",
 		},
 		listen: "127.0.0.1:0",
