@@ -15,6 +15,23 @@ import (
 // storeRefused is the message of a 400 for data the store cannot hold.
 const storeRefused = "the request contains characters or values that cannot be stored"
 
+// storeUnreachable is the message of a 503 while the database cannot be
+// reached (restarting, failing over, the network between down).
+const storeUnreachable = "the database cannot be reached; try again shortly"
+
+// OutageRetryAfter is the Retry-After, in seconds, of a 503 while the
+// database cannot be reached: about what a PostgreSQL restart or a
+// failover takes.
+const OutageRetryAfter = 5
+
+// storeErrors tell a store's failures apart by what the store knows of
+// them (the HTTP root knows no store): refused, the request's data the
+// store cannot hold (postgres.DataException); unreachable, the store out
+// of reach (postgres.Unreachable). Either may be nil: none is.
+type storeErrors struct {
+	refused, unreachable func(error) bool
+}
+
 // statusOf is the one table from failure kinds to HTTP status codes.
 var statusOf = map[fault.Kind]int{
 	fault.Invalid:         http.StatusBadRequest,
@@ -44,8 +61,8 @@ type ErrorBody struct {
 
 // writeError maps err to a status and writes the HALO error body. Only
 // internal errors are logged, and their detail is not shown to the caller.
-func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, refused func(error) bool, err error) {
-	body := errorBody(r, log, refused, err)
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, se storeErrors, err error) {
+	body := errorBody(r, log, se, err)
 	if body.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="halo"`)
 	}
@@ -59,8 +76,8 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, refuse
 
 // errorBody is the one mapping from failures to HTTP statuses and HALO
 // error bodies (also used for the per-operation errors of a batch).
-// refused, if not nil, tells a store's refusal of the request's data.
-func errorBody(r *http.Request, log *slog.Logger, refused func(error) bool, err error) ErrorBody {
+// se tells the store's failures that are not the server's fault.
+func errorBody(r *http.Request, log *slog.Logger, se storeErrors, err error) ErrorBody {
 	var fe *fault.Error
 	status := http.StatusInternalServerError
 	body := ErrorBody{Message: "internal server error", Extra: map[string]any{}, Type: "HaloError"}
@@ -80,12 +97,21 @@ func errorBody(r *http.Request, log *slog.Logger, refused func(error) bool, err 
 		// number it cannot hold); nothing was written.
 		status = http.StatusBadRequest
 		body.Message = storeRefused
-	case refused != nil && refused(err):
+	case se.refused != nil && se.refused(err):
 		// Input the store cannot hold (for PostgreSQL a data exception:
 		// a NUL character, invalid UTF-8); the failed statement changed
 		// nothing.
 		status = http.StatusBadRequest
 		body.Message = storeRefused
+	case se.unreachable != nil && se.unreachable(err):
+		// The database is restarting or out of reach: the same request
+		// is likely to succeed a few seconds later.
+		status = http.StatusServiceUnavailable
+		body.Message = storeUnreachable
+		body.Extra["retryAfter"] = OutageRetryAfter
+		log.WarnContext(r.Context(), "database unreachable", "method", r.Method, "path", r.URL.Path, "err", err)
+		body.Status = status
+		return body
 	}
 	if status == http.StatusInternalServerError && errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		// The client went away (a page navigated on, a search was

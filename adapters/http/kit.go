@@ -34,7 +34,8 @@ type AppNumbers interface {
 	AppByNumber(ctx context.Context, n int) (string, error)
 }
 
-// KitDeps are what a Kit needs. All but StoreRefused are required.
+// KitDeps are what a Kit needs. All but StoreRefused and StoreUnreachable
+// are required.
 type KitDeps struct {
 	Log        *slog.Logger
 	Metrics    *Metrics
@@ -43,6 +44,9 @@ type KitDeps struct {
 	// StoreRefused tells a store's refusal of the data a request gave it
 	// (postgres.DataException), answered 400; nil: none is.
 	StoreRefused func(error) bool
+	// StoreUnreachable tells a store out of reach (postgres.Unreachable),
+	// answered 503 with Retry-After and logged as a warning; nil: none is.
+	StoreUnreachable func(error) bool
 }
 
 // Kit is what the handlers of every context share: the one way a failure
@@ -53,7 +57,7 @@ type Kit struct {
 	log     *slog.Logger
 	authz   Authorizer
 	apps    AppNumbers
-	refused func(error) bool
+	stores  storeErrors
 	numbers sync.Map // app id → number, which never changes once given
 }
 
@@ -62,7 +66,8 @@ func NewKit(d KitDeps) *Kit {
 	if d.Log == nil || d.Metrics == nil || d.Authorizer == nil || d.Apps == nil {
 		panic("httpapi.NewKit: nil dependency")
 	}
-	return &Kit{log: d.Log, Metrics: d.Metrics, authz: d.Authorizer, apps: d.Apps, refused: d.StoreRefused}
+	return &Kit{log: d.Log, Metrics: d.Metrics, authz: d.Authorizer, apps: d.Apps,
+		stores: storeErrors{refused: d.StoreRefused, unreachable: d.StoreUnreachable}}
 }
 
 // Handle adapts h to net/http: its failure is written by the one error
@@ -77,13 +82,13 @@ func (k *Kit) Handle(h HandlerFunc) http.HandlerFunc {
 
 // Fail writes err as the HALO error body of its status.
 func (k *Kit) Fail(w http.ResponseWriter, r *http.Request, err error) {
-	writeError(w, r, k.log, k.refused, err)
+	writeError(w, r, k.log, k.stores, err)
 }
 
 // ErrorBody is the HALO error body of err (the per-operation errors of a
 // batch, for example).
 func (k *Kit) ErrorBody(r *http.Request, err error) ErrorBody {
-	return errorBody(r, k.log, k.refused, err)
+	return errorBody(r, k.log, k.stores, err)
 }
 
 // AppOf resolves an appId a client sent: an app's number (HALO's integer

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -15,7 +17,17 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.Ready.Ready(ctx); err != nil {
 		s.kit.log.WarnContext(ctx, "not ready", "err", err)
-		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		body := map[string]string{"status": "unavailable", "reason": "unknown"}
+		var nr *NotReady
+		if errors.As(err, &nr) {
+			body["reason"] = nr.Reason
+		}
+		if u := s.kit.stores.unreachable; u != nil && u(err) {
+			// The database is out of reach: ask again in a few seconds.
+			body["reason"] = "database"
+			w.Header().Set("Retry-After", strconv.Itoa(OutageRetryAfter))
+		}
+		WriteJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -31,10 +31,22 @@ type Sessions interface {
 }
 
 // Readiness reports whether the server can serve: database reachable and
-// projections running.
+// projections running. Its error names what is not ready when it is (or
+// wraps) a NotReady.
 type Readiness interface {
 	Ready(ctx context.Context) error
 }
+
+// NotReady is a Readiness failure naming its reason ("database",
+// "projections"), which /readyz shows.
+type NotReady struct {
+	Reason string
+	Err    error
+}
+
+func (e *NotReady) Error() string { return e.Reason + ": " + e.Err.Error() }
+
+func (e *NotReady) Unwrap() error { return e.Err }
 
 // Context is one bounded context's part of the API: the routes it serves
 // behind authentication, and the OpenAPI document of them (a YAML

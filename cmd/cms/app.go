@@ -218,9 +218,12 @@ type readiness struct{ a *app }
 
 func (r readiness) Ready(ctx context.Context) error {
 	if err := r.a.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("database: %w", err)
+		return &httpapi.NotReady{Reason: "database", Err: err}
 	}
-	return r.a.runtime.Ready()
+	if err := r.a.runtime.Ready(); err != nil {
+		return &httpapi.NotReady{Reason: "projections", Err: err}
+	}
+	return nil
 }
 
 func serve(ctx context.Context, cfg Config) error {
@@ -279,7 +282,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	hub, liveRead := a.startLive(rctx, contentRead)
 	appUsersRead := rmappuser.NewQueries(a.appUsersRead, a.authz)
 	kit := httpapi.NewKit(httpapi.KitDeps{Log: a.log, Metrics: a.metrics, Authorizer: a.authz, Apps: appUsersRead,
-		StoreRefused: postgres.DataException})
+		StoreRefused: postgres.DataException, StoreUnreachable: postgres.Unreachable})
 	handler := httpapi.NewRouter(kit, httpapi.Deps{Sessions: a.sessions, Ready: readiness{a}, Web: web.Handler()},
 		httpapi.Config{TrustedProxies: a.cfg.TrustedProxies},
 		httpidentity.New(kit, httpidentity.Deps{Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz, Audit: a.auditor}),

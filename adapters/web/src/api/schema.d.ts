@@ -33,7 +33,9 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description 200 when the database is reachable and the projections are running (checked within 3 s), else 503.
+         * @description 200 when the database is reachable and the projections are running (checked within 3 s), else
+         *     503 naming the reason: `database` (it cannot be reached: restarting, failing over; with
+         *     `Retry-After`) or `projections` (one is stopped, failing or stuck; the log says which).
          */
         get: operations["readyz"];
         put?: never;
@@ -4657,13 +4659,16 @@ export interface operations {
             /** @description Not ready (this body is not a HALO error) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before asking again, when the database cannot be reached. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         /** @constant */
                         status: "unavailable";
-                        reason: string;
+                        /** @enum {string} */
+                        reason: "database" | "projections" | "unknown";
                     };
                 };
             };
