@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/halocms/halocms/domain/access"
@@ -94,26 +93,35 @@ func (k *Kit) ErrorBody(r *http.Request, err error) ErrorBody {
 // AppOf resolves an appId a client sent: an app's number (HALO's integer
 // appId) or its id.
 func (k *Kit) AppOf(ctx context.Context, v any) (string, error) {
+	return k.AppOfField(ctx, v, "appId")
+}
+
+// AppOfField is AppOf for a body or query field of another name: its
+// faults name field.
+func (k *Kit) AppOfField(ctx context.Context, v any, field string) (string, error) {
 	var raw string
+	number := false
 	switch x := v.(type) {
-	case nil:
-		return "", fault.Invalidf("appId is required").With("field", "appId")
 	case json.Number:
-		raw = x.String()
+		raw, number = x.String(), true
 	case string:
 		raw = x
 	}
-	if n, err := strconv.Atoi(raw); err == nil {
-		app, err := k.apps.AppByNumber(ctx, n)
-		if fault.Is(err, fault.NotFound) {
-			return "", fault.Invalidf("app %d not found", n).With("field", "appId")
-		}
-		return app, err
-	}
 	if raw == "" {
-		return "", fault.Invalidf("appId is required").With("field", "appId")
+		return "", fault.Invalidf("%s is required", field).With("field", field)
 	}
-	return raw, nil
+	n, ok, err := AppNumberOf(raw, number, field)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return raw, nil
+	}
+	app, err := k.apps.AppByNumber(ctx, n)
+	if fault.Is(err, fault.NotFound) {
+		return "", fault.Invalidf("app %d not found", n).With("field", field)
+	}
+	return app, err
 }
 
 // AppNumber is app's number (0 when it cannot be read), remembered once

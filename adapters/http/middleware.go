@@ -16,27 +16,59 @@ type ipKey struct{}
 
 // clientIP resolves the caller's address: the connection's peer, or, when
 // the peer is a trusted proxy, the right-most address of X-Forwarded-For
-// that is not itself a trusted proxy.
+// that is not itself a trusted proxy. A hop met on that walk that is not
+// an address is a 400: the chain cannot be believed, and the address of
+// the trusted proxy that passed it on is not the client's either.
 func (s *server) clientIP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ip := peerAddr(r.RemoteAddr)
 		if s.trusted(ip) {
-			if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
-				hops := strings.Split(strings.Join(xff, ","), ",")
-				for i := len(hops) - 1; i >= 0; i-- {
-					a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-					if err != nil {
-						break // a malformed hop: stop believing the chain
-					}
-					ip = a.Unmap()
-					if !s.trusted(ip) {
-						break
-					}
-				}
+			var err error
+			if ip, err = forwardedClient(ip, r.Header.Values("X-Forwarded-For"), s.trusted); err != nil {
+				s.fail(w, r, err)
+				return
 			}
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ipKey{}, ip)))
 	})
+}
+
+// forwardedClient walks the X-Forwarded-For chain xff (its header lines
+// in order) from the right, starting at peer, a trusted proxy: the client
+// is the first hop that is not trusted, or the left-most when every one
+// is. A hop with a port (1.2.3.4:5678, [::1]:5678, as some balancers
+// write it) is its address. A hop reached on the walk that is not an
+// address, an empty one included, is a 400; a header that is blank
+// throughout counts as absent (the peer is the client).
+func forwardedClient(peer netip.Addr, xff []string, trusted func(netip.Addr) bool) (netip.Addr, error) {
+	chain := strings.Join(xff, ",")
+	if strings.Trim(chain, ", \t") == "" {
+		return peer, nil
+	}
+	hops := strings.Split(chain, ",")
+	ip := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, ok := hopAddr(strings.TrimSpace(hops[i]))
+		if !ok {
+			return netip.Addr{}, fault.Invalidf("X-Forwarded-For from a trusted proxy holds a hop that is not an IP address").With("header", "X-Forwarded-For")
+		}
+		if ip = a; !trusted(ip) {
+			break
+		}
+	}
+	return ip, nil
+}
+
+// hopAddr reads one X-Forwarded-For hop: an address, or an address and a
+// port.
+func hopAddr(hop string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(hop); err == nil {
+		return a.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(hop); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	return netip.Addr{}, false
 }
 
 func peerAddr(remote string) netip.Addr {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/halocms/halocms/domain/fault"
@@ -94,6 +95,28 @@ func FlexInt(v any, name string, def int) (int, error) {
 		}
 	}
 	return 0, fault.Invalidf("pagination.%s must be a whole number", name).With("field", "pagination."+name)
+}
+
+// MaxAppNumber is the largest app number: apps are numbered 1, 2, 3... in
+// a PostgreSQL integer (32 bits).
+const MaxAppNumber = math.MaxInt32
+
+// AppNumberOf reads raw, an appId a client sent, as an app's number: ok
+// is false when raw is an app's id instead. A JSON number (number) is
+// always a number; a string is one when it is a numeral shorter than an
+// id (ids are 24 hex characters, and a few are all digits). A number that
+// is not a whole one from 1 to MaxAppNumber is a 400 naming field.
+func AppNumberOf(raw string, number bool, field string) (n int, ok bool, err error) {
+	digits := strings.TrimLeft(raw, "+-")
+	numeral := digits != "" && len(raw)-len(digits) <= 1 && strings.Trim(digits, "0123456789") == ""
+	if !number && (!numeral || len(digits) == len(raw) && len(raw) >= 24) {
+		return 0, false, nil
+	}
+	v, perr := strconv.ParseInt(raw, 10, 32)
+	if !numeral || perr != nil || v < 1 {
+		return 0, true, fault.Invalidf("%s must be an app's id or its number, a whole number from 1 to %d", field, MaxAppNumber).With("field", field)
+	}
+	return int(v), true, nil
 }
 
 // FlexBool reads a boolean or the strings "true"/"false".

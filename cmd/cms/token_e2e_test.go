@@ -456,6 +456,15 @@ func TestForwardedFor(t *testing.T) {
 	if len(rep.Changes) != 1 || rep.Changes[0].ClientIP != "10.9.8.7" {
 		t.Errorf("audit changes %+v, want one with clientIp 10.9.8.7", rep.Changes)
 	}
+
+	// A malformed hop is refused: it once made the client's address the
+	// proxy's own, which a user allowed only from the proxy's network
+	// would pass.
+	ts.createUser("proxyside", map[string]any{"allowedIps": []string{"127.0.0.1/32"}})
+	expectHaloError(t, ts.passwordGrant("proxyside", userPass, xff("not-an-ip")), 400)
+	expectHaloError(t, ts.passwordGrant("proxyside", userPass, xff("10.1.2.3, unknown")), 400)
+	expectHaloError(t, self(xff("unknown")), 400)
+	expectStatus(t, ts.passwordGrant("proxyside", userPass, nil), 200)
 }
 
 func TestIPv6Allowlist(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -131,6 +132,9 @@ func (s *Store) AppNumber(ctx context.Context, app string) (int, error) {
 // AppByNumber returns the id of the app with this number (fault.NotFound
 // when there is none).
 func (s *Store) AppByNumber(ctx context.Context, n int) (string, error) {
+	if n < 1 || n > math.MaxInt32 { // numbers are integer columns
+		return "", fault.NotFoundf("app %d not found", n)
+	}
 	var app string
 	err := s.pool.QueryRow(ctx, `SELECT app FROM appuser_apps WHERE number = $1`, n).Scan(&app)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -168,7 +168,7 @@ func (s *API) loyaltySearch(r *http.Request) (rmloyalty.SearchQuery, error) {
 	if appID == nil {
 		return q, fault.Invalidf("app is required").With("field", "app")
 	}
-	q.App, err = s.kit.AppOf(r.Context(), appID)
+	q.App, err = s.kit.AppOfField(r.Context(), appID, "app")
 	return q, err
 }
 
@@ -335,13 +335,13 @@ func (s *API) rebalanceLoyalty(w http.ResponseWriter, r *http.Request) error {
 func (s *API) listStampCards(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q := r.URL.Query()
-	appID := q.Get("app")
+	field, appID := "app", q.Get("app")
 	if appID == "" {
-		appID = q.Get("appId")
+		field, appID = "appId", q.Get("appId")
 	}
 	req := rmloyalty.CardsRequest{Named: appID != ""}
 	if req.Named {
-		req.App, req.Malformed = s.kit.AppOf(ctx, appID)
+		req.App, req.Malformed = s.kit.AppOfField(ctx, appID, field)
 	}
 	cards, err := s.Queries.Cards(ctx, req)
 	if err != nil {
@@ -388,7 +388,7 @@ func (s *API) defineStampCard(w http.ResponseWriter, r *http.Request) error {
 	if appID == nil {
 		return refused(fault.Invalidf("app is required").With("field", "app"))
 	}
-	app, err := s.kit.AppOf(ctx, appID)
+	app, err := s.kit.AppOfField(ctx, appID, "app")
 	if err != nil {
 		return refused(err)
 	}

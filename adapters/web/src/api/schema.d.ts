@@ -3105,7 +3105,7 @@ export interface components {
          *     `statistics`, dates) are accepted and ignored, so a schedule read can be sent back.
          */
         PushScheduleBody: {
-            /** @description The app (required when scheduling; ignored when editing). */
+            /** @description The app's id or its number, a whole number from 1 to 2147483647 (any other number, as a JSON number or a string of digits, is a 400 naming the field) (required when scheduling; ignored when editing). */
             appId?: string | number;
             /** @description A label for the CMS. */
             name: string;
@@ -3257,7 +3257,7 @@ export interface components {
             items: components["schemas"]["AppUser"][];
         };
         SegmentQuery: {
-            /** @description The app's number or id. */
+            /** @description The app's number, a whole number from 1 to 2147483647 (any other number, as a JSON number or a string of digits, is a 400 naming the field), or its id. */
             appId: number | string;
             tags?: {
                 id?: string;
@@ -3299,7 +3299,7 @@ export interface components {
             items: components["schemas"]["UserProfile"][];
         };
         IdentifiedQuery: {
-            /** @description The app's number or id. */
+            /** @description The app's number, a whole number from 1 to 2147483647 (any other number, as a JSON number or a string of digits, is a 400 naming the field), or its id. */
             appId: number | string;
             search?: string;
             pagination?: components["schemas"]["PaginationRequest"];
@@ -3374,7 +3374,7 @@ export interface components {
             } | null;
         };
         LoyaltySearchQuery: {
-            /** @description The app's number or id (`appId` is accepted too). */
+            /** @description The app's number, a whole number from 1 to 2147483647 (any other number, as a JSON number or a string of digits, is a 400 naming the field), or its id (`appId` is accepted too). */
             app: number | string;
             appId?: number | string;
             /** @description Case-insensitive substring of the name, surname or display name. At most 255 bytes. */
@@ -3615,7 +3615,7 @@ export interface components {
         };
         /** @description The keys only the server sets (`id`, `retired`, `createdAt`, `updatedAt`) are accepted and ignored, so a definition read can be sent back. */
         StampCardBody: {
-            /** @description The app's number or id (required to define; ignored on change). `appId` is accepted too. */
+            /** @description The app's number, a whole number from 1 to 2147483647 (any other number, as a JSON number or a string of digits, is a 400 naming the field), or its id (required to define; ignored on change). `appId` is accepted too. */
             app?: number | string;
             appId?: number | string;
             name: string;
