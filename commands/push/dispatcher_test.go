@@ -25,6 +25,7 @@ import (
 	cmdpush "github.com/halocms/halocms/commands/push"
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/push"
 	projpush "github.com/halocms/halocms/projections/push"
 	rmpush "github.com/halocms/halocms/readmodels/push"
@@ -618,6 +619,9 @@ func TestScheduledLaterSentOnTime(t *testing.T) {
 		}
 	}
 	sys := access.WithActor(ctx, access.SystemActor)
+	if _, err := e.store.Append(ctx, identity.AppStream("app1"), event.NoStream, event.Event{Data: identity.AppCreated{AppID: "app1", Name: "app1"}}); err != nil {
+		t.Fatal(err)
+	}
 	spec := push.Spec{Name: "cancelled", Target: push.Target{Aliases: []string{aud.devices[0].Alias}},
 		Notification: push.Notification{Title: "Soon"}, SendOn: time.Now().Add(2 * time.Second)}
 	cancelled, err := svc.Schedule(sys, "app1", spec)

@@ -14,6 +14,7 @@ import (
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/push"
 	"github.com/halocms/halocms/domain/rights"
 )
@@ -110,6 +111,19 @@ func (s *Service) authorize(ctx context.Context, p rights.Permission, app string
 	return s.authz.Authorize(ctx, a, p, rights.Resource{App: app})
 }
 
+// appExists refuses an app that does not exist (or was deleted): 404,
+// as content does.
+func (s *Service) appExists(ctx context.Context, app string) error {
+	a, _, err := commands.Load(ctx, s.store, identity.AppStream(app), identity.App{}, identity.App.Apply)
+	if err != nil {
+		return err
+	}
+	if !a.Exists() {
+		return fault.NotFoundf("app %s not found", app).With("field", "appId")
+	}
+	return nil
+}
+
 // checkTarget refuses aliases and identified users the app does not know.
 func (s *Service) checkTarget(ctx context.Context, app string, t push.Target) error {
 	if len(t.Aliases) > 0 {
@@ -159,10 +173,13 @@ func (s *Service) Schedule(ctx context.Context, app string, spec push.Spec) (pus
 	if _, err := caller(ctx); err != nil {
 		return push.Schedule{}, err
 	}
-	if strings.TrimSpace(app) == "" {
-		return push.Schedule{}, fault.Invalidf("appId is required").With("field", "appId")
+	if err := push.ValidateApp(app); err != nil {
+		return push.Schedule{}, err
 	}
 	if err := s.authorize(ctx, rights.Write, app); err != nil {
+		return push.Schedule{}, err
+	}
+	if err := s.appExists(ctx, app); err != nil {
 		return push.Schedule{}, err
 	}
 	id := s.ids.NewID()

@@ -27,6 +27,9 @@ const (
 	MaxTags       = 100
 	MaxTextLength = 200 // an alias, id, tag name or value
 	MaxURLLength  = 2048
+	// MaxIDLength bounds an app id (ids are 24 characters; the read
+	// models index them).
+	MaxIDLength = 64
 	// PastTolerance: a send time at most this far in the past means "now"
 	// (clocks differ); older is refused.
 	PastTolerance = time.Minute
@@ -147,8 +150,8 @@ func NewSchedule(existing Schedule, id, app string, spec Spec, now time.Time) ([
 	if existing.exists {
 		return nil, fault.Conflictf("push schedule %s already exists", id)
 	}
-	if strings.TrimSpace(app) == "" {
-		return nil, fault.Invalidf("appId is required").With("field", "appId")
+	if err := ValidateApp(app); err != nil {
+		return nil, err
 	}
 	spec, err := ValidateSpec(spec, now)
 	if err != nil {
@@ -156,6 +159,18 @@ func NewSchedule(existing Schedule, id, app string, spec Spec, now time.Time) ([
 	}
 	return []any{Scheduled{ScheduleID: id, App: app, Name: spec.Name, Target: spec.Target,
 		Notification: spec.Notification, SendOn: spec.SendOn}}, nil
+}
+
+// ValidateApp refuses an empty or over-long app id (400). Whether the
+// app exists is the command's to check.
+func ValidateApp(app string) error {
+	if strings.TrimSpace(app) == "" {
+		return invalid("appId", "appId is required")
+	}
+	if len(app) > MaxIDLength {
+		return invalid("appId", "appId is at most %d characters", MaxIDLength)
+	}
+	return nil
 }
 
 // Edit decides a change of a scheduled push; once its dispatch started,

@@ -106,6 +106,9 @@ func TestValidation(t *testing.T) {
 	if _, err := NewSchedule(Schedule{}, "s1", "", spec(), t0); !fault.Is(err, fault.Invalid) {
 		t.Fatalf("no app: %v", err)
 	}
+	if _, err := NewSchedule(Schedule{}, "s1", strings.Repeat("a", MaxIDLength+1), spec(), t0); !fault.Is(err, fault.Invalid) {
+		t.Fatalf("an app id over %d characters: %v", MaxIDLength, err)
+	}
 }
 
 func TestDataPayload(t *testing.T) {

@@ -51,7 +51,11 @@ CREATE TABLE %[1]s.push_schedules (
     opened              integer NOT NULL DEFAULT 0,
     dismissed           integer NOT NULL DEFAULT 0
 );
-CREATE INDEX ON %[1]s.push_schedules (app, send_on DESC, id);
+-- A hash index stores a 4-byte hash of the app, never the app itself: an
+-- app id of any length (events from before its 64-character bound hold
+-- some of 12,000) cannot fail a batch as a B-tree key over 2,704 bytes
+-- does. The searches filter by app, then sort what matches.
+CREATE INDEX ON %[1]s.push_schedules USING hash (app);
 CREATE INDEX ON %[1]s.push_schedules USING gin (name gin_trgm_ops);
 -- What the dispatcher polls: the schedules still to send.
 CREATE INDEX ON %[1]s.push_schedules (send_on) WHERE status IN ('scheduled', 'dispatching');

@@ -215,3 +215,55 @@ func rows(t *testing.T, ctx context.Context, pool interface {
 	sort.Strings(out)
 	return out
 }
+
+// TestOversizedAppIDDoesNotWedge: a schedule event with a 12,000-character
+// app id, as servers before the 64-character bound accepted, is projected
+// like any other (it used to fail every batch with "index row requires
+// 12056 bytes"), live and in a rebuild, and the schedules after it too.
+func TestOversizedAppIDDoesNotWedge(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool := pgtest.Pool(t)
+	store := postgres.NewEventStore(pool, eventcodec.Default())
+	defer store.Close()
+	rt := projection.NewRuntime(pool, store, nil, nil, projection.Options{}, projpush.Projector{})
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(rctx) }()
+	defer func() { stop(); <-done }()
+
+	rng := rand.New(rand.NewPCG(5, 6))
+	long := make([]byte, 12_000) // random letters: PostgreSQL cannot compress them
+	for i := range long {
+		long[i] = byte('a' + rng.IntN(26))
+	}
+	spec := push.Spec{Name: "n", Target: push.Target{Tags: []push.TagFilter{{Name: "lang"}}},
+		Notification: push.Notification{Title: "T"}, SendOn: time.Now().Add(time.Hour).Truncate(time.Millisecond)}
+	var last event.Position
+	for _, s := range []struct{ id, app string }{{"big", string(long)}, {"after", "app1"}} {
+		ev := push.Scheduled{ScheduleID: s.id, App: s.app, Name: spec.Name, Target: spec.Target,
+			Notification: spec.Notification, SendOn: spec.SendOn}
+		res, err := store.Append(ctx, push.Stream(s.id), event.NoStream, event.Event{Data: ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res.Last
+	}
+	if !rt.WaitForBound(ctx, 20*time.Second, last, "push") {
+		t.Fatalf("the push projection did not catch up: %v", rt.Ready())
+	}
+	if err := rt.Ready(); err != nil {
+		t.Fatalf("not ready: %v", err)
+	}
+	rm := rmpush.NewStore(pool)
+	for _, app := range []string{string(long), "app1"} {
+		p, err := rm.Search(ctx, rmpush.Query{App: app, AllApps: true, Page: 1, Limit: 10})
+		if err != nil || len(p.Items) != 1 || p.Items[0].App != app {
+			t.Fatalf("search app of %d characters: %d items, %v", len(app), len(p.Items), err)
+		}
+	}
+	if _, err := rt.RebuildWith(ctx, "push", projection.RebuildOptions{Verify: true}); err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+}

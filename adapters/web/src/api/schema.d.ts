@@ -1194,7 +1194,10 @@ export interface paths {
          *     403**: an app token ships inside every copy of the app, so whoever unpacks it could push to
          *     every user; app tokens only report activity.
          *
-         *     400, and nothing is scheduled, for: no target or two kinds of target, an alias or identified
+         *     404, and nothing is scheduled, for an `appId` naming no app (a HALO app number naming none is
+         *     a 400). 400, and nothing is scheduled, for: an `appId` over 64 characters, a `name` over
+         *     200, an alias, identified user, tag id, name or value over 200, a `url` or image URL over 2048,
+         *     no target or two kinds of target, an alias or identified
          *     user the app does not know (`extra.unknown` lists them), a send time more than a minute in
          *     the past, a notification with neither title nor body (unless silent), a bad image URL or
          *     layout, a colour not `#rrggbb`, and a payload whose FCM data (see `PushNotification`) is over
@@ -3105,7 +3108,7 @@ export interface components {
          *     `statistics`, dates) are accepted and ignored, so a schedule read can be sent back.
          */
         PushScheduleBody: {
-            /** @description The app's id or its number, a whole number from 1 to 2147483647 (any other number, as a JSON number or a string of digits, is a 400 naming the field) (required when scheduling; ignored when editing). */
+            /** @description The app's id or its number, a whole number from 1 to 2147483647 (any other number, as a JSON number or a string of digits, is a 400 naming the field) (required when scheduling; ignored when editing); an app that does not exist is a 404 (a number that names no app, a 400). */
             appId?: string | number;
             /** @description A label for the CMS. */
             name: string;
@@ -6773,6 +6776,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -6811,6 +6815,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -6848,6 +6853,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -6872,6 +6878,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
