@@ -242,6 +242,7 @@ export interface paths {
     "/api/authentication/app/{id}": components["pathItems"]["MovedToApp"];
     "/api/authentication/user": components["pathItems"]["MovedToUsers"];
     "/api/authentication/user/{id}": components["pathItems"]["MovedToUser"];
+    "/api/authentication/instance": components["pathItems"]["MovedToInstances"];
     "/api/authentication/module": components["pathItems"]["Gone"];
     "/api/authentication/module/{id}": components["pathItems"]["GoneWithId"];
     "/api/generalcontent/fieldTypeFormat": components["pathItems"]["Gone"];
@@ -4133,6 +4134,74 @@ export interface components {
         IdempotentReplayed: "true";
     };
     pathItems: {
+        /**
+         * Moved to /api/generalcontent/instance
+         * @description Any method answers 308 with `Location: /api/generalcontent/instance/` (the query string kept).
+         */
+        MovedToInstances: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** Moved to /api/generalcontent/instance */
+            get: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    308: components["responses"]["PermanentRedirect"];
+                };
+            };
+            /** Moved to /api/generalcontent/instance */
+            put: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    308: components["responses"]["PermanentRedirect"];
+                };
+            };
+            /** Moved to /api/generalcontent/instance */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    308: components["responses"]["PermanentRedirect"];
+                };
+            };
+            /** Moved to /api/generalcontent/instance */
+            delete: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    308: components["responses"]["PermanentRedirect"];
+                };
+            };
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
         /**
          * Moved to /core-api/app
          * @description Any method answers 308 with `Location: /core-api/app/`.
