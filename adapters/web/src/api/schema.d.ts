@@ -1369,6 +1369,7 @@ export interface paths {
         put?: never;
         /**
          * Register an app user (a device)
+         * @deprecated
          * @description What both SDKs call on first start (Android adds a trailing slash). The server generates the
          *     `alias` (`anonymous-` and 26 random characters) and the `id`; a body's `alias`, `id`, dates and
          *     `customerId` are ignored. Tags sent without an `id` get one; a `tagType` left out is a user tag.
@@ -1383,6 +1384,9 @@ export interface paths {
          *     platform other than `android`/`ios`, a `tagType` other than `…001`/`…002`/`…003`, a malformed
          *     email), `required` (an empty token or tag name), `too_long` (tag names and values over 500
          *     characters, tokens over 4096) and `too_many` (over 20 devices or 200 tags).
+         *
+         *     **Deprecated** since HALO 2.0.0: it keeps working, and every answer carries `Deprecation`,
+         *     `Sunset` and `Link: </api/segmentation/identified/register>; rel="successor-version"`.
          */
         post: operations["createAppUser"];
         delete?: never;
@@ -1429,19 +1433,27 @@ export interface paths {
         };
         /**
          * Get an app user
+         * @deprecated
          * @description An app token (or an identified user's) reads the app users of its app; an unknown or deleted
          *     app user, or one of another app, answers 404 (after which Android registers a new one). CMS
          *     users need `read` on the app user's app.
+         *
+         *     **Deprecated** since HALO 2.0.0: it keeps working, and every answer carries `Deprecation`,
+         *     `Sunset` and `Link: </api/segmentation/identified/register>; rel="successor-version"`.
          */
         get: operations["getAppUser"];
         /**
          * Change an app user
+         * @deprecated
          * @description The SDKs PUT the whole app user: `email` and `tags` replace the stored ones (a tag left out is
          *     removed; a tag sent again without its `id` keeps it). With `replaceTokens` true (the default;
          *     also read from the query string, as iOS 1.x sent it) `devices` replaces the stored devices,
          *     with false they are merged by token. An unknown or deleted app user, or one of another app,
          *     answers 404 (Android then registers a new one). Validation as on create. Administrators may
          *     change any app user; other CMS users get 403.
+         *
+         *     **Deprecated** since HALO 2.0.0: it keeps working, and every answer carries `Deprecation`,
+         *     `Sunset` and `Link: </api/segmentation/identified/register>; rel="successor-version"`.
          */
         put: operations["updateAppUser"];
         post?: never;
@@ -4117,6 +4129,12 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description RFC 9745: when the endpoint was deprecated, `@` and epoch seconds (`@1476662400`, HALO 2.0.0). On every answer of a deprecated endpoint. */
+        Deprecation: string;
+        /** @description RFC 8594: the HTTP-date after which the deprecated endpoint may stop answering. */
+        Sunset: string;
+        /** @description RFC 8288: `<path>; rel="successor-version"`, what replaces the deprecated endpoint. */
+        SuccessorLink: string;
         /** @description `Bearer realm="halo"` */
         WWWAuthenticate: string;
         /** @description Seconds to wait before trying again. */
@@ -7163,6 +7181,9 @@ export interface operations {
             /** @description The app user as stored */
             201: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7244,6 +7265,9 @@ export interface operations {
             /** @description The app user */
             200: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7281,6 +7305,9 @@ export interface operations {
             /** @description The app user as stored */
             200: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
