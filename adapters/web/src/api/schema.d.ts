@@ -493,6 +493,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/authentication/version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The server versions (iOS's version check)
+         * @description Every server version set, newest (the current one) first; never empty, since the default is
+         *     current until an administrator sets one. With `current=true`, in the query or, as iOS sends it
+         *     even on a GET, in a JSON body `{"current": "true"}`, only the current one: iOS reads
+         *     `[0].minIOS` and `[0].iosChangeLog`, which are always strings. Any token may read it.
+         */
+        get: operations["listServerVersions"];
+        /**
+         * Set the server version (administrators)
+         * @description Records a new current version (an event; the history keeps the earlier ones). `server`,
+         *     `minAndroid` and `minIOS` are required, 1 to 64 printable characters without spaces; the change
+         *     logs are empty or http(s) addresses. A ServerVersion as read back will do: its `id`, `current`
+         *     and dates are ignored. Setting what is current already changes nothing. Other callers: 403.
+         */
+        put: operations["setServerVersion"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/authentication/version/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current server version (Android's version check)
+         * @description One ServerVersion, the current one (the default until an administrator sets one). Any token may read it.
+         */
+        get: operations["currentServerVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/generalcontent/module": {
         parameters: {
             query?: never;
@@ -2073,6 +2123,54 @@ export interface components {
             /** @description Every match, not just this page. */
             totalItems: number;
             totalPages: number;
+        };
+        /** @description HALO's ServerVersion (wire reference §8.2). Every string is present, `""` when not set. */
+        ServerVersion: {
+            /** @description The version's number in the history (0: the default, never set) */
+            id: number;
+            /** @example 2.7.0 */
+            server: string;
+            /** @description An http(s) address or "" */
+            serverChangeLog: string;
+            /**
+             * @description The oldest Android SDK expected (older ones warn)
+             * @example 2.0.0
+             */
+            minAndroid: string;
+            androidChangeLog: string;
+            /**
+             * @description The oldest iOS SDK expected (older ones warn)
+             * @example 2.0.0
+             */
+            minIOS: string;
+            iosChangeLog: string;
+            current: boolean;
+            /**
+             * Format: int64
+             * @description When it was set, epoch ms (0 for the default)
+             */
+            createdAt: number;
+            /**
+             * Format: int64
+             * @description Same as createdAt
+             */
+            updatedAt: number;
+        };
+        ServerVersionBody: {
+            server: string;
+            serverChangeLog?: string;
+            minAndroid: string;
+            androidChangeLog?: string;
+            minIOS: string;
+            iosChangeLog?: string;
+            /** @description Ignored */
+            id?: unknown;
+            /** @description Ignored */
+            current?: unknown;
+            /** @description Ignored */
+            createdAt?: unknown;
+            /** @description Ignored */
+            updatedAt?: unknown;
         };
         /**
          * @description `manage` = may grant and revoke rights on the app (and audit it); app scope only.
@@ -5520,6 +5618,114 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerVersions: {
+        parameters: {
+            query?: {
+                /** @description `true`: only the current version. */
+                current?: boolean;
+            };
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What iOS sends on this GET; the same as the query parameter. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "current": "true"
+                 *     }
+                 */
+                "application/json": {
+                    current?: boolean | string;
+                };
+            };
+        };
+        responses: {
+            /** @description The versions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerVersion"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setServerVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "server": "2.7.0",
+                 *       "serverChangeLog": "https://example.com/changelog/2.7.0",
+                 *       "minAndroid": "2.0.0",
+                 *       "androidChangeLog": "https://example.com/android/2.0.0",
+                 *       "minIOS": "2.0.0",
+                 *       "iosChangeLog": "https://example.com/ios/2.0.0"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServerVersionBody"];
+            };
+        };
+        responses: {
+            /** @description The new current version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerVersion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    currentServerVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerVersion"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
         };
     };
