@@ -20,6 +20,8 @@ func legacy(r chi.Router) {
 		r.HandleFunc(old, redirect(func(*http.Request) string { return to }))
 		r.HandleFunc(old+"/{id}", redirect(func(r *http.Request) string { return to + chi.URLParam(r, "id") }))
 	}
+	// HALO 2.0.0 migrated only the collection of instances, not one by id.
+	r.HandleFunc("/api/authentication/instance", redirect(func(*http.Request) string { return "/api/generalcontent/instance/" }))
 	gone := []string{
 		"/api/authentication/module", "/api/authentication/module/{id}",
 		"/api/generalcontent/fieldTypeFormat", "/api/generalcontent/fieldTypeFormat/{id}",

@@ -14,13 +14,14 @@ import (
 
 // Metrics are the Prometheus collectors of the server.
 type Metrics struct {
-	reg      *prometheus.Registry
-	latency  *prometheus.HistogramVec
-	commands *prometheus.CounterVec
-	appends  prometheus.Counter
-	syncHeld prometheus.Histogram
-	searches *prometheus.CounterVec
-	lookups  *prometheus.CounterVec
+	reg        *prometheus.Registry
+	latency    *prometheus.HistogramVec
+	commands   *prometheus.CounterVec
+	appends    prometheus.Counter
+	syncHeld   prometheus.Histogram
+	searches   *prometheus.CounterVec
+	lookups    *prometheus.CounterVec
+	deprecated *prometheus.CounterVec
 }
 
 // NewMetrics registers the server's collectors (and the Go runtime's) in a
@@ -57,7 +58,12 @@ func NewMetrics() *Metrics {
 		Name: "cms_search_cache_lookups_total",
 		Help: "Content searches looked up in the answer cache, by result (hit, miss, stale or bypass).",
 	}, []string{"result"})
-	m.reg.MustRegister(m.latency, m.commands, m.appends, m.syncHeld, m.searches, m.lookups,
+	m.deprecated = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cms_deprecated_calls_total",
+		Help: "Calls of deprecated endpoints, by route pattern and by the app of the caller's token " +
+			"(empty for CMS users and unknown apps): who still has to move.",
+	}, []string{"route", "app"})
+	m.reg.MustRegister(m.latency, m.commands, m.appends, m.syncHeld, m.searches, m.lookups, m.deprecated,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

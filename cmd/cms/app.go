@@ -285,7 +285,8 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		StoreRefused: postgres.DataException, StoreUnreachable: postgres.Unreachable})
 	handler := httpapi.NewRouter(kit, httpapi.Deps{Sessions: a.sessions, Ready: readiness{a}, Web: web.Handler()},
 		httpapi.Config{TrustedProxies: a.cfg.TrustedProxies},
-		httpidentity.New(kit, httpidentity.Deps{Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz, Audit: a.auditor}),
+		httpidentity.New(kit, httpidentity.Deps{Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz, Audit: a.auditor,
+			Versions: rmidentity.NewVersions(a.store)}),
 		httpcontent.New(kit, httpcontent.Deps{Commands: a.content, Queries: contentRead, Authorizer: a.authz, Live: liveRead}),
 		httppush.New(kit, httppush.Deps{Commands: a.push, Queries: rmpush.NewQueries(a.pushes, a.authz)}),
 		httpappuser.New(kit, httpappuser.Deps{Commands: a.appUsers, Queries: appUsersRead}),

@@ -121,12 +121,15 @@ func TestOps(t *testing.T) {
 	t.Run("legacy paths", func(t *testing.T) {
 		ts := ts.with(t)
 		for from, to := range map[string]string{
-			"/api/authentication/user/":     "/core-api/user/",
-			"/api/authentication/user":      "/core-api/user/",
-			"/api/authentication/user/abc":  "/core-api/user/abc",
-			"/api/authentication/app/":      "/core-api/app/",
-			"/api/authentication/app/?x=1":  "/core-api/app/?x=1",
-			"/api/authentication/user/abc/": "/core-api/user/abc",
+			"/api/authentication/user/":                        "/core-api/user/",
+			"/api/authentication/user":                         "/core-api/user/",
+			"/api/authentication/user/abc":                     "/core-api/user/abc",
+			"/api/authentication/app/":                         "/core-api/app/",
+			"/api/authentication/app/?x=1":                     "/core-api/app/?x=1",
+			"/api/authentication/user/abc/":                    "/core-api/user/abc",
+			"/api/authentication/instance/":                    "/api/generalcontent/instance/",
+			"/api/authentication/instance":                     "/api/generalcontent/instance/",
+			"/api/authentication/instance/?module=news&page=2": "/api/generalcontent/instance/?module=news&page=2",
 		} {
 			r := ts.get(from, ts.admin)
 			if !expectStatus(t, r, http.StatusPermanentRedirect) {

@@ -96,6 +96,6 @@ func Events() []interface{ EventType() string } {
 	return []interface{ EventType() string }{
 		UserCreated{}, UsernameClaimed{}, UsernameReleased{}, UserRenamed{}, UserProfileUpdated{},
 		UserPasswordChanged{}, UserAdminChanged{}, UserAllowedIPsChanged{}, UserDisabled{},
-		UserEnabled{}, AppCreated{}, AppRenamed{},
+		UserEnabled{}, AppCreated{}, AppRenamed{}, ServerVersionSet{},
 	}
 }

@@ -4,6 +4,7 @@ package appuser
 
 import (
 	_ "embed"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -39,16 +40,27 @@ func (s *API) OpenAPI() []byte { return openapiYAML }
 
 // Routes registers the endpoints, behind authentication.
 func (s *API) Routes(r chi.Router) {
-	r.Post("/api/segmentation/appuser", s.kit.Handle(s.createAppUser))
+	r.Post("/api/segmentation/appuser", s.kit.Deprecated(AppUserDeprecation, s.kit.Handle(s.createAppUser)))
 	r.Post("/api/segmentation/appuser/search", s.kit.Handle(s.searchAppUsers))
-	r.Get("/api/segmentation/appuser/{id}", s.kit.Handle(s.getAppUser))
-	r.Put("/api/segmentation/appuser/{id}", s.kit.Handle(s.updateAppUser))
+	r.Get("/api/segmentation/appuser/{id}", s.kit.Deprecated(AppUserDeprecation, s.kit.Handle(s.getAppUser)))
+	r.Put("/api/segmentation/appuser/{id}", s.kit.Deprecated(AppUserDeprecation, s.kit.Handle(s.updateAppUser)))
 	r.Post("/api/segmentation/identified/register", s.kit.Handle(s.registerIdentified))
 	r.Post("/api/segmentation/identified/login", s.kit.Handle(s.loginIdentified))
 	r.Post("/api/segmentation/identified/search", s.kit.Handle(s.searchIdentified))
 	r.Get("/api/segmentation/identified-pocket/self", s.kit.Handle(s.getPocket))
 	r.Put("/api/segmentation/identified-pocket", s.kit.Handle(s.putPocket))
 	r.Put("/api/segmentation/identified-pocket/self", s.kit.Handle(s.putPocket))
+}
+
+// AppUserDeprecation: HALO 2.0.0 (2016-10-17) deprecated GET, POST and PUT
+// on /api/segmentation/appuser; they keep working until the sunset, and
+// identified users (registered and signed in with the device's alias) are
+// what replaces the anonymous app user. The CMS's search of app users is
+// this server's own and not deprecated.
+var AppUserDeprecation = httpapi.Deprecation{
+	Since:     time.Date(2016, 10, 17, 0, 0, 0, 0, time.UTC),
+	Sunset:    time.Date(2027, 12, 31, 23, 59, 59, 0, time.UTC),
+	Successor: "/api/segmentation/identified/register",
 }
 
 // PublicRoutes registers what needs no token: the DELETE of an app user,

@@ -26,6 +26,7 @@ type Deps struct {
 	Rights     RightsCommands
 	Authorizer Authorizer
 	Audit      Auditor
+	Versions   VersionQueries
 }
 
 // API serves the identity endpoints.
@@ -36,7 +37,7 @@ type API struct {
 
 // New returns the identity endpoints.
 func New(kit *httpapi.Kit, d Deps) *API {
-	if kit == nil || d.Identity == nil || d.Users == nil || d.Rights == nil || d.Authorizer == nil || d.Audit == nil {
+	if kit == nil || d.Identity == nil || d.Users == nil || d.Rights == nil || d.Authorizer == nil || d.Audit == nil || d.Versions == nil {
 		panic("identity.New: nil dependency")
 	}
 	return &API{Deps: d, kit: kit}
@@ -66,6 +67,9 @@ func (s *API) Routes(r chi.Router) {
 	r.Post("/api/authentication/right/revoke", s.kit.Handle(s.revokeRight))
 	r.Get("/api/authentication/right", s.kit.Handle(s.listRights))
 	r.Get("/api/audit/rights", s.kit.Handle(s.auditRights))
+	r.Get("/api/authentication/version", s.kit.Handle(s.listServerVersions))
+	r.Put("/api/authentication/version", s.kit.Handle(s.setServerVersion))
+	r.Get("/api/authentication/version/current", s.kit.Handle(s.currentServerVersion))
 }
 
 // Commands changes users and apps.
@@ -74,6 +78,12 @@ type Commands interface {
 	UpdateUser(ctx context.Context, c cmdidentity.UpdateUser) (identity.User, error)
 	CreateApp(ctx context.Context, name string) (cmdidentity.CreatedApp, error)
 	RenameApp(ctx context.Context, id, name string) (identity.App, error)
+	SetServerVersion(ctx context.Context, v identity.ServerVersionSet) error
+}
+
+// VersionQueries reads the server versions, newest (the current one) first.
+type VersionQueries interface {
+	ServerVersions(ctx context.Context) ([]identity.ServerVersion, error)
 }
 
 // Queries reads users and apps.

@@ -244,6 +244,7 @@ export interface paths {
     "/api/authentication/app/{id}": components["pathItems"]["MovedToApp"];
     "/api/authentication/user": components["pathItems"]["MovedToUsers"];
     "/api/authentication/user/{id}": components["pathItems"]["MovedToUser"];
+    "/api/authentication/instance": components["pathItems"]["MovedToInstances"];
     "/api/authentication/module": components["pathItems"]["Gone"];
     "/api/authentication/module/{id}": components["pathItems"]["GoneWithId"];
     "/api/generalcontent/fieldTypeFormat": components["pathItems"]["Gone"];
@@ -486,6 +487,56 @@ export interface paths {
          *     is required).
          */
         get: operations["auditRights"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/authentication/version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The server versions (iOS's version check)
+         * @description Every server version set, newest (the current one) first; never empty, since the default is
+         *     current until an administrator sets one. With `current=true`, in the query or, as iOS sends it
+         *     even on a GET, in a JSON body `{"current": "true"}`, only the current one: iOS reads
+         *     `[0].minIOS` and `[0].iosChangeLog`, which are always strings. Any token may read it.
+         */
+        get: operations["listServerVersions"];
+        /**
+         * Set the server version (administrators)
+         * @description Records a new current version (an event; the history keeps the earlier ones). `server`,
+         *     `minAndroid` and `minIOS` are required, 1 to 64 printable characters without spaces; the change
+         *     logs are empty or http(s) addresses. A ServerVersion as read back will do: its `id`, `current`
+         *     and dates are ignored. Setting what is current already changes nothing. Other callers: 403.
+         */
+        put: operations["setServerVersion"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/authentication/version/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current server version (Android's version check)
+         * @description One ServerVersion, the current one (the default until an administrator sets one). Any token may read it.
+         */
+        get: operations["currentServerVersion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1373,6 +1424,7 @@ export interface paths {
         put?: never;
         /**
          * Register an app user (a device)
+         * @deprecated
          * @description What both SDKs call on first start (Android adds a trailing slash). The server generates the
          *     `alias` (`anonymous-` and 26 random characters) and the `id`; a body's `alias`, `id`, dates and
          *     `customerId` are ignored. Tags sent without an `id` get one; a `tagType` left out is a user tag.
@@ -1387,6 +1439,9 @@ export interface paths {
          *     platform other than `android`/`ios`, a `tagType` other than `…001`/`…002`/`…003`, a malformed
          *     email), `required` (an empty token or tag name), `too_long` (tag names and values over 500
          *     characters, tokens over 4096) and `too_many` (over 20 devices or 200 tags).
+         *
+         *     **Deprecated** since HALO 2.0.0: it keeps working, and every answer carries `Deprecation`,
+         *     `Sunset` and `Link: </api/segmentation/identified/register>; rel="successor-version"`.
          */
         post: operations["createAppUser"];
         delete?: never;
@@ -1433,19 +1488,27 @@ export interface paths {
         };
         /**
          * Get an app user
+         * @deprecated
          * @description An app token (or an identified user's) reads the app users of its app; an unknown or deleted
          *     app user, or one of another app, answers 404 (after which Android registers a new one). CMS
          *     users need `read` on the app user's app.
+         *
+         *     **Deprecated** since HALO 2.0.0: it keeps working, and every answer carries `Deprecation`,
+         *     `Sunset` and `Link: </api/segmentation/identified/register>; rel="successor-version"`.
          */
         get: operations["getAppUser"];
         /**
          * Change an app user
+         * @deprecated
          * @description The SDKs PUT the whole app user: `email` and `tags` replace the stored ones (a tag left out is
          *     removed; a tag sent again without its `id` keeps it). With `replaceTokens` true (the default;
          *     also read from the query string, as iOS 1.x sent it) `devices` replaces the stored devices,
          *     with false they are merged by token. An unknown or deleted app user, or one of another app,
          *     answers 404 (Android then registers a new one). Validation as on create. Administrators may
          *     change any app user; other CMS users get 403.
+         *
+         *     **Deprecated** since HALO 2.0.0: it keeps working, and every answer carries `Deprecation`,
+         *     `Sunset` and `Link: </api/segmentation/identified/register>; rel="successor-version"`.
          */
         put: operations["updateAppUser"];
         post?: never;
@@ -2065,6 +2128,54 @@ export interface components {
             /** @description Every match, not just this page. */
             totalItems: number;
             totalPages: number;
+        };
+        /** @description HALO's ServerVersion (wire reference §8.2). Every string is present, `""` when not set. */
+        ServerVersion: {
+            /** @description The version's number in the history (0: the default, never set) */
+            id: number;
+            /** @example 2.7.0 */
+            server: string;
+            /** @description An http(s) address or "" */
+            serverChangeLog: string;
+            /**
+             * @description The oldest Android SDK expected (older ones warn)
+             * @example 2.0.0
+             */
+            minAndroid: string;
+            androidChangeLog: string;
+            /**
+             * @description The oldest iOS SDK expected (older ones warn)
+             * @example 2.0.0
+             */
+            minIOS: string;
+            iosChangeLog: string;
+            current: boolean;
+            /**
+             * Format: int64
+             * @description When it was set, epoch ms (0 for the default)
+             */
+            createdAt: number;
+            /**
+             * Format: int64
+             * @description Same as createdAt
+             */
+            updatedAt: number;
+        };
+        ServerVersionBody: {
+            server: string;
+            serverChangeLog?: string;
+            minAndroid: string;
+            androidChangeLog?: string;
+            minIOS: string;
+            iosChangeLog?: string;
+            /** @description Ignored */
+            id?: unknown;
+            /** @description Ignored */
+            current?: unknown;
+            /** @description Ignored */
+            createdAt?: unknown;
+            /** @description Ignored */
+            updatedAt?: unknown;
         };
         /**
          * @description `manage` = may grant and revoke rights on the app (and audit it); app scope only.
@@ -4121,6 +4232,12 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description RFC 9745: when the endpoint was deprecated, `@` and epoch seconds (`@1476662400`, HALO 2.0.0). On every answer of a deprecated endpoint. */
+        Deprecation: string;
+        /** @description RFC 8594: the HTTP-date after which the deprecated endpoint may stop answering. */
+        Sunset: string;
+        /** @description RFC 8288: `<path>; rel="successor-version"`, what replaces the deprecated endpoint. */
+        SuccessorLink: string;
         /** @description `Bearer realm="halo"` */
         WWWAuthenticate: string;
         /** @description Seconds to wait before trying again. */
@@ -4138,6 +4255,74 @@ export interface components {
         IdempotentReplayed: "true";
     };
     pathItems: {
+        /**
+         * Moved to /api/generalcontent/instance
+         * @description Any method answers 308 with `Location: /api/generalcontent/instance/` (the query string kept).
+         */
+        MovedToInstances: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** Moved to /api/generalcontent/instance */
+            get: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    308: components["responses"]["PermanentRedirect"];
+                };
+            };
+            /** Moved to /api/generalcontent/instance */
+            put: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    308: components["responses"]["PermanentRedirect"];
+                };
+            };
+            /** Moved to /api/generalcontent/instance */
+            post: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    308: components["responses"]["PermanentRedirect"];
+                };
+            };
+            /** Moved to /api/generalcontent/instance */
+            delete: {
+                parameters: {
+                    query?: never;
+                    header?: never;
+                    path?: never;
+                    cookie?: never;
+                };
+                requestBody?: never;
+                responses: {
+                    308: components["responses"]["PermanentRedirect"];
+                };
+            };
+            options?: never;
+            head?: never;
+            patch?: never;
+            trace?: never;
+        };
         /**
          * Moved to /core-api/app
          * @description Any method answers 308 with `Location: /core-api/app/`.
@@ -5441,6 +5626,114 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerVersions: {
+        parameters: {
+            query?: {
+                /** @description `true`: only the current version. */
+                current?: boolean;
+            };
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What iOS sends on this GET; the same as the query parameter. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "current": "true"
+                 *     }
+                 */
+                "application/json": {
+                    current?: boolean | string;
+                };
+            };
+        };
+        responses: {
+            /** @description The versions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerVersion"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setServerVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "server": "2.7.0",
+                 *       "serverChangeLog": "https://example.com/changelog/2.7.0",
+                 *       "minAndroid": "2.0.0",
+                 *       "androidChangeLog": "https://example.com/android/2.0.0",
+                 *       "minIOS": "2.0.0",
+                 *       "iosChangeLog": "https://example.com/ios/2.0.0"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServerVersionBody"];
+            };
+        };
+        responses: {
+            /** @description The new current version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerVersion"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    currentServerVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerVersion"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -7106,6 +7399,9 @@ export interface operations {
             /** @description The app user as stored */
             201: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7187,6 +7483,9 @@ export interface operations {
             /** @description The app user */
             200: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7224,6 +7523,9 @@ export interface operations {
             /** @description The app user as stored */
             200: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
