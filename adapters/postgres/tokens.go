@@ -221,16 +221,27 @@ func (s *TokenStore) DeleteExpired(ctx context.Context) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
-// LoginThrottle counts sign-in attempts per key (table login_failures) in a
-// fixed window, forgiving the ones that succeed, and refuses further
-// attempts once a key is over its limit until the window ends. Keys starting with "ip:" have IPLimit; all others
-// ("user:<name>") have UserLimit. Set the fields before use;
-// zero values take the defaults.
+// LoginThrottle counts failed sign-in attempts per key (table
+// login_failures) and slows guessing with growing delays instead of locking
+// anyone out. A key's first Limit attempts go through at once; after that
+// each further attempt must wait BaseDelay, then twice as long, and so on up
+// to MaxDelay, counted from the key's last counted attempt. A key without a
+// counted attempt for Window is forgotten. (The column window_start holds
+// the time of the last counted attempt.)
+//
+// Attempt takes the attempt's own key first (a user-and-address pair) and
+// then shared keys (the address): a shared key holds an attempt back only
+// when its own key has already failed, so the right password of someone who
+// has not failed from that address is always checked. Keys starting with
+// "ip:" have IPLimit; all others UserLimit. Set the fields before use; zero
+// values take the defaults.
 type LoginThrottle struct {
 	pool      *pgxpool.Pool
-	UserLimit int           // failures per account key and window; default 10
-	IPLimit   int           // failures per "ip:" key and window; default 50
-	Window    time.Duration // default 15 minutes
+	UserLimit int           // free attempts per pair (and account) key; default 10
+	IPLimit   int           // free attempts per "ip:" key; default 50
+	BaseDelay time.Duration // first delay past the limit; default 1 s
+	MaxDelay  time.Duration // longest delay; default 15 minutes
+	Window    time.Duration // a key is forgotten this long after its last counted attempt; default 1 hour
 }
 
 var _ cmdsession.Throttle = (*LoginThrottle)(nil)
@@ -239,7 +250,9 @@ var _ cmdsession.Throttle = (*LoginThrottle)(nil)
 const (
 	DefaultUserLimit      = 10
 	DefaultIPLimit        = 50
-	DefaultThrottleWindow = 15 * time.Minute
+	DefaultBaseDelay      = time.Second
+	DefaultMaxDelay       = 15 * time.Minute
+	DefaultThrottleWindow = time.Hour
 )
 
 // NewLoginThrottle returns a throttle over pool with the default limits.
@@ -247,69 +260,113 @@ func NewLoginThrottle(pool *pgxpool.Pool) *LoginThrottle {
 	if pool == nil {
 		panic("postgres.NewLoginThrottle: nil pool")
 	}
-	return &LoginThrottle{pool: pool, UserLimit: DefaultUserLimit, IPLimit: DefaultIPLimit, Window: DefaultThrottleWindow}
+	return &LoginThrottle{pool: pool, UserLimit: DefaultUserLimit, IPLimit: DefaultIPLimit,
+		BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay, Window: DefaultThrottleWindow}
 }
 
-func (t *LoginThrottle) window() time.Duration {
-	if t.Window <= 0 {
-		return DefaultThrottleWindow
+func orDefault[T int | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
 	}
-	return t.Window
+	return v
 }
+
+func (t *LoginThrottle) window() time.Duration { return orDefault(t.Window, DefaultThrottleWindow) }
 
 func (t *LoginThrottle) limit(key string) int {
 	if strings.HasPrefix(key, "ip:") {
-		if t.IPLimit <= 0 {
-			return DefaultIPLimit
-		}
-		return t.IPLimit
+		return orDefault(t.IPLimit, DefaultIPLimit)
 	}
-	if t.UserLimit <= 0 {
-		return DefaultUserLimit
-	}
-	return t.UserLimit
+	return orDefault(t.UserLimit, DefaultUserLimit)
 }
 
-// Attempt counts one sign-in attempt against each key, atomically, and
-// returns how long to wait when any key is now over its limit: the attempt
-// must then be refused. Counting before the credentials are checked means
-// that concurrent guesses cannot slip past the limit; an attempt that turns
-// out right is taken back with Forgive (or Reset). A key whose window has
-// ended starts a new one.
+// delay is how long a key with count counted attempts, the last one age
+// ago, still holds the next attempt back (0: not at all).
+func (t *LoginThrottle) delay(key string, count int, age time.Duration) time.Duration {
+	over := count - t.limit(key)
+	if over < 0 {
+		return 0
+	}
+	maxDelay := orDefault(t.MaxDelay, DefaultMaxDelay)
+	d := orDefault(t.BaseDelay, DefaultBaseDelay) << min(over, 30)
+	if d <= 0 || d > maxDelay {
+		d = maxDelay
+	}
+	return max(d-age, 0)
+}
+
+// Attempt decides on one sign-in attempt, atomically: when keys[0] is being
+// delayed, or keys[0] has failed before and another key is being delayed, it
+// returns how long to wait and counts nothing (the attempt must be refused);
+// otherwise it counts the attempt against every key and returns 0. Counting
+// before the credentials are checked means that concurrent guesses cannot
+// slip past the limits; an attempt that turns out right is taken back with
+// Reset or Forgive.
 func (t *LoginThrottle) Attempt(ctx context.Context, keys ...string) (time.Duration, error) {
 	if len(keys) == 0 {
 		return 0, nil
 	}
-	rows, err := t.pool.Query(ctx, `
-INSERT INTO login_failures AS f (key, window_start, count)
-SELECT DISTINCT k, now(), 1 FROM unnest($1::text[]) AS k ORDER BY k -- one lock order for every statement
-ON CONFLICT (key) DO UPDATE SET
-    window_start = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN now() ELSE f.window_start END,
-    count        = CASE WHEN f.window_start + $2 * interval '1 microsecond' <= now() THEN 1 ELSE f.count + 1 END
-RETURNING key, count, extract(epoch FROM window_start + $2 * interval '1 microsecond' - now())`,
-		keys, micros(t.window()))
+	wait, err := t.attempt(ctx, keys)
 	if err != nil {
 		return 0, fmt.Errorf("login throttle: %w", err)
 	}
-	defer rows.Close()
-	var wait time.Duration
+	return wait, nil
+}
+
+func (t *LoginThrottle) attempt(ctx context.Context, keys []string) (time.Duration, error) {
+	tx, err := t.pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	// Every key gets a row, then the rows are locked in key order (one
+	// lock order for every statement: no deadlock).
+	if _, err := tx.Exec(ctx, `INSERT INTO login_failures (key, window_start, count)
+		SELECT DISTINCT k, now(), 0 FROM unnest($1::text[]) AS k ORDER BY k ON CONFLICT (key) DO NOTHING`, keys); err != nil {
+		return 0, err
+	}
+	rows, err := tx.Query(ctx, `SELECT key, count, extract(epoch FROM now() - window_start)
+		FROM login_failures WHERE key = ANY($1) ORDER BY key FOR UPDATE`, keys)
+	if err != nil {
+		return 0, err
+	}
+	counts := map[string]int{}
+	ages := map[string]time.Duration{}
 	for rows.Next() {
 		var (
 			key   string
 			count int
-			left  float64
+			age   float64
 		)
-		if err := rows.Scan(&key, &count, &left); err != nil {
-			return 0, fmt.Errorf("login throttle: %w", err)
+		if err := rows.Scan(&key, &count, &age); err != nil {
+			rows.Close()
+			return 0, err
 		}
-		if count > t.limit(key) {
-			wait = max(wait, time.Duration(left*float64(time.Second)))
+		ages[key] = time.Duration(age * float64(time.Second))
+		if ages[key] < t.window() {
+			counts[key] = count
 		}
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("login throttle: %w", err)
+		return 0, err
 	}
-	return wait, nil
+	own := keys[0]
+	wait := t.delay(own, counts[own], ages[own])
+	if counts[own] > 0 {
+		for _, k := range keys[1:] {
+			wait = max(wait, t.delay(k, counts[k], ages[k]))
+		}
+	}
+	if wait > 0 {
+		return wait, nil // rolled back: nothing counted
+	}
+	if _, err := tx.Exec(ctx, `UPDATE login_failures SET window_start = now(),
+		count = CASE WHEN window_start + $2 * interval '1 microsecond' <= now() THEN 1 ELSE count + 1 END
+		WHERE key = ANY($1)`, keys, micros(t.window())); err != nil {
+		return 0, err
+	}
+	return 0, tx.Commit(ctx)
 }
 
 // Forgive takes one attempt back from each key: the sign-in was right.

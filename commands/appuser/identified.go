@@ -23,11 +23,11 @@ type Passwords interface {
 	DummyVerify(password string)
 }
 
-// Throttle counts sign-in attempts per key in a window (the one the CMS
-// password grant uses).
+// Throttle slows guessing (the one the CMS password grant uses; see
+// cmdsession.Throttle).
 type Throttle interface {
-	// Attempt counts an attempt against each key and returns how long to
-	// wait when any key is over its limit (0 when all are within).
+	// Attempt decides on an attempt (keys[0] its own key, then the
+	// address's), as cmdsession.Throttle's: a wait when held back.
 	Attempt(ctx context.Context, keys ...string) (time.Duration, error)
 	// Forgive takes an attempt back (it was right).
 	Forgive(ctx context.Context, keys ...string) error
@@ -131,10 +131,7 @@ func (s *Service) attempt(ctx context.Context, keys []string) error {
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		if err := s.throttle.Forgive(ctx, keys...); err != nil {
-			return err
-		}
+	if wait > 0 { // held back: not counted
 		return fault.New(fault.TooManyRequests, msgTooManyAttempts).With("retryAfter", int(math.Ceil(wait.Seconds())))
 	}
 	return nil
@@ -249,7 +246,7 @@ func identifiedKey(app, email string) string {
 }
 
 // Login signs an identified user in with an app's token: it checks the
-// credentials (failures are throttled per account and per address, as the
+// credentials (failures are throttled per account-and-address pair and per address, as the
 // CMS password grant's), links the device (the app user whose alias is
 // DeviceID) to the user, so that pushes to the user reach it, and issues a
 // token that acts for the user within the app.
@@ -267,13 +264,12 @@ func (s *Service) Login(ctx context.Context, in Login) (appuser.Identified, cmds
 		return appuser.Identified{}, cmdsession.Token{}, fault.Invalidf(MsgBadCredentials)
 	}
 	ip, _ := netip.ParseAddr(a.ClientIP)
-	account := identifiedKey(app, in.Email)
-	keys := []string{account}
-	if ip.IsValid() {
-		keys = append(keys, cmdsession.IPKey(ip))
-	}
-	// Counted before the password is checked, so that parallel guesses
-	// cannot get past the limit; taken back when it is right.
+	// Throttled per account-and-address pair and per address, as the CMS
+	// password grant: guesses from one address never hold back the right
+	// password from another. Counted before the password is checked, so
+	// that parallel guesses cannot get past the limits; taken back when it
+	// is right.
+	keys := cmdsession.Keys(identifiedKey(app, in.Email), ip)
 	if err := s.attempt(ctx, keys); err != nil {
 		return appuser.Identified{}, cmdsession.Token{}, err
 	}
@@ -281,7 +277,7 @@ func (s *Service) Login(ctx context.Context, in Login) (appuser.Identified, cmds
 	if err != nil {
 		return user, cmdsession.Token{}, err
 	}
-	if err := s.throttle.Reset(ctx, account); err != nil {
+	if err := s.throttle.Reset(ctx, keys[0]); err != nil {
 		return user, cmdsession.Token{}, err
 	}
 	if err := s.throttle.Forgive(ctx, keys[1:]...); err != nil {

@@ -49,15 +49,20 @@ type Secrets interface {
 	Token(n int) string
 }
 
-// Throttle counts failed sign-ins per key in a window.
+// Throttle slows guessing: it counts sign-in attempts per key and holds
+// attempts back with growing delays, never locking the right credentials of
+// someone who has not failed out. See docs/security.md.
 type Throttle interface {
-	// Attempt counts an attempt against each key and returns how long to
-	// wait when any key is over its limit (0 when all are within).
+	// Attempt decides on an attempt. keys[0] is the attempt's own key (a
+	// user-and-address pair); the others (the address) hold it back only
+	// when keys[0] has failed before. It returns how long to wait when the
+	// attempt is held back (then nothing is counted), else counts it
+	// against every key, atomically, and returns 0.
 	Attempt(ctx context.Context, keys ...string) (retryAfter time.Duration, err error)
 	// Forgive takes an attempt back (it was right).
 	Forgive(ctx context.Context, keys ...string) error
 	Reset(ctx context.Context, keys ...string) error
-	// Prune forgets windows that have ended.
+	// Prune forgets keys that have been quiet long enough.
 	Prune(ctx context.Context) (int64, error)
 }
 
@@ -203,15 +208,26 @@ func cut(s string) string {
 	return s
 }
 
-// UserKey and IPKey name the throttle counters.
-func UserKey(username string) string { return "user:" + cut(strings.ToLower(username)) }
-func IPKey(ip netip.Addr) string     { return "ip:" + ip.Unmap().String() }
+// UserKey, ClientKey and IPKey name the throttle counters.
+func UserKey(username string) string   { return "user:" + cut(strings.ToLower(username)) }
+func ClientKey(clientID string) string { return "client:" + cut(clientID) }
+func IPKey(ip netip.Addr) string       { return "ip:" + ip.Unmap().String() }
 
-// keys returns the counters of an attempt: the account's and, when the
-// address is known, the address's.
-func keys(account string, ip netip.Addr) []string {
+// PairKey names the counter of an account (UserKey, ClientKey, ...) signing
+// in from ip; the account's own when the address is unknown.
+func PairKey(account string, ip netip.Addr) string {
 	if ip.IsValid() {
-		return []string{account, IPKey(ip)}
+		return account + "|" + IPKey(ip)
+	}
+	return account
+}
+
+// Keys returns the counters of an attempt, as Throttle.Attempt takes them:
+// the account-and-address pair's first, then, when the address is known,
+// the address's.
+func Keys(account string, ip netip.Addr) []string {
+	if ip.IsValid() {
+		return []string{PairKey(account, ip), IPKey(ip)}
 	}
 	return []string{account}
 }
@@ -221,22 +237,26 @@ func (s *Service) attempt(ctx context.Context, keys []string) error {
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		// Refused attempts check nothing: they do not count.
-		if err := s.throttle.Forgive(ctx, keys...); err != nil {
-			return err
-		}
+	if wait > 0 { // held back: not counted
 		return fault.New(fault.TooManyRequests, msgTooManyFailure).With("retryAfter", int(math.Ceil(wait.Seconds())))
 	}
 	return nil
 }
 
+// succeeded takes a right attempt back: the pair's failures are forgotten
+// and the address's count goes down by one.
+func (s *Service) succeeded(ctx context.Context, keys []string) error {
+	if err := s.throttle.Reset(ctx, keys[0]); err != nil {
+		return err
+	}
+	return s.throttle.Forgive(ctx, keys[1:]...)
+}
+
 // PasswordGrant signs a CMS user in (grant_type=password).
 func (s *Service) PasswordGrant(ctx context.Context, username, password string, ip netip.Addr) (Token, error) {
-	userKey := UserKey(username)
-	ks := keys(userKey, ip)
+	ks := Keys(UserKey(username), ip)
 	// Counted before the password is checked, so that parallel guesses
-	// cannot get past the limit; taken back below when it is right.
+	// cannot get past the limits; taken back below when it is right.
 	if err := s.attempt(ctx, ks); err != nil {
 		return Token{}, err
 	}
@@ -252,10 +272,7 @@ func (s *Service) PasswordGrant(ctx context.Context, username, password string, 
 		return Token{}, fault.New(fault.Unauthenticated, msgBadLogin)
 	}
 	// The password is right: not a guessing attempt, whatever follows.
-	if err := s.throttle.Reset(ctx, userKey); err != nil {
-		return Token{}, err
-	}
-	if err := s.throttle.Forgive(ctx, ks[1:]...); err != nil {
+	if err := s.succeeded(ctx, ks); err != nil {
 		return Token{}, err
 	}
 	if c.Disabled {
@@ -269,13 +286,11 @@ func (s *Service) PasswordGrant(ctx context.Context, username, password string, 
 
 // ClientCredentials signs an app in (grant_type=client_credentials).
 func (s *Service) ClientCredentials(ctx context.Context, clientID, secret string, ip netip.Addr) (Token, error) {
-	// Throttled by address only: client ids ship inside apps, so a
-	// per-client counter would let anyone lock every device of an app out;
-	// the 40-character secrets cannot be guessed anyway.
-	var ks []string
-	if ip.IsValid() {
-		ks = []string{IPKey(ip)}
-	}
+	// Throttled per client-and-address pair and per address, as users
+	// are: client ids ship inside apps, so wrong secrets sent from one
+	// address must not hold back the app's devices elsewhere, nor those
+	// behind the same address that never failed.
+	ks := Keys(ClientKey(clientID), ip)
 	if err := s.attempt(ctx, ks); err != nil {
 		return Token{}, err
 	}
@@ -283,7 +298,7 @@ func (s *Service) ClientCredentials(ctx context.Context, clientID, secret string
 	if err != nil {
 		return Token{}, err
 	}
-	if err := s.throttle.Forgive(ctx, ks...); err != nil {
+	if err := s.succeeded(ctx, ks); err != nil {
 		return Token{}, err
 	}
 	return s.issue(ctx, Grant{Subject: SubjectApp, SubjectID: app.ID, App: app.ID, Family: s.secrets.Token(TokenLength), Scope: ScopeApp}, ip)

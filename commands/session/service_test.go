@@ -56,6 +56,7 @@ CREATE VIEW identity_apps AS SELECT * FROM proj_identity_v1.identity_apps;`); er
 	}
 	th := postgres.NewLoginThrottle(pool)
 	th.UserLimit, th.IPLimit = userLimit, ipLimit
+	th.BaseDelay = time.Minute // so that no delay ends while a test runs
 	read := rmidentity.New(pool)
 	pw := password.Bcrypt{Cost: bcrypt.MinCost}
 	return &env{pool: pool, pw: pw,
@@ -197,18 +198,36 @@ func TestWrongPasswordCounts(t *testing.T) {
 	if err.Error() != "Invalid username or password" {
 		t.Errorf("unknown user: message %q", err.Error())
 	}
-	if n := e.failures(t, "user:alice"); n != 1 {
-		t.Errorf("user:alice failures %d, want 1", n)
+	if n := e.failures(t, pair("alice", ip1)); n != 1 {
+		t.Errorf("alice failures %d, want 1", n)
 	}
-	if n := e.failures(t, "user:nobody"); n != 1 {
-		t.Errorf("user:nobody failures %d, want 1", n)
+	if n := e.failures(t, pair("nobody", ip1)); n != 1 {
+		t.Errorf("nobody failures %d, want 1", n)
 	}
 	if n := e.failures(t, "ip:"+ip1.String()); n != 2 {
 		t.Errorf("ip failures %d, want 2", n)
 	}
 }
 
-func TestThrottlePerUser(t *testing.T) {
+func pair(username string, ip netip.Addr) string {
+	return cmdsession.PairKey(cmdsession.UserKey(username), ip)
+}
+
+func retryAfter(t *testing.T, err error) int {
+	t.Helper()
+	wantKind(t, err, fault.TooManyRequests)
+	var fe *fault.Error
+	if !errors.As(err, &fe) {
+		t.Fatal(err)
+	}
+	s, ok := fe.Extra["retryAfter"].(int)
+	if !ok || s < 1 || s > 15*60 {
+		t.Errorf("retryAfter %v, want 1..900 seconds", fe.Extra["retryAfter"])
+	}
+	return s
+}
+
+func TestThrottlePerPair(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t, cmdsession.Config{})
@@ -223,34 +242,44 @@ func TestThrottlePerUser(t *testing.T) {
 	if _, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.failures(t, "user:alice"); n != 0 {
-		t.Errorf("user failures after success %d, want 0", n)
+	if n := e.failures(t, pair("alice", ip1)); n != 0 {
+		t.Errorf("pair failures after success %d, want 0", n)
 	}
 	if n := e.failures(t, "ip:"+ip1.String()); n != userLimit-1 {
 		t.Errorf("ip failures after success %d, want %d (not reset)", n, userLimit-1)
 	}
 
-	// At the limit, even the right password from another address is refused.
-	for i := range userLimit {
-		_, err := e.svc.PasswordGrant(ctx, "alice", "wrong", []netip.Addr{ip1, ip2}[i%2])
+	// At the limit, the guessing pair is slowed, whatever the name's case:
+	// wrong and right passwords alike wait.
+	for range userLimit {
+		_, err := e.svc.PasswordGrant(ctx, "alice", "wrong", ip1)
 		wantKind(t, err, fault.Unauthenticated)
 	}
-	_, err := e.svc.PasswordGrant(ctx, "ALICE", "alice-password", ip2)
-	wantKind(t, err, fault.TooManyRequests)
-	var fe *fault.Error
-	if !errors.As(err, &fe) {
-		t.Fatal(err)
-	}
-	if s, ok := fe.Extra["retryAfter"].(int); !ok || s < 1 || s > 15*60 {
-		t.Errorf("retryAfter %v, want 1..900 seconds", fe.Extra["retryAfter"])
-	}
+	_, err := e.svc.PasswordGrant(ctx, "alice", "wrong", ip1)
+	first := retryAfter(t, err)
+	_, err = e.svc.PasswordGrant(ctx, "ALICE", "alice-password", ip1)
+	retryAfter(t, err)
 	// Refused attempts are not counted.
-	if n := e.failures(t, "user:alice"); n != userLimit {
-		t.Errorf("user failures %d, want %d", n, userLimit)
+	if n := e.failures(t, pair("alice", ip1)); n != userLimit {
+		t.Errorf("pair failures %d, want %d", n, userLimit)
 	}
-	// Another user is not affected.
-	if _, err := e.svc.PasswordGrant(ctx, "bob", "bob-password", ip2); err != nil {
-		t.Errorf("bob: %v", err)
+	// The delay grows with each counted failure past the limit.
+	e.exec(t, `UPDATE login_failures SET window_start = now() - interval '2 minutes' WHERE key = ANY($1)`,
+		[]string{pair("alice", ip1), "ip:" + ip1.String()})
+	_, err = e.svc.PasswordGrant(ctx, "alice", "wrong", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	_, err = e.svc.PasswordGrant(ctx, "alice", "wrong", ip1)
+	if next := retryAfter(t, err); next <= first {
+		t.Errorf("retryAfter %d after one more failure, want more than %d", next, first)
+	}
+
+	// The account is not locked: the right password from another address
+	// signs in, and so does another user from the guessing address.
+	if _, err := e.svc.PasswordGrant(ctx, "Alice", "alice-password", ip2); err != nil {
+		t.Errorf("alice from another address: %v", err)
+	}
+	if _, err := e.svc.PasswordGrant(ctx, "bob", "bob-password", ip1); err != nil {
+		t.Errorf("bob from the guessing address: %v", err)
 	}
 }
 
@@ -258,20 +287,36 @@ func TestThrottlePerIP(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t, cmdsession.Config{})
-	e.addUser(t, "u1", "alice", "alice-password", userOpts{})
+	e.addUser(t, "u1", "alice", "alice-password", userOpts{admin: true})
 
 	// Spraying many names from one address.
+	names := []string{"a", "b", "c", "d", "e", "f"}
 	for i := range ipLimit {
-		_, err := e.svc.PasswordGrant(ctx, []string{"a", "b", "c", "d", "e", "f"}[i%6]+"-user", "guess", ip1)
+		_, err := e.svc.PasswordGrant(ctx, names[i%len(names)]+"-user", "guess", ip1)
 		wantKind(t, err, fault.Unauthenticated)
 	}
-	_, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
-	wantKind(t, err, fault.TooManyRequests)
+	// A name that has failed from the address waits...
+	_, err := e.svc.PasswordGrant(ctx, "a-user", "guess", ip1)
+	retryAfter(t, err)
 	_, err = e.svc.ClientCredentials(ctx, "some-client", "x", ip1)
-	wantKind(t, err, fault.TooManyRequests)
-	// Other addresses are not affected.
-	if _, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip2); err != nil {
+	wantKind(t, err, fault.Unauthenticated) // a first try of that client
+	_, err = e.svc.ClientCredentials(ctx, "some-client", "x", ip1)
+	retryAfter(t, err)
+	// ...but the right password of a user who has not failed from it
+	// signs in, and so does everyone from other addresses.
+	if _, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1); err != nil {
+		t.Errorf("alice from the sprayed address: %v", err)
+	}
+	if _, err := e.svc.PasswordGrant(ctx, "a-user", "guess", ip2); !fault.Is(err, fault.Unauthenticated) {
 		t.Errorf("other address: %v", err)
+	}
+	// One wrong password from the sprayed address, and that user waits too.
+	_, err = e.svc.PasswordGrant(ctx, "alice", "wrong", ip1)
+	wantKind(t, err, fault.Unauthenticated)
+	_, err = e.svc.PasswordGrant(ctx, "alice", "alice-password", ip1)
+	retryAfter(t, err)
+	if _, err := e.svc.PasswordGrant(ctx, "alice", "alice-password", ip2); err != nil {
+		t.Errorf("alice from another address: %v", err)
 	}
 }
 
@@ -328,7 +373,7 @@ func TestIPAllowlist(t *testing.T) {
 		}
 	}
 	// A refused address is not a password failure.
-	if n := e.failures(t, "user:alice"); n != 0 {
+	if n := e.failures(t, pair("alice", netip.MustParseAddr("11.0.0.1"))); n != 0 {
 		t.Errorf("user failures %d, want 0", n)
 	}
 	// The wrong password from a refused address is still a plain 401.
@@ -381,8 +426,8 @@ func TestClientCredentials(t *testing.T) {
 			t.Errorf("message %q", err.Error())
 		}
 	}
-	if n := e.failures(t, "client:client-1"); n != 0 {
-		t.Errorf("client failures %d, want 0: apps are throttled by address only", n)
+	if n := e.failures(t, cmdsession.PairKey(cmdsession.ClientKey("client-1"), ip1)); n != 1 {
+		t.Errorf("client failures %d, want 1: apps are throttled per client and address", n)
 	}
 	if n := e.failures(t, "ip:"+ip1.String()); n != 3 {
 		t.Errorf("ip failures %d, want 3", n)
@@ -641,8 +686,8 @@ func TestAuthenticateUnknown(t *testing.T) {
 	}
 }
 
-// Parallel guesses cannot get past the limit: each attempt is counted
-// before the password is checked.
+// Parallel guesses of one pair cannot get past the limit: each attempt is
+// counted, under a row lock, before the password is checked.
 func TestThrottleHoldsUnderParallelGuesses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -655,7 +700,7 @@ func TestThrottleHoldsUnderParallelGuesses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := e.svc.PasswordGrant(ctx, "alice", "wrong", []netip.Addr{ip1, ip2}[i%2])
+			_, err := e.svc.PasswordGrant(ctx, []string{"alice", "ALICE"}[i%2], "wrong", ip1)
 			errs <- err
 		}()
 	}
