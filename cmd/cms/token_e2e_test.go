@@ -299,7 +299,8 @@ func TestAuthentication(t *testing.T) {
 
 func TestLoginRateLimit(t *testing.T) {
 	t.Parallel()
-	ts := startServer(t, withConfig(func(c *Config) { c.AccessTokenTTL = 1500 * time.Millisecond }))
+	ts := startServer(t, withConfig(func(c *Config) { c.AccessTokenTTL = 1500 * time.Millisecond }),
+		withTrustedProxies("127.0.0.1/32")) // so that X-Forwarded-For names other addresses
 	// The admin's token lives 1.5 s too, less than a write may take on a
 	// loaded machine: sign in again before each admin call.
 	ts.createUser("victim", nil)
@@ -317,31 +318,36 @@ func TestLoginRateLimit(t *testing.T) {
 		}
 		failures++
 	}
+	// The guessing pair is slowed: wrong and right passwords alike wait,
+	// whatever the username's case.
 	r := ts.passwordGrant("victim", "wrong-password-again", nil)
 	expectHaloError(t, r, 429)
 	ra, err := strconv.Atoi(r.Header.Get("Retry-After"))
 	if err != nil || ra <= 0 || ra > 15*60 {
 		t.Errorf("%s: Retry-After %q, want seconds in (0, 900]", r, r.Header.Get("Retry-After"))
 	}
-	// The right password is refused too until the window passes, whatever
-	// the username's case.
-	expectHaloError(t, ts.passwordGrant("victim", userPass, nil), 429)
 	expectHaloError(t, ts.post("/api/oauth/token", "", map[string]string{"grant_type": "password", "username": "VICTIM", "password": userPass}), 429)
-	// Other accounts are not locked out.
+	// The account is not locked: the right password from another address
+	// signs in, and so does another user from this one.
+	expectStatus(t, ts.passwordGrant("victim", userPass, http.Header{"X-Forwarded-For": {"203.0.113.50"}}), 200)
 	expectStatus(t, ts.passwordGrant("bystander", userPass, nil), 200)
 
-	// Apps are throttled by address only: wrong secrets do not lock the
-	// app's devices out.
+	// Apps are throttled per client and address too: wrong secrets do not
+	// lock the app's devices out.
 	cc := func(secret string) response {
 		return ts.post("/api/oauth/token?_app", "", form("grant_type", "client_credentials", "client_id", app.ClientID, "client_secret", secret))
 	}
-	for i := 1; i <= postgres.DefaultUserLimit+1; i++ {
+	for i := 1; i <= postgres.DefaultUserLimit; i++ {
 		if r := cc("wrong-secret"); r.Status != 401 {
 			t.Fatalf("failed client attempt %d: %s, want 401", i, r)
 		}
 		failures++
 	}
+	expectHaloError(t, cc("wrong-secret"), 429)
 	r = cc(*app.ClientSecret)
+	expectHaloError(t, r, 429)
+	r = ts.do(request{method: http.MethodPost, path: "/api/oauth/token?_app", header: http.Header{"X-Forwarded-For": {"203.0.113.51"}},
+		body: form("grant_type", "client_credentials", "client_id", app.ClientID, "client_secret", *app.ClientSecret)})
 	expectStatus(t, r, 200)
 
 	// This server's access tokens live 1.5 s: expires_in says so, and an
@@ -359,17 +365,16 @@ func TestLoginRateLimit(t *testing.T) {
 	ts.mustJSON(ts.post("/api/oauth/token", "", form("grant_type", "refresh_token", "refresh_token", tr.RefreshToken)), 200, &fresh)
 	expectStatus(t, ts.get("/core-api/app/", fresh.AccessToken), 200)
 
-	// The address limit: once one address failed that often, every
-	// sign-in from it is refused.
-	for failures < postgres.DefaultIPLimit {
-		if r := cc("wrong-secret"); r.Status != 401 {
+	// The address limit: once one address failed that often, names that
+	// failed from it wait, but the admin's right password still signs in.
+	for i := 0; failures < postgres.DefaultIPLimit; i++ {
+		if r := ts.passwordGrant("sprayed-"+strconv.Itoa(i), "guess", nil); r.Status != 401 {
 			t.Fatalf("failed attempt %d from one address: %s, want 401", failures+1, r)
 		}
 		failures++
 	}
-	expectHaloError(t, cc("wrong-secret"), 429)
-	expectHaloError(t, cc(*app.ClientSecret), 429)
-	expectHaloError(t, ts.passwordGrant("bystander", userPass, nil), 429)
+	expectHaloError(t, ts.passwordGrant("sprayed-0", "guess", nil), 429)
+	expectStatus(t, ts.passwordGrant(adminUser, adminPass, nil), 200)
 }
 
 func TestIPAllowlist(t *testing.T) {
