@@ -266,8 +266,8 @@ func TestRegisterLoginPocket(t *testing.T) {
 		t.Errorf("login did not link the second device: %q", u.Identified)
 	}
 
-	// Throttle: after userLimit failures the account is refused for a while,
-	// even with the right password.
+	// Throttle: after userLimit failures the account-and-address pair (here
+	// no address is known) waits, even with the right password.
 	for range userLimit {
 		_, _, err := e.svc.Login(as(e.ctx, app1), cmdappuser.Login{Email: "ann@example.com", Password: "guess-guess"})
 		wantKind(t, err, fault.Invalid)
