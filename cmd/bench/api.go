@@ -109,8 +109,8 @@ func snippet(b []byte, n int) string {
 }
 
 // token signs in, retrying for loginRetry: users and apps reach
-// the read model asynchronously. The retries back off: the server's login
-// throttle locks an account for 15 minutes after 10 failures.
+// the read model asynchronously. The retries back off: past 10 failures
+// from one address the server's login throttle makes that account wait.
 func (a *cmsAPI) token(ctx context.Context, form url.Values) (string, error) {
 	start := time.Now()
 	wait := 250 * time.Millisecond
