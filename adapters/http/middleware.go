@@ -135,6 +135,16 @@ func bearer(r *http.Request) string {
 // Missing, unknown or expired tokens get 401 (the SDKs re-authenticate
 // only on 401); a valid token from a refused address gets 403.
 func (s *server) authenticate(next http.Handler) http.Handler {
+	return s.authenticator(next, false)
+}
+
+// authenticateRecovering is authenticate that also takes an identified
+// user's expired (not revoked) token as its app's (RecoveringRouter).
+func (s *server) authenticateRecovering(next http.Handler) http.Handler {
+	return s.authenticator(next, true)
+}
+
+func (s *server) authenticator(next http.Handler, recovering bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := bearer(r)
 		if tok == "" {
@@ -142,7 +152,16 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		ip := ClientIP(r.Context())
-		actor, err := s.Sessions.Authenticate(r.Context(), tok, ip)
+		check := func(ctx context.Context) (access.Actor, error) {
+			a, err := s.Sessions.Authenticate(ctx, tok, ip)
+			if recovering && fault.Is(err, fault.Unauthenticated) {
+				if ra, rerr := s.Sessions.RecoverIdentified(ctx, tok, ip); rerr == nil {
+					return ra, nil
+				}
+			}
+			return a, err
+		}
+		actor, err := check(r.Context())
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -155,7 +174,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", actor.CorrelationID)
 		ctx := access.WithActor(r.Context(), actor)
 		ctx = context.WithValue(ctx, recheckKey{}, func(ctx context.Context) (access.Actor, error) {
-			a, err := s.Sessions.Authenticate(ctx, tok, ip)
+			a, err := check(ctx)
 			a.ClientIP, a.CorrelationID = actor.ClientIP, actor.CorrelationID
 			return a, err
 		})

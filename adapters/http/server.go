@@ -27,6 +27,9 @@ type Sessions interface {
 	ClientCredentials(ctx context.Context, clientID, secret string, ip netip.Addr) (cmdsession.Token, error)
 	Refresh(ctx context.Context, refreshToken, clientID, clientSecret string, ip netip.Addr) (cmdsession.Token, error)
 	Authenticate(ctx context.Context, accessToken string, ip netip.Addr) (access.Actor, error)
+	// RecoverIdentified: an identified user's expired (not revoked)
+	// access token as its app, for the routes of a RecoveringRouter only.
+	RecoverIdentified(ctx context.Context, accessToken string, ip netip.Addr) (access.Actor, error)
 	Revoke(ctx context.Context, token string) error
 }
 
@@ -60,6 +63,14 @@ type Context interface {
 // that answer 410 Gone to anyone, for example).
 type PublicRouter interface {
 	PublicRoutes(r chi.Router)
+}
+
+// RecoveringRouter is a Context with routes that, besides every token the
+// others accept, take an identified user's expired (not revoked) access
+// token as its app's: the identified login, which iOS calls with the
+// expired token when it signs in again. Nothing else may accept it.
+type RecoveringRouter interface {
+	RecoveringRoutes(r chi.Router)
 }
 
 // BodyLimiter is a Context that bounds some of its request bodies
@@ -124,6 +135,14 @@ func NewRouter(kit *Kit, d Deps, cfg Config, contexts ...Context) http.Handler {
 		r.Use(s.authenticate)
 		for _, c := range contexts {
 			c.Routes(r)
+		}
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticateRecovering)
+		for _, c := range contexts {
+			if rr, ok := c.(RecoveringRouter); ok {
+				rr.RecoveringRoutes(r)
+			}
 		}
 	})
 	legacy(r)

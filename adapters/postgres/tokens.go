@@ -106,6 +106,26 @@ WHERE token_hash = $1 AND kind = 'access' AND revoked_at IS NULL AND expires_at 
 	return g, time.Duration(left) * time.Microsecond, nil
 }
 
+// Expired returns the grant of an access token that is known and not
+// revoked, and expired no longer than within ago; any other token, a live
+// one included, is session.ErrTokenNotFound. It never reads the cache:
+// what it answers is never a live token's.
+func (s *TokenStore) Expired(ctx context.Context, hash []byte, within time.Duration) (cmdsession.Grant, error) {
+	var g cmdsession.Grant
+	err := s.pool.QueryRow(ctx, `
+SELECT subject_kind, subject_id, family_id, scope, app FROM oauth_tokens
+WHERE token_hash = $1 AND kind = 'access' AND revoked_at IS NULL
+  AND expires_at <= now() AND expires_at > now() - $2 * interval '1 microsecond'`, hash, micros(within)).
+		Scan(&g.Subject, &g.SubjectID, &g.Family, &g.Scope, &g.App)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return cmdsession.Grant{}, cmdsession.ErrTokenNotFound
+	}
+	if err != nil {
+		return cmdsession.Grant{}, fmt.Errorf("expired access token: %w", err)
+	}
+	return g, nil
+}
+
 // Refresh returns the grant of a live refresh token; for a spent one, its
 // grant and session.ErrTokenSpent (even when its family was revoked since,
 // so that repeated reuse keeps being reported as such); otherwise
@@ -212,9 +232,13 @@ func (s *TokenStore) RevokeSubject(ctx context.Context, kind cmdsession.SubjectK
 }
 
 // DeleteExpired deletes tokens past their expiry (spent refresh tokens are
-// kept until then, for reuse detection) and returns how many it deleted.
-func (s *TokenStore) DeleteExpired(ctx context.Context) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM oauth_tokens WHERE expires_at <= now()`)
+// kept until then, for reuse detection), except identified users' access
+// tokens that expired less than keepIdentified ago (see Expired), and
+// returns how many it deleted.
+func (s *TokenStore) DeleteExpired(ctx context.Context, keepIdentified time.Duration) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM oauth_tokens WHERE expires_at <= now()
+		AND NOT (kind = 'access' AND subject_kind = 'identified' AND revoked_at IS NULL
+		         AND expires_at > now() - $1 * interval '1 microsecond')`, micros(keepIdentified))
 	if err != nil {
 		return 0, fmt.Errorf("delete expired tokens: %w", err)
 	}

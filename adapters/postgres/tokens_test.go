@@ -142,12 +142,52 @@ func TestTokenStoreDeleteExpired(t *testing.T) {
 	if _, err := s.Access(ctx, short.AccessHash); !errors.Is(err, cmdsession.ErrTokenNotFound) {
 		t.Errorf("expired access token: %v", err)
 	}
-	n, err := s.DeleteExpired(ctx)
+	n, err := s.DeleteExpired(ctx, 0)
 	if err != nil || n != 2 {
 		t.Errorf("deleted %d, %v; want 2", n, err)
 	}
 	if _, err := s.Access(ctx, long.AccessHash); err != nil {
 		t.Errorf("live token: %v", err)
+	}
+}
+
+// Expired finds an identified user's expired, unrevoked access token
+// within the window, and DeleteExpired keeps it that long.
+func TestTokenStoreExpiredIdentified(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := postgres.NewTokenStore(pgtest.Pool(t))
+	idp, _, _ := newPair("id", time.Millisecond)
+	idp.Subject, idp.SubjectID, idp.App, idp.Scope = cmdsession.SubjectIdentified, "i1", "app1", "app"
+	rev, _, _ := newPair("rev", time.Millisecond)
+	rev.Subject, rev.SubjectID, rev.App = cmdsession.SubjectIdentified, "i2", "app1"
+	live, _, _ := newPair("live", time.Hour)
+	for _, p := range []cmdsession.Pair{idp, rev, live} {
+		if err := s.Issue(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RevokeFamily(ctx, "rev"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	n, err := s.DeleteExpired(ctx, time.Hour)
+	if err != nil || n != 3 { // both refresh tokens and the revoked access token
+		t.Errorf("deleted %d, %v; want 3", n, err)
+	}
+	if g, err := s.Expired(ctx, idp.AccessHash, time.Hour); err != nil || g.Subject != cmdsession.SubjectIdentified || g.App != "app1" {
+		t.Errorf("expired identified token: %+v, %v", g, err)
+	}
+	for name, h := range map[string][]byte{"live": live.AccessHash, "revoked": rev.AccessHash, "refresh": idp.RefreshHash, "unknown": cmdsession.HashToken("x")} {
+		if _, err := s.Expired(ctx, h, time.Hour); !errors.Is(err, cmdsession.ErrTokenNotFound) {
+			t.Errorf("%s: %v, want ErrTokenNotFound", name, err)
+		}
+	}
+	if _, err := s.Expired(ctx, idp.AccessHash, time.Millisecond); !errors.Is(err, cmdsession.ErrTokenNotFound) {
+		t.Errorf("expired longer ago than the window: %v", err)
+	}
+	if n, err := s.DeleteExpired(ctx, time.Millisecond); err != nil || n != 1 {
+		t.Errorf("after the window: deleted %d, %v; want 1", n, err)
 	}
 }
 

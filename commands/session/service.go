@@ -119,14 +119,24 @@ type TokenStore interface {
 	RevokeFamilyOf(ctx context.Context, hash []byte) error
 	// RevokeSubject revokes every token of a user or app.
 	RevokeSubject(ctx context.Context, kind SubjectKind, id string) error
-	// DeleteExpired deletes tokens past their expiry.
-	DeleteExpired(ctx context.Context) (int64, error)
+	// Expired returns the grant of an access token that is known, not
+	// revoked, and expired no longer than within ago; any other token (a
+	// live one included) is ErrTokenNotFound.
+	Expired(ctx context.Context, hash []byte, within time.Duration) (Grant, error)
+	// DeleteExpired deletes tokens past their expiry, except identified
+	// users' unrevoked access tokens that expired less than keepIdentified
+	// ago (Expired still finds them).
+	DeleteExpired(ctx context.Context, keepIdentified time.Duration) (int64, error)
 }
 
 // Config sets token lifetimes.
 type Config struct {
 	AccessTTL  time.Duration // default 24 h
 	RefreshTTL time.Duration // default 30 days
+	// IdentifiedRecovery is how long after it expired an identified
+	// user's access token may still stand for its app on the identified
+	// login (see RecoverIdentified); default RefreshTTL.
+	IdentifiedRecovery time.Duration
 }
 
 // Default lifetimes.
@@ -187,6 +197,9 @@ func NewService(users Users, apps Apps, passwords Passwords, secrets Secrets, to
 	}
 	if cfg.RefreshTTL <= 0 {
 		cfg.RefreshTTL = DefaultRefreshTTL
+	}
+	if cfg.IdentifiedRecovery <= 0 {
+		cfg.IdentifiedRecovery = cfg.RefreshTTL
 	}
 	return &Service{users: users, apps: apps, passwords: passwords, secrets: secrets, tokens: tokens, throttle: throttle, cfg: cfg}
 }
@@ -473,6 +486,34 @@ func (s *Service) Authenticate(ctx context.Context, accessToken string, ip netip
 	return access.Actor{}, fault.New(fault.Unauthenticated, msgBadToken)
 }
 
+// RecoverIdentified lets an identified user's expired access token stand
+// for its app, for the one request that signs an identified user in again:
+// when the token expires, iOS logs in again with it as the bearer. Only a
+// token of an identified user that is known, not revoked and expired no
+// longer than Config.IdentifiedRecovery ago qualifies; the actor is then
+// the app (the login checks the user's own credentials). Anything else,
+// live tokens included (Authenticate serves those), is
+// fault.Unauthenticated.
+func (s *Service) RecoverIdentified(ctx context.Context, accessToken string, ip netip.Addr) (access.Actor, error) {
+	if accessToken == "" {
+		return access.Actor{}, fault.New(fault.Unauthenticated, msgBadToken)
+	}
+	g, err := s.tokens.Expired(ctx, HashToken(accessToken), s.cfg.IdentifiedRecovery)
+	switch {
+	case errors.Is(err, ErrTokenNotFound):
+		return access.Actor{}, fault.New(fault.Unauthenticated, msgBadToken)
+	case err != nil:
+		return access.Actor{}, err
+	case g.Subject != SubjectIdentified || g.App == "":
+		return access.Actor{}, fault.New(fault.Unauthenticated, msgBadToken)
+	}
+	clientIP := ""
+	if ip.IsValid() {
+		clientIP = ip.Unmap().String()
+	}
+	return access.Actor{Kind: access.App, ID: g.App, App: g.App, ClientIP: clientIP}, nil
+}
+
 // Revoke revokes a token (access or refresh) and every token of its family.
 // An unknown token is not an error (RFC 7009).
 func (s *Service) Revoke(ctx context.Context, token string) error {
@@ -496,7 +537,7 @@ func (s *Service) RevokeSubject(ctx context.Context, kind, id string) error {
 // Cleanup deletes expired tokens and ended throttle windows; run it now
 // and then. It returns how many tokens it deleted.
 func (s *Service) Cleanup(ctx context.Context) (int64, error) {
-	n, err := s.tokens.DeleteExpired(ctx)
+	n, err := s.tokens.DeleteExpired(ctx, s.cfg.IdentifiedRecovery)
 	if err != nil {
 		return n, err
 	}

@@ -45,11 +45,17 @@ func (s *API) Routes(r chi.Router) {
 	r.Get("/api/segmentation/appuser/{id}", s.kit.Deprecated(AppUserDeprecation, s.kit.Handle(s.getAppUser)))
 	r.Put("/api/segmentation/appuser/{id}", s.kit.Deprecated(AppUserDeprecation, s.kit.Handle(s.updateAppUser)))
 	r.Post("/api/segmentation/identified/register", s.kit.Handle(s.registerIdentified))
-	r.Post("/api/segmentation/identified/login", s.kit.Handle(s.loginIdentified))
 	r.Post("/api/segmentation/identified/search", s.kit.Handle(s.searchIdentified))
 	r.Get("/api/segmentation/identified-pocket/self", s.kit.Handle(s.getPocket))
 	r.Put("/api/segmentation/identified-pocket", s.kit.Handle(s.putPocket))
 	r.Put("/api/segmentation/identified-pocket/self", s.kit.Handle(s.putPocket))
+}
+
+// RecoveringRoutes registers the identified login, which also takes an
+// identified user's expired (not revoked) token as its app's: when an
+// APP+ token expires, iOS signs in again with it as the bearer.
+func (s *API) RecoveringRoutes(r chi.Router) {
+	r.Post("/api/segmentation/identified/login", s.kit.Handle(s.loginIdentified))
 }
 
 // AppUserDeprecation: HALO 2.0.0 (2016-10-17) deprecated GET, POST and PUT

@@ -94,13 +94,16 @@ type Part interface {
 }
 
 // CheckPart checks every route p registers (at least min paths), its
-// public ones too, against p's own fragment of the OpenAPI document.
+// public and recovering ones too, against p's own fragment of the OpenAPI document.
 func CheckPart(t *testing.T, p Part, min int) {
 	t.Helper()
 	r := chi.NewRouter()
 	p.Routes(r)
 	if pub, ok := p.(interface{ PublicRoutes(chi.Router) }); ok {
 		pub.PublicRoutes(r)
+	}
+	if rec, ok := p.(interface{ RecoveringRoutes(chi.Router) }); ok {
+		rec.RecoveringRoutes(r)
 	}
 	CheckRoutes(t, Load(t, p.OpenAPI()), r, min)
 }

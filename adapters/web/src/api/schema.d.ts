@@ -1576,6 +1576,10 @@ export interface paths {
          *     for the identified user within the app: it reads what the app token reads, reads and writes the
          *     user's pocket, refreshes with the `refresh_token` grant and is revoked like any token. Facebook
          *     and Google sign-ins answer 400 `network not supported`.
+         *
+         *     An identified user's expired token (not revoked, expired no longer ago than the refresh
+         *     lifetime) is taken too, as its app's token: iOS signs in again with it when it expires. No
+         *     other endpoint takes it; a revoked or unknown token is 401.
          */
         post: operations["loginIdentified"];
         delete?: never;
