@@ -102,4 +102,3 @@ func refused(t *testing.T, what string, err error) {
 		t.Fatalf("%s: %v (kind %v), want an Invalid fault", what, err, k)
 	}
 }
-
