@@ -10,6 +10,8 @@
 #   make test             lint, then all tests against real PostgreSQL, then
 #                         the web CMS's checks and browser tests (Chromium)
 #   make lint             gofmt, go vet, staticcheck and the layout's rules (cmd/archcheck)
+#   make fuzz             every Go fuzz target for FUZZTIME each (default 1m;
+#                         make test runs each for 5s)
 #   make bench            benchmarks (BENCH_ARGS=... passes flags)
 #   make clean            stop the private cluster, remove bin/
 #   make web              build the web CMS (adapters/web, npm ci from the lockfile)
@@ -30,6 +32,7 @@ E2E_DB     ?= halocms_e2e
 E2E_PORT   ?= 18765
 E2E_ARGS   ?=
 E2E_SCREENSHOTS ?=
+FUZZTIME   ?= 1m
 
 # Prefix for recipe lines that need a database: exports DATABASE_URL from
 # cmd/devdb (which starts the private cluster if needed) unless it is set.
@@ -38,7 +41,7 @@ WITH_DB = if [ -z "$${DATABASE_URL:-}" ]; then \
 	  echo "DATABASE_URL=$$DATABASE_URL" >&2; \
 	fi;
 
-.PHONY: all build run test lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium
+.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium
 
 all: build
 
@@ -52,7 +55,13 @@ run: pg-deps build
 
 test: lint pg-deps web-check
 	@$(WITH_DB) $(GO) test -count=1 -timeout 20m ./...
+	@GO=$(GO) ./.ci/fuzz 5s
 	@$(MAKE) --no-print-directory web-test
+
+# Go's native fuzzing: every FuzzX target for FUZZTIME each (a crasher
+# lands in the package's testdata/fuzz/; commit it with the fix).
+fuzz:
+	@GO=$(GO) ./.ci/fuzz $(FUZZTIME)
 
 # staticcheck is pinned as a tool in go.mod (go tool fetches it once).
 lint:
