@@ -55,13 +55,13 @@ run: pg-deps build
 
 test: lint pg-deps web-check
 	@$(WITH_DB) $(GO) test -count=1 -timeout 20m ./...
-	@GO=$(GO) ./.ci/fuzz 5s
+	@$(WITH_DB) GO=$(GO) ./.ci/fuzz 5s
 	@$(MAKE) --no-print-directory web-test
 
 # Go's native fuzzing: every FuzzX target for FUZZTIME each (a crasher
 # lands in the package's testdata/fuzz/; commit it with the fix).
-fuzz:
-	@GO=$(GO) ./.ci/fuzz $(FUZZTIME)
+fuzz: pg-deps
+	@$(WITH_DB) GO=$(GO) ./.ci/fuzz $(FUZZTIME)
 
 # staticcheck is pinned as a tool in go.mod (go tool fetches it once).
 lint:
