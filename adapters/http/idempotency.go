@@ -121,7 +121,7 @@ func (s *server) idempotency(next http.Handler) http.Handler {
 		case state == InFlight:
 			s.fail(w, r, fault.New(fault.Conflict, "a request with this Idempotency-Key is still being processed; retry later").With("header", "Idempotency-Key"))
 		case state == Replay:
-			replay(w, ans)
+			s.replay(w, r, ans)
 		default:
 			s.runReserved(w, r, scope, next)
 		}
@@ -147,6 +147,9 @@ func (s *server) runReserved(w http.ResponseWriter, r *http.Request, scope Idemp
 		return
 	}
 	a := StoredAnswer{Status: st, Header: http.Header{}, Body: rec.body.Bytes()}
+	if noStore(w.Header()) { // a secret (a token, an app's secret) is never kept
+		a.Status, a.Body = secretAnswer, nil
+	}
 	for _, h := range replayedHeaders {
 		if v := w.Header().Values(h); len(v) > 0 {
 			a.Header[h] = v
@@ -172,8 +175,32 @@ func (s *server) ownsIdempotency(path string) bool {
 	return false
 }
 
+// secretAnswer is the Status kept for a 2xx answer that held a secret
+// (Cache-Control: no-store): a retry is told it succeeded (409), not
+// shown the secret again.
+const secretAnswer = 0
+
+func noStore(h http.Header) bool {
+	for _, v := range h.Values("Cache-Control") {
+		for _, d := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(d), "no-store") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // replay writes a kept answer again.
-func replay(w http.ResponseWriter, a StoredAnswer) {
+func (s *server) replay(w http.ResponseWriter, r *http.Request, a StoredAnswer) {
+	if a.Status == secretAnswer {
+		err := fault.New(fault.Conflict, "a request with this Idempotency-Key succeeded already; its answer held a secret, which is not kept").With("header", "Idempotency-Key")
+		if loc := a.Header.Get("Location"); loc != "" {
+			err = err.With("location", loc)
+		}
+		s.fail(w, r, err)
+		return
+	}
 	for h, v := range a.Header {
 		w.Header()[h] = v
 	}

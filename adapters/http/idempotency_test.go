@@ -149,3 +149,37 @@ func TestIdempotencyMiddleware(t *testing.T) {
 type ownPrefix string
 
 func (p ownPrefix) OwnsIdempotency(path string) bool { return strings.HasPrefix(path, string(p)) }
+
+// An answer that holds a secret (Cache-Control: no-store) is not kept: a
+// retry with its key is a 409 naming where the created thing is, and the
+// request is not run again.
+func TestIdempotencySecretNotKept(t *testing.T) {
+	store := &memKeys{rows: map[IdempotencyScope]*memKey{}}
+	s := &server{kit: &Kit{log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Deps: Deps{Idempotency: store}}
+	calls := 0
+	h := s.idempotency(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Cache-Control", "private, no-store")
+		w.Header().Set("Location", "/apps/1")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"clientSecret":"s3cret"}`)
+	}))
+	var recs []*httptest.ResponseRecorder
+	for range 2 {
+		r := httptest.NewRequest("POST", "/apps", strings.NewReader(`{}`))
+		r.Header.Set("Idempotency-Key", "k")
+		r = r.WithContext(access.WithActor(r.Context(), access.Actor{Kind: access.User, ID: "u"}))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		recs = append(recs, rec)
+	}
+	for _, row := range store.rows {
+		if row.answer == nil || len(row.answer.Body) != 0 {
+			t.Fatalf("kept %+v, want an answer without the body", row.answer)
+		}
+	}
+	if calls != 1 || recs[0].Code != 201 || recs[1].Code != 409 || strings.Contains(recs[1].Body.String(), "s3cret") ||
+		!strings.Contains(recs[1].Body.String(), "/apps/1") {
+		t.Fatalf("calls %d; first %d; retry %d %s", calls, recs[0].Code, recs[1].Code, recs[1].Body)
+	}
+}

@@ -4196,6 +4196,8 @@ export interface components {
         AppId: string;
         /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
         XRequestId: string;
+        /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+        IdempotencyKey: string;
         /** @description 1-based page number. */
         Page: number;
         /** @description Items per page. */
@@ -4228,7 +4230,7 @@ export interface components {
         /** @description Stamp card definition id. */
         StampCardId: string;
         /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-        IdempotencyKey: string;
+        TransactionIdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -5256,6 +5258,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -5390,6 +5394,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -5779,6 +5785,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -6009,6 +6017,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -6194,6 +6204,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -6287,6 +6299,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -6513,6 +6527,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7053,6 +7069,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7078,6 +7096,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7117,6 +7137,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7155,6 +7177,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7180,6 +7204,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7357,6 +7383,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7545,6 +7573,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7951,7 +7981,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -7991,7 +8021,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -8029,7 +8059,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -8067,7 +8097,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -8115,7 +8145,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -8192,6 +8222,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
