@@ -42,6 +42,7 @@ var statusOf = map[fault.Kind]int{
 	fault.TooManyRequests: http.StatusTooManyRequests,
 	fault.Unavailable:     http.StatusServiceUnavailable,
 	fault.Precondition:    http.StatusPreconditionFailed,
+	fault.Unprocessable:   http.StatusUnprocessableEntity,
 	fault.Internal:        http.StatusInternalServerError,
 }
 

@@ -80,11 +80,14 @@ type BodyLimiter interface {
 }
 
 // Deps are the services the root itself calls. Sessions and Ready are
-// required; Web, the CMS front end served under /cms/, is optional.
+// required; Web, the CMS front end served under /cms/, is optional, and
+// so is Idempotency (without it, Idempotency-Key is ignored but where a
+// context handles it itself).
 type Deps struct {
-	Sessions Sessions
-	Ready    Readiness
-	Web      http.Handler
+	Sessions    Sessions
+	Ready       Readiness
+	Web         http.Handler
+	Idempotency IdempotencyStore
 }
 
 // Config is the HTTP-level configuration.
@@ -102,6 +105,7 @@ type server struct {
 	kit      *Kit
 	cfg      Config
 	limiters []BodyLimiter // the contexts that bound some bodies themselves
+	owners   []IdempotencyOwner
 	openapi  *openapiDoc
 	scrape   http.Handler // the metrics' handler
 }
@@ -120,6 +124,9 @@ func NewRouter(kit *Kit, d Deps, cfg Config, contexts ...Context) http.Handler {
 		if l, ok := c.(BodyLimiter); ok {
 			s.limiters = append(s.limiters, l)
 		}
+		if o, ok := c.(IdempotencyOwner); ok {
+			s.owners = append(s.owners, o)
+		}
 	}
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer, s.clientIP, s.metrics, s.limitBody)
@@ -132,7 +139,7 @@ func NewRouter(kit *Kit, d Deps, cfg Config, contexts ...Context) http.Handler {
 		}
 	}
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.authenticate, s.idempotency)
 		for _, c := range contexts {
 			c.Routes(r)
 		}

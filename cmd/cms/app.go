@@ -268,6 +268,8 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 			Help: "Loyalty account views asked for, by whether memory answered.", ConstLabels: prometheus.Labels{"result": "miss"}},
 			func() float64 { return float64(a.loyaltyRead.ViewCache().Misses) }))
 	go a.cleanupTokens(rctx)
+	idemKeys := postgres.NewIdempotencyKeys(a.pool, httpapi.IdempotencyTTL, httpapi.IdempotencyLease)
+	go a.cleanupIdempotencyKeys(rctx, idemKeys)
 	stopDispatcher, err := a.startDispatcher(ctx)
 	if err != nil {
 		return err
@@ -283,7 +285,8 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	appUsersRead := rmappuser.NewQueries(a.appUsersRead, a.authz)
 	kit := httpapi.NewKit(httpapi.KitDeps{Log: a.log, Metrics: a.metrics, Authorizer: a.authz, Apps: appUsersRead,
 		StoreRefused: postgres.DataException, StoreUnreachable: postgres.Unreachable})
-	handler := httpapi.NewRouter(kit, httpapi.Deps{Sessions: a.sessions, Ready: readiness{a}, Web: web.Handler()},
+	handler := httpapi.NewRouter(kit, httpapi.Deps{Sessions: a.sessions, Ready: readiness{a}, Web: web.Handler(),
+		Idempotency: idempotencyStore{idemKeys}},
 		httpapi.Config{TrustedProxies: a.cfg.TrustedProxies},
 		httpidentity.New(kit, httpidentity.Deps{Identity: a.identity, Users: a.users, Rights: a.rights, Authorizer: a.authz, Audit: a.auditor,
 			Versions: rmidentity.NewVersions(a.store)}),

@@ -26,6 +26,9 @@ const (
 	// version it read, as HTTP's If-Match sends it) does not hold;
 	// nothing was changed.
 	Precondition
+	// Unprocessable: the request is well formed but cannot be applied as
+	// sent (an Idempotency-Key reused with another body).
+	Unprocessable
 )
 
 func (k Kind) String() string {
@@ -46,6 +49,8 @@ func (k Kind) String() string {
 		return "unavailable"
 	case Precondition:
 		return "precondition failed"
+	case Unprocessable:
+		return "unprocessable"
 	}
 	return "internal"
 }

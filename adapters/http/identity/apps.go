@@ -73,6 +73,7 @@ func (s *API) createApp(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	w.Header().Set("Cache-Control", "no-store") // the secret: never cached, nor kept for an Idempotency-Key's replay
 	httpapi.WriteJSON(w, http.StatusCreated, appJSON{ID: a.ID, Name: a.Name, ClientID: a.ClientID, ClientSecret: a.ClientSecret})
 	return nil
 }

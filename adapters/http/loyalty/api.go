@@ -4,6 +4,7 @@ package loyalty
 
 import (
 	_ "embed"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -56,4 +57,21 @@ func (s *API) Routes(r chi.Router) {
 	r.Put("/api/loyalty/stampcard/{id}", s.kit.Handle(s.changeStampCard))
 	r.Delete("/api/loyalty/stampcard/{id}", s.kit.Handle(s.retireStampCard))
 	r.Get("/api/audit/loyalty", s.kit.Handle(s.auditLoyalty))
+}
+
+// OwnsIdempotency: points (earn, redeem, adjust), stamps and stamp-card
+// redemptions take their Idempotency-Key themselves (kept in the
+// account's event log, for ever, across callers); the root's middleware
+// leaves them alone.
+func (s *API) OwnsIdempotency(path string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimRight(path, "/"), "/api/loyalty/user/")
+	if !ok || !strings.Contains(rest, "/") {
+		return false
+	}
+	for _, suffix := range []string{"/earn", "/redeem", "/adjust", "/stamps"} {
+		if strings.HasSuffix(rest, suffix) {
+			return true
+		}
+	}
+	return false
 }

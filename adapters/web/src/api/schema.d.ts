@@ -4200,6 +4200,8 @@ export interface components {
         AppId: string;
         /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
         XRequestId: string;
+        /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+        IdempotencyKey: string;
         /** @description 1-based page number. */
         Page: number;
         /** @description Items per page. */
@@ -4232,7 +4234,7 @@ export interface components {
         /** @description Stamp card definition id. */
         StampCardId: string;
         /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-        IdempotencyKey: string;
+        TransactionIdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -5260,6 +5262,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -5394,6 +5398,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -5783,6 +5789,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -6013,6 +6021,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -6198,6 +6208,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -6291,6 +6303,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -6517,6 +6531,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7057,6 +7073,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7082,6 +7100,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7121,6 +7141,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7159,6 +7181,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7184,6 +7208,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7361,6 +7387,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7549,6 +7577,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
@@ -7955,7 +7985,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -7995,7 +8025,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -8033,7 +8063,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -8071,7 +8101,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -8119,7 +8149,7 @@ export interface operations {
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
                 /** @description The transaction's idempotency key (at most 255 bytes), as an alternative to the body's `idempotencyKey`; both given must be equal (else 400). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["TransactionIdempotencyKey"];
             };
             path: {
                 /** @description The identified user's id (`identified-…`), or `self` for the identified user whose token calls. */
@@ -8196,6 +8226,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
                 "X-Request-Id"?: components["parameters"]["XRequestId"];
             };
