@@ -195,9 +195,9 @@ func TestLoginThrottle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	th := postgres.NewLoginThrottle(pgtest.Pool(t))
-	// A 2 s window: the attempts below must fall in one window even on a
-	// loaded machine.
-	th.UserLimit, th.IPLimit, th.Window = 2, 3, 2*time.Second
+	// Delays of seconds: the attempts below fall well inside them even on
+	// a loaded machine.
+	th.UserLimit, th.IPLimit, th.BaseDelay, th.MaxDelay = 2, 3, 5*time.Second, 20*time.Second
 
 	attempt := func(keys ...string) time.Duration {
 		t.Helper()
@@ -207,39 +207,56 @@ func TestLoginThrottle(t *testing.T) {
 		}
 		return d
 	}
-	if d := attempt("user:a", "ip:1.2.3.4"); d != 0 {
+	if d := attempt("pair:a", "ip:1.2.3.4"); d != 0 {
 		t.Errorf("first attempt: wait %v", d)
 	}
-	if d := attempt("user:a", "user:a", "ip:1.2.3.4"); d != 0 { // a repeated key counts once
-		t.Errorf("second attempt (at the user limit): wait %v", d)
+	if d := attempt("pair:a", "pair:a", "ip:1.2.3.4"); d != 0 { // a repeated key counts once
+		t.Errorf("second attempt (at the pair's limit): wait %v", d)
 	}
-	if d := attempt("user:a"); d <= 0 || d > 2*time.Second {
-		t.Errorf("over the user limit: wait %v", d)
+	if d := attempt("pair:a", "ip:1.2.3.4"); d <= 0 || d > 5*time.Second {
+		t.Errorf("over the pair's limit: wait %v, want (0, 5s]", d)
 	}
-	if d := attempt("user:b", "ip:1.2.3.4"); d != 0 {
-		t.Errorf("third attempt from the address (at its limit): wait %v", d)
+	if d := attempt("pair:b", "ip:1.2.3.4"); d != 0 {
+		t.Errorf("another pair, third attempt from the address (at its limit): wait %v", d)
 	}
-	if d := attempt("user:c", "ip:1.2.3.4"); d <= 0 {
-		t.Errorf("over the address limit: wait %v", d)
+	// The address is over its limit, but a pair that has not failed from
+	// it is always checked: nobody is locked out by someone else's guesses.
+	if d := attempt("pair:c", "ip:1.2.3.4"); d != 0 {
+		t.Errorf("a fresh pair from an address over its limit: wait %v", d)
 	}
-	// A right attempt is forgiven: the address is back at its limit.
+	// A pair that has failed from that address is held back by it.
+	if d := attempt("pair:b", "ip:1.2.3.4"); d <= 0 {
+		t.Errorf("a failed pair from an address over its limit: wait %v", d)
+	}
+	// A right attempt is taken back; a reset forgets the pair.
 	if err := th.Forgive(ctx, "ip:1.2.3.4"); err != nil {
 		t.Fatal(err)
 	}
-	if err := th.Reset(ctx, "user:a"); err != nil {
+	if err := th.Reset(ctx, "pair:a"); err != nil {
 		t.Fatal(err)
 	}
-	if d := attempt("user:a"); d != 0 {
+	if d := attempt("pair:a", "ip:1.2.3.4"); d != 0 {
 		t.Errorf("after reset: wait %v", d)
 	}
 	if d := attempt(); d != 0 {
 		t.Errorf("no keys: wait %v", d)
 	}
 
-	// The window ends; the next attempt starts a new one.
-	time.Sleep(2050 * time.Millisecond)
-	if d := attempt("user:b", "ip:1.2.3.4"); d != 0 {
-		t.Errorf("after the window: wait %v", d)
+	// Past its delay a pair may try again, and the next delay doubles.
+	short := postgres.NewLoginThrottle(pgtest.Pool(t))
+	short.UserLimit, short.BaseDelay, short.MaxDelay = 1, 300*time.Millisecond, 10*time.Second
+	if d, err := short.Attempt(ctx, "pair:z"); err != nil || d != 0 {
+		t.Fatalf("first attempt: wait %v, %v", d, err)
+	}
+	if d, _ := short.Attempt(ctx, "pair:z"); d <= 0 || d > 300*time.Millisecond {
+		t.Errorf("over the limit: wait %v, want (0, 300ms]", d)
+	}
+	time.Sleep(350 * time.Millisecond)
+	if d, _ := short.Attempt(ctx, "pair:z"); d != 0 {
+		t.Errorf("after the delay: wait %v", d)
+	}
+	if d, _ := short.Attempt(ctx, "pair:z"); d <= 300*time.Millisecond || d > 600*time.Millisecond {
+		t.Errorf("the next delay: %v, want (300ms, 600ms]", d)
 	}
 }
 
