@@ -154,10 +154,13 @@ export interface paths {
          *     `application/json` is read as a form. `expires_in` is in **milliseconds** (HALO's convention;
          *     86400000 = 24 h by default).
          *
-         *     Sign-in attempts are counted before the credentials are checked (right ones are taken back):
-         *     password sign-ins per account (10 per 15 minutes) and per address (50), client-credentials
-         *     sign-ins per address only. Over the limit the endpoint answers 429 with `Retry-After`
-         *     (seconds) until the window ends.
+         *     Sign-in attempts are counted before the credentials are checked (right ones are taken back),
+         *     per account and address (10 go through at once) and per address (50). Past the limit the
+         *     next attempts of that account from that address wait a growing delay (1 s, 2 s, ... up to
+         *     15 minutes) and are answered 429 with `Retry-After` (seconds) until it ends; past the
+         *     address's limit, so are those of every account that has failed from it. The right
+         *     credentials of an account that has not failed from that address are always checked: nobody
+         *     is locked out by someone else's guesses.
          */
         post: operations["token"];
         delete?: never;
