@@ -77,10 +77,10 @@ bench: pg-deps web chromium
 clean:
 	-$(GO) run ./cmd/devdb -stop
 	rm -rf bin/ $(WEB)/node_modules
-	find $(WEB)/dist -mindepth 1 ! -name .gitkeep -delete
+	find $(WEB)/embedded -mindepth 1 ! -name README.md -delete
 
 # --- The web CMS (adapters/web): Node and npm from the machine, packages
-# from the committed lockfile. Built files (adapters/web/dist) are never
+# from the committed lockfile. Built files (adapters/web/embedded) are never
 # committed; a binary built without them serves a page saying how to build.
 
 web-deps: $(WEB)/node_modules/.ci-stamp

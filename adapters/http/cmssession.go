@@ -104,15 +104,20 @@ func (s *server) cmsSignOut(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) answerSession(w http.ResponseWriter, r *http.Request, access, refresh string, expiresIn time.Duration) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: refresh, Path: sessionPath, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: s.secureRequest(r), MaxAge: 0})
+	s.setSessionCookie(w, r, refresh, 0)
 	w.Header().Set("Cache-Control", "no-store")
 	WriteJSON(w, http.StatusOK, cmsSessionResponse{AccessToken: access, ExpiresIn: expiresIn.Milliseconds(), TokenType: "Bearer"})
 }
 
 func (s *server) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: sessionPath, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: s.secureRequest(r), MaxAge: -1})
+	s.setSessionCookie(w, r, "", -1)
+}
+
+// setSessionCookie sets the refresh cookie (maxAge 0: a session cookie;
+// -1: delete it) with the attributes every one of its answers carries.
+func (s *server) setSessionCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: value, Path: sessionPath, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: s.secureRequest(r), MaxAge: maxAge})
 }
 
 // secureRequest: the request came over TLS, to this server or to a

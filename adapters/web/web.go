@@ -1,5 +1,5 @@
 // Package web serves the CMS front end: the single-page app built by Vite
-// from the sources beside this file (src/, see package.json) into dist/,
+// from the sources beside this file (src/, see package.json) into embedded/,
 // embedded in the binary. Paths under /cms/ that are not files get
 // index.html (the app routes them); files under /cms/assets/ are
 // content-hashed and cached for a year. Every answer carries a strict
@@ -15,8 +15,12 @@ import (
 	"strings"
 )
 
-//go:embed all:dist
-var dist embed.FS
+//go:embed all:embedded
+var embedded embed.FS
+
+// keeper is the committed file that keeps embedded/ when the front end
+// is not built; it is not part of the app and is not served.
+const keeper = "README.md"
 
 // Prefix is where the app is served.
 const Prefix = "/cms/"
@@ -32,7 +36,7 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 
 // Handler serves the app under Prefix.
 func Handler() http.Handler {
-	files, _ := fs.Sub(dist, "dist")
+	files, _ := fs.Sub(embedded, "embedded")
 	return handlerOf(files)
 }
 
@@ -67,7 +71,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := strings.TrimPrefix(path.Clean("/"+strings.TrimPrefix(r.URL.Path, Prefix)), "/")
 	if name != "" && name != "index.html" {
-		if st, err := fs.Stat(h.files, name); err == nil && !st.IsDir() {
+		if st, err := fs.Stat(h.files, name); err == nil && !st.IsDir() && name != keeper {
 			if strings.HasPrefix(name, "assets/") {
 				w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 			} else {

@@ -10,13 +10,14 @@ import (
 
 const testIndex = `<!doctype html><html><head><script type="module" src="/cms/assets/index-abc123.js"></script></head><body><div id="root"></div></body></html>`
 
-// built is a front end as Vite leaves it in dist/.
+// built is a front end as Vite leaves it in embedded/.
 func built() fstest.MapFS {
 	return fstest.MapFS{
 		"index.html":              {Data: []byte(testIndex)},
 		"assets/index-abc123.js":  {Data: []byte(`console.log("app")`)},
 		"assets/index-def456.css": {Data: []byte(`body{margin:0}`)},
 		"favicon.svg":             {Data: []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`)},
+		"README.md":               {Data: []byte(`# adapters/web/embedded`)},
 	}
 }
 
@@ -91,9 +92,10 @@ func TestAssets(t *testing.T) {
 func TestMissingFilesAre404(t *testing.T) {
 	h := handlerOf(built())
 	// A missing file is not a route of the app: no index.html for it
-	// (an old build's asset, a typo), so the browser sees the failure.
+	// (an old build's asset, a typo), so the browser sees the failure;
+	// nor is the README that keeps the folder.
 	for _, p := range []string{"/cms/assets/index-old999.js", "/cms/assets/nothing", "/cms/logo.png", "/cms/items/x.json",
-		"/cms/../go.mod", "/cms/%2e%2e/web.go"} {
+		"/cms/../go.mod", "/cms/%2e%2e/web.go", "/cms/README.md"} {
 		w := serve(h, http.MethodGet, p)
 		if w.Code != http.StatusNotFound {
 			t.Errorf("GET %s: %d %q, want 404", p, w.Code, w.Body.String())
@@ -120,8 +122,8 @@ func TestOnlyGetAndHead(t *testing.T) {
 }
 
 func TestNotBuilt(t *testing.T) {
-	// A binary built without the front end: dist/ holds only .gitkeep.
-	h := handlerOf(fstest.MapFS{".gitkeep": {Data: nil}})
+	// A binary built without the front end: embedded/ holds only its README.
+	h := handlerOf(fstest.MapFS{"README.md": {Data: []byte(`# adapters/web/embedded`)}})
 	for _, p := range []string{"/cms/", "/cms/items", "/cms/assets/index-abc123.js"} {
 		w := serve(h, http.MethodGet, p)
 		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "make build") {

@@ -32,7 +32,7 @@ const (
 	targetFilterP95Ms   = 200
 	webItemsDefault     = 100_000
 	webBenchScript      = "adapters/web/bench/webbench.mjs"
-	webDist             = "adapters/web/dist"
+	webDist             = "adapters/web/embedded"
 	webChromiumFallback = "/usr/bin/chromium"
 )
 
