@@ -1,6 +1,7 @@
 package eventcodec
 
 import (
+	"github.com/halocms/halocms/domain/analytics"
 	"github.com/halocms/halocms/domain/appuser"
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/identity"
@@ -13,7 +14,7 @@ import (
 // event's shape changes, bump its version here and add the upcaster.
 func Default() *Registry {
 	r := NewRegistry()
-	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events(), content.Events(), push.Events(), appuser.Events(), loyalty.Events()} {
+	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events(), content.Events(), push.Events(), appuser.Events(), loyalty.Events(), analytics.Events()} {
 		for _, e := range group {
 			r.Register(e, 1)
 		}

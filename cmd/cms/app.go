@@ -20,6 +20,7 @@ import (
 	"github.com/halocms/halocms/adapters/eventcodec"
 	"github.com/halocms/halocms/adapters/fcm"
 	httpapi "github.com/halocms/halocms/adapters/http"
+	httpanalytics "github.com/halocms/halocms/adapters/http/analytics"
 	httpappuser "github.com/halocms/halocms/adapters/http/appuser"
 	httpcontent "github.com/halocms/halocms/adapters/http/content"
 	httpidentity "github.com/halocms/halocms/adapters/http/identity"
@@ -33,6 +34,7 @@ import (
 	"github.com/halocms/halocms/adapters/pushlog"
 	"github.com/halocms/halocms/adapters/web"
 	"github.com/halocms/halocms/commands"
+	cmdanalytics "github.com/halocms/halocms/commands/analytics"
 	cmdappuser "github.com/halocms/halocms/commands/appuser"
 	cmdcontent "github.com/halocms/halocms/commands/content"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
@@ -43,12 +45,14 @@ import (
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/push"
+	projanalytics "github.com/halocms/halocms/projections/analytics"
 	projappuser "github.com/halocms/halocms/projections/appuser"
 	projcontent "github.com/halocms/halocms/projections/content"
 	projidentity "github.com/halocms/halocms/projections/identity"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
 	projpush "github.com/halocms/halocms/projections/push"
 	projrights "github.com/halocms/halocms/projections/rights"
+	rmanalytics "github.com/halocms/halocms/readmodels/analytics"
 	rmappuser "github.com/halocms/halocms/readmodels/appuser"
 	rmaudit "github.com/halocms/halocms/readmodels/audit"
 	rmcontent "github.com/halocms/halocms/readmodels/content"
@@ -87,6 +91,10 @@ type app struct {
 	// Loyalty: points accounts, stamps, stamp card definitions.
 	loyalty     *cmdloyalty.Service
 	loyaltyRead *rmloyalty.Store
+
+	// Events apps report, and their daily figures.
+	analytics     *cmdanalytics.Service
+	analyticsRead *rmanalytics.Store
 }
 
 func newLogger(level string) *slog.Logger {
@@ -142,7 +150,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	}
 	a.runtime = projection.NewRuntime(pool, a.store, a.listener, log, ropts,
 		projidentity.Projector{}, projrights.Projector{}, projcontent.Projector{}, projpush.Projector{},
-		projappuser.Projector{}, projloyalty.Projector{})
+		projappuser.Projector{}, projloyalty.Projector{}, projanalytics.Projector{})
 	if cacheViews {
 		// The account views are kept in memory until a loyalty batch, of
 		// this process (at once) or another (when heard), changes them.
@@ -182,6 +190,8 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.appUsers = cmdappuser.NewService(a.store, ids.Generator{}, a.appUsersRead, hasher, postgres.NewLoginThrottle(pool), a.sessions, waiter)
 	a.pushes = rmpush.NewStore(pool)
 	a.push = cmdpush.NewService(a.store, a.authz, a.appUsersRead, a.pushes, ids.Generator{}, waiter)
+	a.analytics = cmdanalytics.NewService(a.store, ids.Generator{})
+	a.analyticsRead = rmanalytics.NewStore(pool)
 	a.auditor = rmaudit.New(a.store, a.authz, a.loyaltyRead)
 	lopts := cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries, CacheBytes: int64(cfg.Loyalty.CacheMiB) << 20, Log: a.log}
 	if cfg.Loyalty.SnapshotEvery > 0 {
@@ -293,7 +303,8 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		httpcontent.New(kit, httpcontent.Deps{Commands: a.content, Queries: contentRead, Authorizer: a.authz, Live: liveRead}),
 		httppush.New(kit, httppush.Deps{Commands: a.push, Queries: rmpush.NewQueries(a.pushes, a.authz)}),
 		httpappuser.New(kit, httpappuser.Deps{Commands: a.appUsers, Queries: appUsersRead}),
-		httployalty.New(kit, httployalty.Deps{Commands: a.loyalty, Queries: rmloyalty.NewQueries(a.loyaltyRead, a.authz, line), Audit: a.auditor}))
+		httployalty.New(kit, httployalty.Deps{Commands: a.loyalty, Queries: rmloyalty.NewQueries(a.loyaltyRead, a.authz, line), Audit: a.auditor}),
+		httpanalytics.New(kit, httpanalytics.Deps{Commands: a.analytics, Queries: rmanalytics.NewQueries(a.analyticsRead, a.authz, appUsersRead)}))
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	// Shutdown waits for the handlers: the live streams end first.
