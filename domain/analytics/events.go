@@ -28,7 +28,10 @@ func Events() []interface{ EventType() string } {
 }
 
 // Shards is how many streams one app's events of a day spread over.
-const Shards = 64
+const (
+	shardBits = 6
+	Shards    = 1 << shardBits
+)
 
 // Stream is where an event goes: one of Shards streams per app and UTC
 // day, picked by the device (or by salt, a fresh id, when there is none),
@@ -42,5 +45,7 @@ func Stream(app string, at time.Time, device, salt string) string {
 	} else {
 		h.Write([]byte(salt))
 	}
-	return fmt.Sprintf("analytics-%s-%s-%02d", app, at.UTC().Format("20060102"), h.Sum32()%Shards)
+	// FNV's low bits vary little between similar keys: mix, take the top.
+	shard := (h.Sum32() * 0x9E3779B1) >> (32 - shardBits)
+	return fmt.Sprintf("analytics-%s-%s-%02d", app, at.UTC().Format("20060102"), shard)
 }
