@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	httpapi "github.com/halocms/halocms/adapters/http"
+	httpanalytics "github.com/halocms/halocms/adapters/http/analytics"
 	httpappuser "github.com/halocms/halocms/adapters/http/appuser"
 	httpcontent "github.com/halocms/halocms/adapters/http/content"
 	httpidentity "github.com/halocms/halocms/adapters/http/identity"
@@ -17,7 +18,8 @@ import (
 // resolving, the contexts' paths all there.
 func TestOpenAPIWholeDocument(t *testing.T) {
 	fragments := map[string][]byte{"identity": (&httpidentity.API{}).OpenAPI(), "content": (&httpcontent.API{}).OpenAPI(),
-		"push": (&httppush.API{}).OpenAPI(), "appuser": (&httpappuser.API{}).OpenAPI(), "loyalty": (&httployalty.API{}).OpenAPI()}
+		"push": (&httppush.API{}).OpenAPI(), "appuser": (&httpappuser.API{}).OpenAPI(), "loyalty": (&httployalty.API{}).OpenAPI(),
+		"analytics": (&httpanalytics.API{}).OpenAPI()}
 	all := [][]byte{}
 	for _, f := range fragments {
 		all = append(all, f)

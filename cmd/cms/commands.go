@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	httpapi "github.com/halocms/halocms/adapters/http"
+	httpanalytics "github.com/halocms/halocms/adapters/http/analytics"
 	httpappuser "github.com/halocms/halocms/adapters/http/appuser"
 	httpcontent "github.com/halocms/halocms/adapters/http/content"
 	httpidentity "github.com/halocms/halocms/adapters/http/identity"
@@ -462,5 +463,5 @@ func openapiCmd() *cobra.Command {
 // order serve mounts them (the merged document is the same).
 func apiFragments() [][]byte {
 	return [][]byte{(&httpidentity.API{}).OpenAPI(), (&httpcontent.API{}).OpenAPI(), (&httppush.API{}).OpenAPI(),
-		(&httpappuser.API{}).OpenAPI(), (&httployalty.API{}).OpenAPI()}
+		(&httpappuser.API{}).OpenAPI(), (&httployalty.API{}).OpenAPI(), (&httpanalytics.API{}).OpenAPI()}
 }

@@ -2022,6 +2022,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/events/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report an event (apps)
+         * @description What the Android SDK sends when the app opens (`type` "1"), registers or updates its device
+         *     ("2", "3") or registers a location ("4"). The answer is the event with the server's fields:
+         *     `clientId` (the app's client id), `clientType` "app", `appId` (the app's number),
+         *     `customerId`, `category` "MOB_APP" and `ip` (the caller's address). Who may call: an app's
+         *     token or an identified user's token of the app; CMS users' tokens get 403.
+         *
+         *     The event counts in the app's figures of its UTC day (`GET /api/events/daily/stats`), which
+         *     follow within moments: the answer does not wait for them. An identified user's token makes
+         *     the report count its user as an active device of the day; an app token's report counts as
+         *     an event only (the token names no device).
+         *
+         *     Bounds: `coord` is "latitude,longitude" in decimal degrees (at most 64 characters) or
+         *     absent; `extra` is an object of at most 4 levels and 64 values in all, member names up to
+         *     100 bytes, strings up to 1,000 bytes; the body at most 16 KiB. The server's own fields may
+         *     be sent and are ignored; any other field is a 400.
+         */
+        post: operations["recordEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/daily/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An app's events and active devices per day
+         * @description For each UTC day from `from` to `to` (inclusive, at most 366 days; days without events
+         *     included, with zeros): the events the app received, by type, and its active devices (the
+         *     distinct identified users that reported an event that day; reports sent with an app token
+         *     name no device and count as events only). Who may call: administrators and CMS users
+         *     holding `read` on the app; app tokens and app users' tokens get 403, and so does a caller
+         *     who may read no app, whatever the request holds. An unknown app is a 404 (an unknown app
+         *     number a 400).
+         */
+        get: operations["eventStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3841,6 +3901,65 @@ export interface components {
                  */
                 matches: boolean;
             };
+        };
+        HaloEventReport: {
+            /**
+             * @description 1 open app, 2 register device, 3 update device, 4 register location
+             * @enum {string}
+             */
+            type: "1" | "2" | "3" | "4";
+            /** @example 52.37,4.89 */
+            coord?: string | null;
+            extra?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Ignored (the server fills it) */
+            clientId?: unknown;
+            /** @description Ignored (the server fills it) */
+            clientType?: unknown;
+            /** @description Ignored (the server fills it) */
+            appId?: unknown;
+            /** @description Ignored (the server fills it) */
+            customerId?: unknown;
+            /** @description Ignored (the server fills it) */
+            category?: unknown;
+            /** @description Ignored (the server fills it) */
+            ip?: unknown;
+        };
+        HaloEvent: {
+            clientId: string;
+            /** @enum {string} */
+            clientType: "app";
+            appId: number;
+            customerId: number;
+            /** @enum {string} */
+            category: "MOB_APP";
+            /** @enum {string} */
+            type: "1" | "2" | "3" | "4";
+            coord: string | null;
+            ip: string | null;
+            extra: {
+                [key: string]: unknown;
+            };
+        };
+        EventStats: {
+            app: string;
+            appId: number;
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            days: {
+                /** Format: date */
+                day: string;
+                /** @description Distinct devices (identified users) that reported that day */
+                activeDevices: number;
+                events: number;
+                /** @description Events per type, "1" to "4", zeros included */
+                byType: {
+                    [key: string]: number;
+                };
+            }[];
         };
     };
     responses: {
@@ -8361,6 +8480,101 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["LoyaltyConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    recordEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A key the client picks for this create (at most 255 printable ASCII characters, as is or as a quoted string), so that a retry does not create twice (the IETF httpapi Idempotency-Key draft). Kept 24 hours, by caller (the token's subject) and method and path, on every server. The same key with the same body replays the first answer (status, `Content-Type`, `Location`, `ETag`, body) with `Idempotent-Replayed: true`; with another body it is a 422; while the first request runs, a 409. Only 2xx answers are kept: after a 4xx or 5xx the key may be used again. An answer that holds a secret (`Cache-Control: no-store`, a new app's secret) is not kept: a retry is a 409 with `extra.location`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "1",
+                 *       "coord": "3,3",
+                 *       "extra": {
+                 *         "prevRoom": "2C",
+                 *         "roomName": "2B"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["HaloEventReport"];
+            };
+        };
+        responses: {
+            /** @description Recorded; the event with the server's fields */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "clientId": "halotestappclient",
+                     *       "clientType": "app",
+                     *       "appId": 2,
+                     *       "customerId": 1,
+                     *       "category": "MOB_APP",
+                     *       "type": "1",
+                     *       "coord": "3,3",
+                     *       "ip": "213.60.23.11",
+                     *       "extra": {
+                     *         "prevRoom": "2C",
+                     *         "roomName": "2B"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HaloEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    eventStats: {
+        parameters: {
+            query: {
+                /** @description The app's id or its number (HALO's appId). */
+                app: string;
+                /** @description First day, YYYY-MM-DD (default 29 days before `to`). */
+                from?: string;
+                /** @description Last day, YYYY-MM-DD (default today, UTC). */
+                to?: string;
+            };
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures per day */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
