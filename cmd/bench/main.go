@@ -176,6 +176,10 @@ type config struct {
 	loyaltyTransactions int
 	loyaltyEarns        int
 	loyaltyDuration     time.Duration
+	// events phase (events.go)
+	eventsItems    int
+	eventsRounds   int
+	eventsDuration time.Duration
 	// web phase (web.go)
 	webItems  int
 	webRounds int
@@ -189,7 +193,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 10, "append phase: alternate raw and store measurements in this many rounds (-duration each in total)")
 	flag.IntVar(&cfg.events, "events", 1_000_000, "events to load for the read and rebuild phases")
 	flag.IntVar(&cfg.batch, "batch", 10_000, "ReadAll batch size of the catch-up read")
-	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content, push, loyalty or web (read and rebuild load -events first)")
+	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content, push, loyalty, web or events (read and rebuild load -events first)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the benchmark database instead of dropping it")
 	flag.DurationVar(&cfg.timeout, "timeout", 45*time.Minute, "abort the whole run after this long")
 	flag.DurationVar(&cfg.phaseBudget, "phase-budget", 2*time.Minute, "stop each catch-up read and the rebuild after this long and report the partial rate")
@@ -209,6 +213,9 @@ func main() {
 	flag.IntVar(&cfg.loyaltyTransactions, "loyalty-transactions", 1_000_000, "loyalty phase: points transactions seeded over the accounts")
 	flag.IntVar(&cfg.loyaltyEarns, "loyalty-earns", 20_000, "loyalty phase: earn commands over HTTP (16 clients)")
 	flag.DurationVar(&cfg.loyaltyDuration, "loyalty-duration", 10*time.Second, "loyalty phase: timed length of each self measurement (after a 2s warm-up)")
+	flag.IntVar(&cfg.eventsItems, "events-items", 10_000, "events phase: items imported for the search (b)")
+	flag.IntVar(&cfg.eventsRounds, "events-rounds", 3, "events phase: rounds of (b) alone and (b) beside the reports, for each of (b) and (b) no-cache")
+	flag.DurationVar(&cfg.eventsDuration, "events-duration", 4*time.Second, "events phase: timed length of each measurement of a round (after a 1s warm-up)")
 	flag.Parse()
 
 	if err := cfg.validate(); err != nil {
@@ -237,9 +244,12 @@ func main() {
 
 func (c *config) validate() error {
 	switch c.only {
-	case "", "append", "read", "rebuild", "content", "push", "loyalty", "web":
+	case "", "append", "read", "rebuild", "content", "push", "loyalty", "web", "events":
 	default:
-		return fmt.Errorf("-only %q: want append, read, rebuild, content, push, loyalty or web", c.only)
+		return fmt.Errorf("-only %q: want append, read, rebuild, content, push, loyalty, web or events", c.only)
+	}
+	if err := c.validateEvents(); err != nil {
+		return err
 	}
 	if c.webItems < 1 || c.webRounds < 1 {
 		return errors.New("-web-items and -web-rounds must be positive")
@@ -356,6 +366,11 @@ func run(ctx context.Context, cfg config) (*results, error) {
 	if cfg.runs("loyalty") {
 		if err := profiled(cfg, "loyalty", func() error { return loyaltyPhase(ctx, cfg, serverURL, res) }); err != nil {
 			return res, fmt.Errorf("loyalty phase: %w", err)
+		}
+	}
+	if cfg.runs("events") {
+		if err := profiled(cfg, "events", func() error { return eventsPhase(ctx, cfg, serverURL, res) }); err != nil {
+			return res, fmt.Errorf("events phase: %w", err)
 		}
 	}
 	if cfg.runs("web") {
