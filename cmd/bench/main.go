@@ -8,6 +8,7 @@
 //	make bench BENCH_ARGS='-only read -events 200000'
 //	go run ./cmd/bench -only push -push-devices 100000
 //	go run ./cmd/bench -only loyalty -loyalty-transactions 20000
+//	go run ./cmd/bench -only events -events-rounds 3 -events-duration 4s
 //
 // It works in a database of its own, cms_bench_<random>, created on the
 // server of DATABASE_URL (or, when that is unset, the local server or
@@ -99,6 +100,18 @@
 //     (events/s, target >= 30,000; peak RSS); 200 sampled accounts'
 //     balances equal the bench's own sums before and after the rebuild
 //     (loyalty.go).
+//   - events: HALO's daily events (events.go). A `cms serve` with
+//     -events-items products imported as in the content phase (default
+//     10,000), 8 identified users signed in; then, in -events-rounds
+//     rounds (default 3), the search (b) by 16 clients alone, 16 clients
+//     reporting events alone (POST /api/events/daily, half with the
+//     identified users' tokens, half with the app's), and both at once,
+//     each for -events-duration (default 4s) after a 1s warm-up; then the
+//     same for (b) with Cache-Control: no-cache (without the reports
+//     alone). Reported: events accepted/s beside (b) and alone, (b)'s p99
+//     beside the reports and alone, with the server's CPU; finally the
+//     analytics projection must count every accepted report. About 1.5
+//     minutes on a 2-core machine.
 //
 // Each catch-up read and the rebuild stop after -phase-budget (default 2m)
 // and then report the rate of the part done, marked PARTIAL, so that a slow
