@@ -3904,7 +3904,7 @@ export interface components {
         };
         HaloEventReport: {
             /**
-             * @description 1 open app, 2 register device, 3 update device, 4 register location
+             * @description 1 open app, 2 register device, 3 update device, 4 register location (a JSON number 1 to 4 is taken too)
              * @enum {string}
              */
             type: "1" | "2" | "3" | "4";
