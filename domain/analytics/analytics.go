@@ -120,12 +120,13 @@ func checkValue(v any, depth int, n *int, path string) error {
 			return fault.Invalidf("extra holds a number out of range").With("field", path)
 		}
 	case json.Number:
-		if len(x) > MaxNumberLength {
-			return fault.Invalidf("extra's numbers may have at most %d characters", MaxNumberLength).With("field", path)
+		f, err := strconv.ParseFloat(string(x), 64)
+		if len(x) > MaxNumberLength || err != nil || math.IsInf(f, 0) {
+			return fault.Invalidf("extra's numbers must be finite doubles of at most %d characters", MaxNumberLength).With("field", path)
 		}
 	case string:
-		if len(x) > MaxStringLength || !utf8.ValidString(x) {
-			return fault.Invalidf("extra's strings must be UTF-8 of at most %d bytes", MaxStringLength).With("field", path)
+		if !validText(x, MaxStringLength) {
+			return fault.Invalidf("extra's strings must be UTF-8 of at most %d bytes, without NUL", MaxStringLength).With("field", path)
 		}
 	case map[string]any:
 		if depth > MaxExtraDepth {
@@ -135,8 +136,8 @@ func checkValue(v any, depth int, n *int, path string) error {
 			if *n++; *n > MaxExtraValues {
 				return fault.Invalidf("extra may hold at most %d values", MaxExtraValues).With("field", "extra")
 			}
-			if len(k) > MaxKeyLength || !utf8.ValidString(k) {
-				return fault.Invalidf("extra's member names must be UTF-8 of at most %d bytes", MaxKeyLength).With("field", path)
+			if !validText(k, MaxKeyLength) {
+				return fault.Invalidf("extra's member names must be UTF-8 of at most %d bytes, without NUL", MaxKeyLength).With("field", path)
 			}
 			if err := checkValue(e, depth+1, n, path+"."+k); err != nil {
 				return err
@@ -158,6 +159,12 @@ func checkValue(v any, depth int, n *int, path string) error {
 		return fault.Invalidf("extra holds a value of an unknown kind").With("field", path)
 	}
 	return nil
+}
+
+// validText: UTF-8 of at most max bytes, without NUL (which PostgreSQL's
+// jsonb cannot hold).
+func validText(s string, max int) bool {
+	return len(s) <= max && utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // Report is one event an app reports, checked.

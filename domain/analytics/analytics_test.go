@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,14 @@ func TestCheckExtra(t *testing.T) {
 	}
 	if err := CheckExtra(map[string]any{"l": many[1:]}); err != nil {
 		t.Errorf("%d values: %v", MaxExtraValues, err)
+	}
+	for _, bad := range []map[string]any{{"s": "a\x00b"}, {"a\x00b": true}, {"n": json.Number("1e999")}, {"n": json.Number("x")}} {
+		if err := CheckExtra(bad); !fault.Is(err, fault.Invalid) {
+			t.Errorf("%q: %v, want invalid", bad, err)
+		}
+	}
+	if err := CheckExtra(map[string]any{"n": json.Number("-1.5e300"), "s": "ü"}); err != nil {
+		t.Errorf("a number and a string: %v", err)
 	}
 	if err := CheckExtra(map[string]any{"t": time.Now()}); !fault.Is(err, fault.Invalid) {
 		t.Errorf("a value of another kind: %v, want invalid", err)

@@ -2,6 +2,8 @@ package analytics
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +21,7 @@ func FuzzEventBody(f *testing.F) {
 		`{"type":"4","coord":"52.37,4.89"}`, `{"type":2,"coord":null,"extra":null}`,
 		`{"type":"1","extra":{"a":{"b":{"c":[1,2,{"d":true}]}}}}`,
 		`{"type":"3","clientId":"x","appId":2,"customerId":1,"category":"MOB_APP","clientType":"app","ip":"1.2.3.4"}`,
-		`{"type":"5"}`, `{"coord":"91,0"}`, `{"type":"1","extra":[]}`, `{}`, ``, `null`, `[]`,
+		`{"type":"1","extra":{"s":"a\u0000"}}`, `{"type":"1","extra":{"n":1e999}}`, `{"type":"5"}`, `{"coord":"91,0"}`, `{"type":"1","extra":[]}`, `{}`, ``, `null`, `[]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -44,5 +46,31 @@ func FuzzEventBody(f *testing.F) {
 		if ev.Type < 1 || ev.Type > 4 || ev.Extra == nil || len(ev.Coord) > analytics.MaxCoordLength {
 			t.Fatalf("%q: recorded %+v", body, ev)
 		}
+		// What is recorded can be stored: PostgreSQL's jsonb holds no NUL.
+		if j, err := json.Marshal(ev); err != nil || hasNUL(ev.Extra) {
+			t.Fatalf("%q: recorded %s (%v), which the store refuses", body, j, err)
+		}
 	})
+}
+
+// hasNUL reports whether a decoded JSON value holds a NUL in a string or
+// a member name.
+func hasNUL(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.ContainsRune(x, 0)
+	case map[string]any:
+		for k, e := range x {
+			if strings.ContainsRune(k, 0) || hasNUL(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

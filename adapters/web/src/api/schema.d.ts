@@ -2046,7 +2046,8 @@ export interface paths {
          *
          *     Bounds: `coord` is "latitude,longitude" in decimal degrees (at most 64 characters) or
          *     absent; `extra` is an object of at most 4 levels and 64 values in all, member names up to
-         *     100 bytes, strings up to 1,000 bytes; the body at most 16 KiB. The server's own fields may
+         *     100 bytes, strings up to 1,000 bytes (neither with NUL), numbers finite doubles of up to 40
+         *     characters; the body at most 16 KiB. The server's own fields may
          *     be sent and are ignored; any other field is a 400.
          */
         post: operations["recordEvent"];
