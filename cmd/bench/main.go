@@ -117,9 +117,9 @@
 // and then report the rate of the part done, marked PARTIAL, so that a slow
 // store cannot make the run endless; -timeout (default 45m) bounds the whole
 // run. The default run takes about 2 minutes on a 2-core machine, plus
-// about 2.5 minutes for the content phase and 2.5 for the loyalty phase
+// about 2.5 minutes for the content phase, 2.5 for the loyalty phase
 // (about half of it seeding a million events and the server's live
-// projections catching up with them).
+// projections catching up with them) and 1.5 for the events phase.
 //
 // The server may be shared: the number of other active sessions is printed
 // before each timed phase, because they take CPU and fsyncs from the
