@@ -291,7 +291,7 @@ func run(ctx context.Context, cfg config) (*results, error) {
 		if cfg.verbose {
 			log = logger
 		}
-		u, err := postgres.EnsureServer(ctx, postgres.DefaultDataDir(), log)
+		u, err := postgres.EnsureServer(ctx, postgres.DefaultDataDir(), 0, log)
 		if err != nil {
 			return res, fmt.Errorf("no DATABASE_URL and no local PostgreSQL: %w", err)
 		}

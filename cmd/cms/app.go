@@ -102,7 +102,7 @@ func newLogger(level string) *slog.Logger {
 func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	log := newLogger(cfg.LogLevel)
 	if cfg.DatabaseURL == "" {
-		server, err := postgres.EnsureServer(ctx, cfg.DataDir, log)
+		server, err := postgres.EnsureServer(ctx, cfg.DataDir, 0, log)
 		if err != nil {
 			return nil, fmt.Errorf("no DATABASE_URL and no local PostgreSQL: %w", err)
 		}
