@@ -154,7 +154,9 @@ func newWriteKinds(ctx context.Context, p *serverPhase) ([]*writeKind, func(), e
 	}
 	call := func(path, token string, body func(w int) any, want int) func(w int) writer {
 		return func(w int) writer {
-			return func(ctx context.Context) error { return p.api.call(ctx, http.MethodPost, path, token, body(w), want, nil) }
+			return func(ctx context.Context) error {
+				return p.api.call(ctx, http.MethodPost, path, token, body(w), want, nil)
+			}
 		}
 	}
 	kinds := []*writeKind{
