@@ -30,5 +30,12 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	body := map[string]any{}
+	if d, ok := s.Ready.(ReadyDetailer); ok {
+		for k, v := range d.ReadyDetail(ctx) {
+			body[k] = v
+		}
+	}
+	body["status"] = "ready"
+	WriteJSON(w, http.StatusOK, body)
 }

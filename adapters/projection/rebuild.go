@@ -125,6 +125,10 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 		return r.res, r.abandon(ctx, fmt.Errorf("projection %s rebuild: %w", name, err))
 	}
 	if err := r.switchReads(ctx); err != nil {
+		if r.failedTail != nil {
+			// The switch rolled back: find the event of the tail it failed on.
+			err = rt.explain(ctx, p, r.newSchema, r.failedTail, err, "rebuild")
+		}
 		return r.res, r.abandon(ctx, fmt.Errorf("projection %s: switch to v%d: %w", name, r.newV, err))
 	}
 	r.switched()
@@ -145,9 +149,11 @@ type rebuild struct {
 	oldV, newV           int
 	oldSchema, newSchema string
 
-	pos         event.Position // the new version's checkpoint
-	done, total int64          // events applied, and expected (see RebuildOptions.Progress)
-	keepNew     bool           // after a Verify mismatch, for inspection
+	pos         event.Position   // the new version's checkpoint
+	skipped     []event.Position // the parked events it left out
+	failedTail  []event.Recorded // the switch's tail, when Apply failed on it
+	done, total int64            // events applied, and expected (see RebuildOptions.Progress)
+	keepNew     bool             // after a Verify mismatch, for inspection
 	res         RebuildResult
 }
 
@@ -312,12 +318,24 @@ func (r *rebuild) readAhead(ctx context.Context) (batches <-chan readBatch, stop
 func (r *rebuild) apply(ctx context.Context, events []event.Recorded) error {
 	rt := r.rt
 	last := events[len(events)-1].Position
+	var failed []event.Recorded
 	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
-		if err := r.p.Apply(ctx, tx, r.newSchema, events); err != nil {
-			return fmt.Errorf("apply %d events up to %s: %w", len(events), last, err)
+		kept, err := r.withoutParked(ctx, tx, events)
+		if err != nil {
+			return err
+		}
+		if len(kept) > 0 {
+			if err := r.p.Apply(ctx, tx, r.newSchema, kept); err != nil {
+				failed = kept
+				return fmt.Errorf("apply %d events up to %s: %w", len(kept), last, err)
+			}
 		}
 		return writeCheckpoint(ctx, tx, rebuildRow(r.name), last)
 	})
+	if failed != nil {
+		// Its transaction ended: find the event it failed on.
+		err = rt.explain(ctx, r.p, r.newSchema, failed, err, "rebuild")
+	}
 	if err == nil && rt.growth.add(r.newSchema, len(events)) {
 		err = rt.growth.analyzeDue(ctx, rt.pool, r.p, r.newSchema)
 	}
@@ -341,6 +359,9 @@ func (r *rebuild) switchReads(ctx context.Context) error {
 			return err
 		}
 		if err := r.catchUp(ctx, tx); err != nil {
+			return err
+		}
+		if err := r.sameParked(ctx, tx); err != nil {
 			return err
 		}
 		if r.pos.Less(live) {
@@ -385,14 +406,23 @@ func (r *rebuild) lockLive(ctx context.Context, tx pgx.Tx) (event.Position, erro
 // version in tx, while the live runners wait for the lock on their
 // checkpoint.
 func (r *rebuild) catchUp(ctx context.Context, tx pgx.Tx) error {
+	var tail []event.Recorded // applied in tx so far: what locate replays
 	for {
 		evs, err := r.rt.readLog(ctx, tx, r.p, r.pos, r.batch)
 		if err != nil {
 			return err
 		}
 		if len(evs) > 0 {
-			if err := r.p.Apply(ctx, tx, r.newSchema, evs); err != nil {
-				return fmt.Errorf("apply tail: %w", err)
+			kept, err := r.withoutParked(ctx, tx, evs)
+			if err != nil {
+				return err
+			}
+			if len(kept) > 0 {
+				tail = append(tail, kept...)
+				if err := r.p.Apply(ctx, tx, r.newSchema, kept); err != nil {
+					r.failedTail = tail
+					return fmt.Errorf("apply tail: %w", err)
+				}
 			}
 			r.pos = evs[len(evs)-1].Position
 			r.done += int64(len(evs))

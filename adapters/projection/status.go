@@ -31,6 +31,14 @@ type Status struct {
 	Rebuild *RebuildStatus
 	// Runner is this process's live runner of the projection, if any.
 	Runner *Health
+	// Failure is the last failure of its live runners (any process) while
+	// it still stands where it failed; nil when none is recorded.
+	Failure *Failure
+	// Outdated says why the live version cannot take the projector's
+	// writes (its runners wait for a rebuild); "" when it can.
+	Outdated string
+	// Parked lists the events parked for it, in log order.
+	Parked []Parked
 }
 
 // RebuildStatus is the progress of a rebuild.
@@ -53,6 +61,9 @@ type Health struct {
 	Failures  int
 	LastError string
 	ErrorAt   time.Time
+	// FailingEvent is the event the last error is about, when the runner
+	// found it.
+	FailingEvent *event.Position
 }
 
 // Status reports every registered projection (and any other checkpoint
@@ -119,10 +130,29 @@ func (rt *Runtime) Status(ctx context.Context) ([]Status, error) {
 	for _, h := range rt.Health() {
 		health[h.Name] = h
 	}
+	failures, err := rt.failures(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parked, err := rt.ListParked(ctx, "")
+	if err != nil {
+		return nil, err
+	}
 	for i := range out {
 		s := &out[i]
 		if h, ok := health[s.Name]; ok {
 			s.Runner = &h
+		}
+		s.Failure = failures[s.Name]
+		for _, pk := range parked {
+			if pk.Projection == s.Name {
+				s.Parked = append(s.Parked, pk)
+			}
+		}
+		if p, ok := rt.byName[s.Name]; ok && !s.UpdatedAt.IsZero() {
+			if s.Outdated, err = rt.outdatedVersion(ctx, p); err != nil {
+				return nil, fmt.Errorf("projection %s: %w", s.Name, err)
+			}
 		}
 		var lagSeconds *float64
 		if err := rt.pool.QueryRow(ctx, `SELECT count(*), extract(epoch FROM now() - min(recorded_at))::float8 FROM events
@@ -151,7 +181,7 @@ func (rt *Runtime) Health() []Health {
 		}
 		r.mu.Lock()
 		h := Health{Name: r.name, State: r.state, Since: r.since, LastActivity: r.lastActivity,
-			LastBatch: r.lastBatch, Failures: r.failures, ErrorAt: r.lastErrAt}
+			LastBatch: r.lastBatch, Failures: r.failures, ErrorAt: r.lastErrAt, FailingEvent: r.failingEvent}
 		if r.lastErr != nil {
 			h.LastError = r.lastErr.Error()
 		}
@@ -195,4 +225,22 @@ func (rt *Runtime) Ready() error {
 		return errors.New("projections: " + strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// maxParkedShown bounds the parked events ParkedSummary lists.
+const maxParkedShown = 100
+
+// ParkedSummary lists the positions of the events parked per projection
+// (at most 100 in all), for /readyz: a projection that goes on past
+// parked events is ready, and says so.
+func (rt *Runtime) ParkedSummary(ctx context.Context) (map[string][]string, error) {
+	parked, err := listParked(ctx, rt.pool, "", maxParkedShown)
+	if err != nil || len(parked) == 0 {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, p := range parked {
+		out[p.Projection] = append(out[p.Projection], p.Position.String())
+	}
+	return out, nil
 }

@@ -226,6 +226,20 @@ func (r readiness) Ready(ctx context.Context) error {
 	return nil
 }
 
+// ReadyDetail adds the events parked per projection to /readyz's answer
+// ("parked": {"push": ["TX/POS", ...]}), when there are any.
+func (r readiness) ReadyDetail(ctx context.Context) map[string]any {
+	parked, err := r.a.runtime.ParkedSummary(ctx)
+	if err != nil {
+		r.a.log.WarnContext(ctx, "readyz: reading the parked events", "err", err)
+		return map[string]any{"parked": "unknown"}
+	}
+	if len(parked) == 0 {
+		return nil
+	}
+	return map[string]any{"parked": parked}
+}
+
 func serve(ctx context.Context, cfg Config) error {
 	tuneGC(newLogger(cfg.LogLevel))
 	a, err := open(ctx, cfg, true)
