@@ -134,7 +134,7 @@ func (rt *Runtime) Park(ctx context.Context, req ParkRequest) (Parked, error) {
 	if err != nil {
 		return Parked{}, fmt.Errorf("park for %s: %w", req.Projection, err)
 	}
-	rt.log.Info("event parked for a projection", "projection", out.Projection, "event", out.Position, "type", out.EventType,
+	rt.log.Info("event parked for a projection", "projection", out.Projection, "event", out.Position.String(), "type", out.EventType,
 		"by", out.By, "reason", out.Reason)
 	return out, nil
 }
