@@ -130,6 +130,15 @@ func TestParkUnwedgesAndReplayApplies(t *testing.T) {
 	if len(st.Parked) != 1 || st.Parked[0].Position != bad || st.Parked[0].By != "alice" || st.Failure != nil {
 		t.Errorf("status after the park: parked %+v, failure %+v", st.Parked, st.Failure)
 	}
+	// A read model's horizon stays before the parked event, which a replay
+	// applies later with its own stamp (content syncs see it then).
+	var badAt time.Time
+	if err := e.pool.QueryRow(context.Background(), `SELECT recorded_at FROM events WHERE global_position = $1`, bad.Pos).Scan(&badAt); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := cli.Horizon(context.Background(), "wedge"); err != nil || h.After(badAt) {
+		t.Errorf("horizon %s (%v) while %s, recorded at %s, is parked", h, err, bad, badAt)
+	}
 	summary, err := cli.ParkedSummary(context.Background())
 	if err != nil || len(summary["wedge"]) != 1 || summary["wedge"][0] != bad.String() {
 		t.Errorf("parked summary %v (%v)", summary, err)
@@ -155,6 +164,9 @@ func TestParkUnwedgesAndReplayApplies(t *testing.T) {
 	}
 	caughtUp(t, e, r.rt, "wedge")
 	assertExact(t, e.pool, c, nil) // every event applied exactly once
+	if h, err := cli.Horizon(context.Background(), "wedge"); err != nil || !h.After(badAt) {
+		t.Errorf("horizon %s (%v) after the replay, want past %s", h, err, badAt)
+	}
 	if ps, _ := cli.ListParked(context.Background(), "wedge"); len(ps) != 0 {
 		t.Errorf("after the replay: %d parked, want none", len(ps))
 	}
