@@ -99,16 +99,22 @@ func (rt *Runtime) explain(ctx context.Context, p projections.Projector, schema 
 	if !ok {
 		return err
 	}
-	f := &EventFailure{Projection: p.Name(), Position: ev.Position, EventID: ev.Meta.EventID, EventType: ev.Type,
-		StreamID: ev.StreamID, Err: cause}
-	park := fmt.Sprintf("`cms projections park %s --event %s --reason \"...\"`", p.Name(), ev.Position)
+	return &EventFailure{Projection: p.Name(), Position: ev.Position, EventID: ev.Meta.EventID, EventType: ev.Type,
+		StreamID: ev.StreamID, Err: cause, Hint: hint(p.Name(), ev.Position, what)}
+}
+
+// hint says what an operator can do about a failure on the event at pos
+// of projection name, in the operation what ("live", "rebuild",
+// "replay").
+func hint(name string, pos event.Position, what string) string {
+	park := fmt.Sprintf("`cms projections park %s --event %s --reason \"...\"`", name, pos)
 	switch what {
 	case "live":
-		f.Hint = "if no release fixes the projector yet, park the event to go on without it: " + park
+		return "if no release fixes the projector yet, park the event to go on without it: " + park
 	case "rebuild":
-		f.Hint = "if no release fixes the projector yet, park the event (rebuilds skip parked events too) and rebuild again: " + park
+		return "if no release fixes the projector yet, park the event (rebuilds skip parked events too) and rebuild again: " + park
 	case "replay":
-		f.Hint = "the projector still fails on it: nothing was replayed, the parked events stay parked"
+		return "the projector still fails on it: nothing was replayed, the parked events stay parked"
 	}
-	return f
+	return ""
 }

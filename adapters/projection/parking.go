@@ -98,6 +98,14 @@ func (rt *Runtime) Park(ctx context.Context, req ParkRequest) (Parked, error) {
 		if err != nil {
 			return err
 		}
+		var already bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM projection_parked WHERE projection = $1 AND tx_id = $2::text::xid8 AND position = $3)`,
+			p.Name(), fmt.Sprint(ev.Position.TxID), ev.Position.Pos).Scan(&already); err != nil {
+			return err
+		}
+		if already {
+			return fmt.Errorf("%w %s for %s: it is parked already", ErrNotParkable, ev.Position, p.Name())
+		}
 		if !cp.Less(ev.Position) {
 			return fmt.Errorf("%w %s for %s: the projection already applied it (its checkpoint is %s)", ErrNotParkable, ev.Position, p.Name(), cp)
 		}

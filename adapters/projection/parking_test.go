@@ -261,3 +261,47 @@ func TestParkRefuses(t *testing.T) {
 		t.Errorf("%d parking events, want 1 (refusals record nothing)", n)
 	}
 }
+
+// An event that cannot be decoded (stored data its type's decoder refuses)
+// wedges the live runner, which names it; parked, the runner goes on and
+// a rebuild leaves it out without decoding it; a replay fails on it,
+// naming it, and keeps it parked.
+func TestParkUndecodableEvent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.appendEvents(t, "pre", 3, 20)
+	var txID, pos int64
+	if err := e.pool.QueryRow(ctx, `INSERT INTO events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata)
+		VALUES ('odd-1', 1, gen_random_uuid(), 'test.item_bumped', 1, '{"ID": "odd-1", "By": "not a number"}', '{}')
+		RETURNING transaction_id::text::bigint, global_position`).Scan(&txID, &pos); err != nil {
+		t.Fatal(err)
+	}
+	odd := event.Position{TxID: uint64(txID), Pos: pos}
+	e.appendEvents(t, "post", 3, 20)
+	c := &counter{name: "undec"}
+	r := e.start(t, nil, c)
+	eventually(t, "the runner names the undecodable event", func() bool {
+		h := r.rt.Health()
+		return len(h) == 1 && h[0].FailingEvent != nil && *h[0].FailingEvent == odd
+	})
+	if _, err := r.rt.Park(ctx, projection.ParkRequest{Projection: "undec", Event: odd.String(), By: "ops", Reason: "bad data"}); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, e, r.rt, "undec")
+	if err := r.rt.Ready(); err != nil {
+		t.Errorf("Ready after the park: %v", err)
+	}
+	e.waitReadable(t)
+	if res, err := r.rt.RebuildWith(ctx, "undec", projection.RebuildOptions{BatchSize: 8, Verify: true}); err != nil || !res.Verified {
+		t.Errorf("rebuild with the undecodable event parked: %+v, %v", res, err)
+	}
+	_, err := r.rt.Replay(ctx, "undec", "ops", "try")
+	var ef *projection.EventFailure
+	if err == nil || !strings.Contains(err.Error(), odd.String()) {
+		t.Errorf("replay of an undecodable event: %v (%v), want a failure naming %s", err, errors.As(err, &ef), odd)
+	}
+	if ps, _ := r.rt.ListParked(ctx, "undec"); len(ps) != 1 {
+		t.Errorf("after the failed replay: %d parked, want 1", len(ps))
+	}
+}

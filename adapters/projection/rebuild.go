@@ -271,7 +271,7 @@ func (r *rebuild) replay(ctx context.Context) error {
 		if len(b.events) == 0 {
 			continue
 		}
-		if err := r.apply(ctx, b.events); err != nil {
+		if err := r.apply(ctx, b.events, b.bad); err != nil {
 			return err
 		}
 	}
@@ -281,6 +281,7 @@ func (r *rebuild) replay(ctx context.Context) error {
 // readBatch is a batch of the log, or why it could not be read.
 type readBatch struct {
 	events []event.Recorded
+	bad    map[event.Position]error // the events that did not decode (see readLogLenient)
 	err    error
 }
 
@@ -294,9 +295,9 @@ func (r *rebuild) readAhead(ctx context.Context) (batches <-chan readBatch, stop
 		defer close(ch)
 		var after event.Position
 		for {
-			evs, err := r.rt.readLog(readCtx, nil, r.p, after, r.batch)
+			evs, bad, err := r.rt.readLogLenient(readCtx, nil, r.p, after, r.batch)
 			select {
-			case ch <- readBatch{evs, err}:
+			case ch <- readBatch{evs, bad, err}:
 			case <-readCtx.Done():
 				return
 			}
@@ -315,12 +316,12 @@ func (r *rebuild) readAhead(ctx context.Context) (batches <-chan readBatch, stop
 
 // apply applies a batch of the replay to the new version, with the
 // rebuild's checkpoint, and runs the ANALYZE its growth makes due.
-func (r *rebuild) apply(ctx context.Context, events []event.Recorded) error {
+func (r *rebuild) apply(ctx context.Context, events []event.Recorded, bad map[event.Position]error) error {
 	rt := r.rt
 	last := events[len(events)-1].Position
 	var failed []event.Recorded
 	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
-		kept, err := r.withoutParked(ctx, tx, events)
+		kept, err := r.withoutParked(ctx, tx, events, bad)
 		if err != nil {
 			return err
 		}
@@ -408,12 +409,12 @@ func (r *rebuild) lockLive(ctx context.Context, tx pgx.Tx) (event.Position, erro
 func (r *rebuild) catchUp(ctx context.Context, tx pgx.Tx) error {
 	var tail []event.Recorded // applied in tx so far: what locate replays
 	for {
-		evs, err := r.rt.readLog(ctx, tx, r.p, r.pos, r.batch)
+		evs, bad, err := r.rt.readLogLenient(ctx, tx, r.p, r.pos, r.batch)
 		if err != nil {
 			return err
 		}
 		if len(evs) > 0 {
-			kept, err := r.withoutParked(ctx, tx, evs)
+			kept, err := r.withoutParked(ctx, tx, evs, bad)
 			if err != nil {
 				return err
 			}

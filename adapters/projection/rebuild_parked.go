@@ -15,14 +15,15 @@ import (
 // events wait for Replay in the new version as they did in the old one.
 
 // withoutParked is events without those parked for the projection, read
-// in tx; it notes the ones left out.
-func (r *rebuild) withoutParked(ctx context.Context, tx pgx.Tx, events []event.Recorded) ([]event.Recorded, error) {
+// in tx; it notes the ones left out. An event to apply that did not decode
+// (in bad) fails it.
+func (r *rebuild) withoutParked(ctx context.Context, tx pgx.Tx, events []event.Recorded, bad map[event.Position]error) ([]event.Recorded, error) {
 	kept, skipped, err := withoutParked(ctx, tx, r.name, events)
 	if err != nil {
 		return nil, err
 	}
 	r.skipped = append(r.skipped, skipped...)
-	return kept, nil
+	return kept, undecodable(r.p, kept, bad)
 }
 
 // sameParked checks, in the switch's transaction (which holds the live

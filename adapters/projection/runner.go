@@ -135,13 +135,13 @@ func (r *runner) run(ctx context.Context) {
 				// moment), and its transaction ended: find the event it
 				// fails on.
 				err = r.rt.explain(ctx, r.p, f.schema, f.events, err, "live")
-				var ef *EventFailure
-				if errors.As(err, &ef) {
-					failingEvent = &ef.Position
-				}
 			} else {
 				r.failedFrom = first
 			}
+		}
+		var ef *EventFailure
+		if errors.As(err, &ef) {
+			failingEvent = &ef.Position
 		}
 		r.mu.Lock()
 		r.failures++

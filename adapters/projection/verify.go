@@ -16,7 +16,7 @@ import (
 // every table.
 func (rt *Runtime) verify(ctx context.Context, tx pgx.Tx, p projections.Projector, oldSchema, newSchema string, live, pos event.Position, batch int) error {
 	for after := live; after.Less(pos); {
-		evs, err := rt.readLog(ctx, tx, p, after, batch)
+		evs, bad, err := rt.readLogLenient(ctx, tx, p, after, batch)
 		if err != nil {
 			return err
 		}
@@ -29,6 +29,9 @@ func (rt *Runtime) verify(ctx context.Context, tx pgx.Tx, p projections.Projecto
 		}
 		kept, _, err := withoutParked(ctx, tx, p.Name(), evs[:n])
 		if err != nil {
+			return err
+		}
+		if err := undecodable(p, kept, bad); err != nil {
 			return err
 		}
 		if len(kept) > 0 {
