@@ -70,7 +70,8 @@ func countEvents(t *testing.T, e *env, typ, stream string) int {
 
 // A projector that fails on one event wedges its projection; the failing
 // event is named (health, readiness, status). Parked from another
-// process, the runner goes on past it without a restart, reports it, and
+// process, the runners of two serving processes go on past it without a
+// restart (one of them woken by the parking), report it, and
 // applies the events after it; a replay with the projector still broken
 // changes nothing; once fixed, the replay applies it and clears the park.
 // The parking and the replay are events of the log.
@@ -82,6 +83,15 @@ func TestParkUnwedgesAndReplayApplies(t *testing.T) {
 	e.appendEvents(t, "pre", 5, 60)
 	bad := e.poisoned(t, "bad-1")
 	e.appendEvents(t, "post", 5, 40)
+	// A second serving process, which retries only after a minute: it
+	// fails first, then only the parking's notification wakes it.
+	e3 := openEnv(t, e.url)
+	slow := e3.start(t, func(o *projection.Options) { o.LiveBatchSize = 16; o.RetryMin, o.RetryMax = time.Minute, time.Minute },
+		refusing("wedge", &fixed))
+	eventually(t, "the slow process fails", func() bool {
+		h := slow.rt.Health()
+		return len(h) == 1 && h[0].State == projection.StateBackoff
+	})
 	r := e.start(t, func(o *projection.Options) { o.LiveBatchSize = 16 }, c)
 
 	eventually(t, "the runner names the failing event", func() bool {
@@ -113,6 +123,7 @@ func TestParkUnwedgesAndReplayApplies(t *testing.T) {
 	if err := r.rt.Ready(); err != nil {
 		t.Errorf("Ready after the park: %v", err)
 	}
+	eventually(t, "the slow process, woken by the parking, is ready", func() bool { return slow.rt.Ready() == nil })
 	e.appendEvents(t, "later", 3, 30)
 	caughtUp(t, e, r.rt, "wedge")
 	var applied, badRows int64
