@@ -54,6 +54,9 @@ type ReadyDetailer interface {
 type NotReady struct {
 	Reason string
 	Err    error
+	// Detail, if set, is added to /readyz's 503 body (the events the
+	// projections fail on, say).
+	Detail map[string]any
 }
 
 func (e *NotReady) Error() string { return e.Reason + ": " + e.Err.Error() }

@@ -227,6 +227,18 @@ func (rt *Runtime) Ready() error {
 	return nil
 }
 
+// FailingEvents names, per projection whose runner in this process
+// fails, the event it fails on ("TX/POS"), when the runner found it.
+func (rt *Runtime) FailingEvents() map[string]string {
+	out := map[string]string{}
+	for _, h := range rt.Health() {
+		if h.Failures > 0 && h.FailingEvent != nil {
+			out[h.Name] = h.FailingEvent.String()
+		}
+	}
+	return out
+}
+
 // maxParkedShown bounds the parked events ParkedSummary lists.
 const maxParkedShown = 100
 

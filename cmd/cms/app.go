@@ -221,7 +221,12 @@ func (r readiness) Ready(ctx context.Context) error {
 		return &httpapi.NotReady{Reason: "database", Err: err}
 	}
 	if err := r.a.runtime.Ready(); err != nil {
-		return &httpapi.NotReady{Reason: "projections", Err: err}
+		nr := &httpapi.NotReady{Reason: "projections", Err: err}
+		if failing := r.a.runtime.FailingEvents(); len(failing) > 0 {
+			// What `cms projections park NAME --event TX/POS` takes.
+			nr.Detail = map[string]any{"failing": failing}
+		}
+		return nr
 	}
 	return nil
 }

@@ -71,8 +71,12 @@ CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON proj_push_v1.push_schedu
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if r := ts.get("/readyz", ""); r.Status != 503 {
-		t.Errorf("/readyz while push is wedged: %s", r)
+	var wedged struct {
+		Reason  string            `json:"reason"`
+		Failing map[string]string `json:"failing"`
+	}
+	if r := ts.get("/readyz", ""); r.Status != 503 || json.Unmarshal(r.Body, &wedged) != nil || wedged.Reason != "projections" || wedged.Failing["push"] != pos {
+		t.Errorf("/readyz while push is wedged: %s; want a 503 naming the event %s", r, pos)
 	}
 
 	if out, err := runProjectionsCLI(t, ts.dbURL, "park", "push", "--event", pos); err == nil {
