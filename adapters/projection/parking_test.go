@@ -46,7 +46,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 func statusOf(t *testing.T, rt *projection.Runtime, name string) projection.Status {
 	t.Helper()
-	sts, err := rt.Status(context.Background())
+	sts, err := rt.FullStatus(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/halocms/halocms/domain/event"
 )
 
@@ -31,6 +33,8 @@ type Status struct {
 	Rebuild *RebuildStatus
 	// Runner is this process's live runner of the projection, if any.
 	Runner *Health
+	// Failure, Outdated and Parked are filled by FullStatus only.
+	//
 	// Failure is the last failure of its live runners (any process) while
 	// it still stands where it failed; nil when none is recorded.
 	Failure *Failure
@@ -130,29 +134,10 @@ func (rt *Runtime) Status(ctx context.Context) ([]Status, error) {
 	for _, h := range rt.Health() {
 		health[h.Name] = h
 	}
-	failures, err := rt.failures(ctx)
-	if err != nil {
-		return nil, err
-	}
-	parked, err := rt.ListParked(ctx, "")
-	if err != nil {
-		return nil, err
-	}
 	for i := range out {
 		s := &out[i]
 		if h, ok := health[s.Name]; ok {
 			s.Runner = &h
-		}
-		s.Failure = failures[s.Name]
-		for _, pk := range parked {
-			if pk.Projection == s.Name {
-				s.Parked = append(s.Parked, pk)
-			}
-		}
-		if p, ok := rt.byName[s.Name]; ok && !s.UpdatedAt.IsZero() {
-			if s.Outdated, err = rt.outdatedVersion(ctx, p); err != nil {
-				return nil, fmt.Errorf("projection %s: %w", s.Name, err)
-			}
 		}
 		var lagSeconds *float64
 		if err := rt.pool.QueryRow(ctx, `SELECT count(*), extract(epoch FROM now() - min(recorded_at))::float8 FROM events
@@ -166,6 +151,53 @@ func (rt *Runtime) Status(ctx context.Context) ([]Status, error) {
 		}
 	}
 	return out, nil
+}
+
+// FullStatus is Status with what operators need to know beyond lags
+// (for `cms projections status`): each projection's last failure,
+// whether it waits for a rebuild, and the events parked for it. It costs
+// a few queries per projection more than Status (which /metrics runs).
+func (rt *Runtime) FullStatus(ctx context.Context) ([]Status, error) {
+	out, err := rt.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	failures, err := rt.failures(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parked, err := rt.ListParked(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		s := &out[i]
+		s.Failure = failures[s.Name]
+		for _, pk := range parked {
+			if pk.Projection == s.Name {
+				s.Parked = append(s.Parked, pk)
+			}
+		}
+		if p, ok := rt.byName[s.Name]; ok && !s.UpdatedAt.IsZero() {
+			if s.Outdated, err = rt.outdatedVersion(ctx, p); err != nil {
+				return nil, fmt.Errorf("projection %s: %w", s.Name, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ParkedCounts counts the events parked per projection (/metrics).
+func (rt *Runtime) ParkedCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := rt.pool.Query(ctx, `SELECT projection, count(*) FROM projection_parked GROUP BY projection`)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	var name string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&name, &n}, func() error { out[name] = n; return nil })
+	return out, err
 }
 
 // Health reports this process's live runners, in registration order

@@ -32,7 +32,7 @@ func projectionsStatusCmd() *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			sts, err := a.runtime.Status(cmd.Context())
+			sts, err := a.runtime.FullStatus(cmd.Context())
 			if err != nil {
 				return err
 			}

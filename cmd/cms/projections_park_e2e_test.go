@@ -108,6 +108,10 @@ CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON proj_push_v1.push_schedu
 	if ready.Status != "ready" || len(ready.Parked["push"]) != 1 || ready.Parked["push"][0] != pos {
 		t.Errorf("/readyz after the park: %+v, want push's parked event %s", ready, pos)
 	}
+	if m := string(ts.get("/metrics", "").Body); !strings.Contains(m, `cms_projection_parked_events{projection="push"} 1`) ||
+		!strings.Contains(m, `cms_projection_parked_events{projection="content"} 0`) {
+		t.Errorf("/metrics does not count the parked event")
+	}
 	ts.schedulePush(pushPath, ts.admin, segmentPush(app.ID, "After"))
 	names := func() map[string]bool {
 		got := map[string]bool{}
