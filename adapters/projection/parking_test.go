@@ -262,8 +262,12 @@ func TestParkRefuses(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
 		}
 	}
-	if _, err := r.rt.Park(ctx, projection.ParkRequest{Projection: "picky", Event: ahead.String(), By: "x", Reason: "y"}); err != nil {
+	var id string
+	if err := e.pool.QueryRow(ctx, `SELECT event_id::text FROM events WHERE global_position = $1`, ahead.Pos).Scan(&id); err != nil {
 		t.Fatal(err)
+	}
+	if p, err := r.rt.Park(ctx, projection.ParkRequest{Projection: "picky", Event: id, By: "x", Reason: "y"}); err != nil || p.Position != ahead {
+		t.Fatalf("park by id: %+v, %v; want %s parked", p, err, ahead)
 	}
 	if _, err := r.rt.Park(ctx, projection.ParkRequest{Projection: "picky", Event: ahead.String(), By: "x", Reason: "y"}); err == nil || !strings.Contains(err.Error(), "parked already") {
 		t.Errorf("parking twice: %v", err)
