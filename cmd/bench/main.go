@@ -82,6 +82,11 @@
 //     loyalty phase's self measurements report the same). The first query of each kind is checked against the generated data
 //     (total, order by price, each item a published match); any answer but
 //     200 fails the phase.
+//   - writes: item creates, app-user registrations and loyalty earns over
+//     HTTP, one per request, by -writers clients, as shares of plain
+//     single-row INSERTs measured in the same alternating rounds (see
+//     writes.go; targets: 30% and p50 < 5 ms for item creates, 20% for the
+//     others).
 //   - push: one push to a segment of -push-devices app users (default
 //     100,000), dispatched by `cms serve` through its FCM provider to a
 //     local FCM endpoint in the bench process (push.go): devices/s from
