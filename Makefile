@@ -54,7 +54,7 @@ run: pg-deps build
 	./bin/cms serve
 
 test: lint pg-deps web-check
-	@$(WITH_DB) $(GO) test -count=1 -timeout 20m ./...
+	@$(WITH_DB) $(GO) test -count=1 -timeout 20m -p 2 -parallel 2 ./...
 	@$(WITH_DB) GO=$(GO) ./.ci/fuzz 5s
 	@$(MAKE) --no-print-directory web-test
 

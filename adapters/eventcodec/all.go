@@ -6,6 +6,7 @@ import (
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/loyalty"
+	"github.com/halocms/halocms/domain/operations"
 	"github.com/halocms/halocms/domain/push"
 	"github.com/halocms/halocms/domain/rights"
 )
@@ -14,7 +15,8 @@ import (
 // event's shape changes, bump its version here and add the upcaster.
 func Default() *Registry {
 	r := NewRegistry()
-	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events(), content.Events(), push.Events(), appuser.Events(), loyalty.Events(), analytics.Events()} {
+	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events(), content.Events(), push.Events(), appuser.Events(), loyalty.Events(), operations.Events(),
+		analytics.Events()} {
 		for _, e := range group {
 			r.Register(e, 1)
 		}

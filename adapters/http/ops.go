@@ -17,10 +17,13 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.Ready.Ready(ctx); err != nil {
 		s.kit.log.WarnContext(ctx, "not ready", "err", err)
-		body := map[string]string{"status": "unavailable", "reason": "unknown"}
+		body := map[string]any{"status": "unavailable", "reason": "unknown"}
 		var nr *NotReady
 		if errors.As(err, &nr) {
-			body["reason"] = nr.Reason
+			for k, v := range nr.Detail {
+				body[k] = v
+			}
+			body["status"], body["reason"] = "unavailable", nr.Reason
 		}
 		if u := s.kit.stores.unreachable; u != nil && u(err) {
 			// The database is out of reach: ask again in a few seconds.
@@ -30,5 +33,12 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	body := map[string]any{}
+	if d, ok := s.Ready.(ReadyDetailer); ok {
+		for k, v := range d.ReadyDetail(ctx) {
+			body[k] = v
+		}
+	}
+	body["status"] = "ready"
+	WriteJSON(w, http.StatusOK, body)
 }

@@ -40,11 +40,23 @@ type Readiness interface {
 	Ready(ctx context.Context) error
 }
 
+// ReadyDetailer is a Readiness with more to say in a ready answer: the
+// fields it returns (none when nil) are added to /readyz's 200 body. The
+// projections' parked events, say: a projection that goes on past them is
+// ready, and /readyz shows them. It must not fail the probe: it returns
+// what it could learn.
+type ReadyDetailer interface {
+	ReadyDetail(ctx context.Context) map[string]any
+}
+
 // NotReady is a Readiness failure naming its reason ("database",
 // "projections"), which /readyz shows.
 type NotReady struct {
 	Reason string
 	Err    error
+	// Detail, if set, is added to /readyz's 503 body (the events the
+	// projections fail on, say).
+	Detail map[string]any
 }
 
 func (e *NotReady) Error() string { return e.Reason + ": " + e.Err.Error() }

@@ -53,14 +53,16 @@ const (
 )
 
 // EnsureServer returns the URL of a PostgreSQL server that answers: a local
-// one if there is, otherwise a private cluster under dataDir, which it
-// creates and starts if needed. log may be nil.
-func EnsureServer(ctx context.Context, dataDir string, log *slog.Logger) (string, error) {
+// one if there is one with at least minFreeConns connections to spare
+// (max_connections less the reserved ones and those open), otherwise a
+// private cluster under dataDir (max_connections 200), which it creates and
+// starts if needed. log may be nil.
+func EnsureServer(ctx context.Context, dataDir string, minFreeConns int, log *slog.Logger) (string, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if !envTrue(os.Getenv(forcePrivateEnv)) {
-		if url, ok := probeLocal(ctx, log); ok {
+		if url, ok := probeLocal(ctx, minFreeConns, log); ok {
 			return url, nil
 		}
 	}

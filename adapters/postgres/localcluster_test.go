@@ -106,7 +106,7 @@ func TestPrivateCluster(t *testing.T) {
 	if err := StopLocalCluster(dataDir); err != nil {
 		t.Fatalf("StopLocalCluster: %v", err)
 	}
-	if err := tryServer(ctx, urls[0]); err == nil {
+	if err := tryServer(ctx, urls[0], 0); err == nil {
 		t.Fatal("server still answers after StopLocalCluster")
 	}
 	if err := StopLocalCluster(dataDir); err != nil {

@@ -38,9 +38,6 @@ func (r *runner) handle(msg *message.Message) error {
 	if len(r.buf) != size {
 		return fmt.Errorf("incomplete batch: %d of %d events buffered", len(r.buf), size)
 	}
-	if err := r.rt.decodeAll(r.p, r.buf); err != nil {
-		return err
-	}
 	version, err := cmswm.ProjectionVersion(msg)
 	if err != nil {
 		return err
@@ -55,21 +52,34 @@ func (r *runner) handle(msg *message.Message) error {
 	}
 	ctx, cancel := context.WithTimeout(r.stopCtx, timeout)
 	defer cancel()
-	last := r.buf[len(r.buf)-1].Position
-	if err := r.p.Apply(ctx, tx, SchemaName(r.name, version), r.buf); err != nil {
-		return fmt.Errorf("apply %d events up to %s to v%d: %w", len(r.buf), last, version, err)
+	last := r.buf[len(r.buf)-1].Position // the checkpoint, parked or not
+	// Parked events are left out (read in the batch's transaction: a
+	// parking committed in any process counts from the next batch).
+	apply, _, err := withoutParked(ctx, tx, r.name, r.buf)
+	if err != nil {
+		return err
+	}
+	if err := r.rt.decodeAll(r.p, apply); err != nil {
+		return err
+	}
+	schema := SchemaName(r.name, version)
+	if len(apply) > 0 {
+		if err := r.p.Apply(ctx, tx, schema, apply); err != nil {
+			r.failed = &failedBatch{schema: schema, events: apply}
+			return fmt.Errorf("apply %d events up to %s to v%d: %w", len(apply), last, version, err)
+		}
 	}
 	if err := writeCheckpoint(ctx, tx, r.name, last); err != nil {
 		return err
 	}
 	r.pendingChange = nil
-	if a, ok := announcementOf(r.p, r.buf, last); ok {
+	if a, ok := announcementOf(r.p, apply, last); ok {
 		if err := announce(ctx, tx, a); err != nil {
 			return err
 		}
 		r.pendingChange = &a
 	}
-	r.pending, r.pendingSchema, r.pendingLast = len(r.buf), SchemaName(r.name, version), last
+	r.pending, r.pendingSchema, r.pendingLast = len(r.buf), schema, last
 	r.buf = nil
 	msg.Ack()
 	return nil
@@ -90,7 +100,7 @@ func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 	ok := err == nil && !noMsg && n > 0
 	switch {
 	case err == nil:
-		r.failures = 0
+		r.failures, r.failingEvent = 0, nil
 		if ok {
 			r.lastBatch = r.lastActivity
 		}
@@ -108,6 +118,9 @@ func (r *runner) onQuery(subCtx context.Context, noMsg bool, err error) {
 		r.rt.changedHere(*change)
 	}
 	if ok {
+		if r.recorded.Load() {
+			r.rt.clearFailure(r)
+		}
 		r.rt.batchDone(r.name, n, took, last)
 		if r.rt.growth.add(schema, n) {
 			r.upkeep(schema)

@@ -31,6 +31,47 @@ func (rt *Runtime) readLog(ctx context.Context, q projections.DB, p projections.
 	return evs, nil
 }
 
+// readLogLenient is readLog, but an event that cannot be decoded stays
+// raw, its error in bad (nil when all decode): a parked event is left out
+// before it would be applied, so it need not decode (see undecodable).
+func (rt *Runtime) readLogLenient(ctx context.Context, q projections.DB, p projections.Projector, after event.Position, limit int) (evs []event.Recorded, bad map[event.Position]error, err error) {
+	var querier postgres.Querier
+	if q != nil {
+		querier = q
+	}
+	if evs, err = rt.store.ReadAllRaw(ctx, querier, after, limit); err != nil {
+		return nil, nil, err
+	}
+	for i := range evs {
+		d, err := rt.decodeFor(p, evs[i])
+		if err != nil {
+			if bad == nil {
+				bad = map[event.Position]error{}
+			}
+			bad[evs[i].Position] = err
+			continue
+		}
+		evs[i] = d
+	}
+	return evs, bad, nil
+}
+
+// undecodable returns, as an EventFailure of p, the decoding error of the
+// first of events that is in bad (nil if none is): the events about to be
+// applied, parked ones left out.
+func undecodable(p projections.Projector, events []event.Recorded, bad map[event.Position]error) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	for _, e := range events {
+		if err, ok := bad[e.Position]; ok {
+			return &EventFailure{Projection: p.Name(), Position: e.Position, EventID: e.Meta.EventID, EventType: e.Type,
+				StreamID: e.StreamID, Err: err, Hint: hint(p.Name(), e.Position, "rebuild")}
+		}
+	}
+	return nil
+}
+
 // decode turns the raw data of rec into the domain event.
 func (rt *Runtime) decode(rec event.Recorded) (event.Recorded, error) {
 	d, err := rt.store.Decode(rec)
@@ -82,7 +123,9 @@ func (rt *Runtime) decodeAll(p projections.Projector, recs []event.Recorded) err
 			for i := lo; i < hi; i++ {
 				d, err := rt.decodeFor(p, recs[i])
 				if err != nil {
-					errs[w] = err
+					e := recs[i]
+					errs[w] = &EventFailure{Projection: p.Name(), Position: e.Position, EventID: e.Meta.EventID, EventType: e.Type,
+						StreamID: e.StreamID, Err: err, Hint: hint(p.Name(), e.Position, "live")}
 					return
 				}
 				recs[i] = d

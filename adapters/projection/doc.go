@@ -16,6 +16,10 @@
 //   - changes.go: the announcements of what batches changed, for readers
 //     that keep rows in memory (Options.OnChange);
 //   - horizon.go: Horizon, up to when a read model can vouch for the log;
+//   - parking.go, replay.go, rebuild_parked.go: Park, which lets a
+//     projection go on past an event it cannot apply, and Replay, which
+//     applies the parked events later; locate.go finds the event a failed
+//     batch fails on; failures.go records the runners' last failure;
 //   - status.go: Status, Health and Ready, for operators and probes;
 //   - decode.go, checkpoints.go, statistics.go: reading and decoding the
 //     log, the checkpoint rows, and the planner statistics of growing

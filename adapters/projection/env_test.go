@@ -20,6 +20,7 @@ import (
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/adapters/projection"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/operations"
 	"github.com/halocms/halocms/projections"
 )
 
@@ -36,10 +37,19 @@ type itemBumped struct {
 
 func (itemBumped) EventType() string { return "test.item_bumped" }
 
+// itemPoisoned is an event a counter with refuse may fail on.
+type itemPoisoned struct{ ID string }
+
+func (itemPoisoned) EventType() string { return "test.item_poisoned" }
+
 func newRegistry() *eventcodec.Registry {
 	r := eventcodec.NewRegistry()
 	r.Register(itemCreated{}, 1)
 	r.Register(itemBumped{}, 1)
+	r.Register(itemPoisoned{}, 1)
+	for _, e := range operations.Events() {
+		r.Register(e, 1)
+	}
 	return r
 }
 
@@ -58,7 +68,10 @@ type counter struct {
 	// per batch (a projector that is not deterministic).
 	skew string
 	// extra adds a table (a projector whose tables changed).
-	extra   bool
+	extra bool
+	// refuse, if set, makes Apply fail on the events it returns an error
+	// for (a projector that cannot apply some event).
+	refuse  func(e event.Recorded) error
 	applied atomic.Int64
 }
 
@@ -127,8 +140,13 @@ func (c *counter) write(ctx context.Context, db projections.DB, schema string, e
 		}
 		a.n++
 		a.last = max(a.last, e.StreamVersion)
+		if c.refuse != nil {
+			if err := c.refuse(e); err != nil {
+				return err
+			}
+		}
 		switch d := e.Data.(type) {
-		case itemCreated:
+		case itemCreated, itemPoisoned, operations.EventParked, operations.ParkedEventsReplayed:
 		case itemBumped:
 			a.bumps += int64(d.By)
 		default:
@@ -165,7 +183,7 @@ func (c *counter) write(ctx context.Context, db projections.DB, schema string, e
 
 // Ground truth, straight from the log (up to a position, if given).
 func truthStreams(upTo *event.Position) string {
-	return `SELECT stream_id, count(*)::bigint, max(stream_version), coalesce(sum((data->>'By')::bigint), 0)::bigint
+	return `SELECT stream_id, count(*)::bigint, max(stream_version), coalesce(sum(CASE WHEN event_type = 'test.item_bumped' THEN (data->>'By')::bigint END), 0)::bigint
 		FROM events ` + upToClause(upTo) + ` GROUP BY stream_id`
 }
 

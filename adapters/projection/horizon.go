@@ -25,7 +25,9 @@ import (
 //   - the earliest stamp among the events of the transaction of the first
 //     event past the projection's checkpoint, in the log's order, of a type
 //     its projector handles (committed but not applied yet, or hidden from
-//     the runners by an older transaction still open).
+//     the runners by an older transaction still open);
+//   - the stamp of the earliest event parked for the projection (see
+//     Park): Replay applies it later, with its own stamp.
 //
 // The log orders events by their transaction ids, which a transaction
 // takes at its first write, and an event is stamped by the statement that
@@ -65,11 +67,13 @@ func (rt *Runtime) Horizon(ctx context.Context, name string) (time.Time, error) 
 		}
 		return err
 	})
+	var parked *time.Time
+	b.Queue(parkedStampQuery, p.Name()).QueryRow(func(row pgx.Row) error { return row.Scan(&parked) })
 	b.Queue(`COMMIT`)
 	if err := rt.pool.SendBatch(ctx, b).Close(); err != nil {
 		return time.Time{}, err
 	}
-	for _, t := range []*time.Time{open, pending} {
+	for _, t := range []*time.Time{open, pending, parked} {
 		if t != nil && t.Before(now) {
 			now = *t
 		}
@@ -113,6 +117,11 @@ const openSessionsQuery = `SELECT statement_timestamp(), (SELECT min(CASE WHEN a
 const pendingStampQuery = `SELECT t.recorded_at FROM events t
 	WHERE t.transaction_id = (SELECT e.transaction_id ` + firstPendingFrom + `)
 	ORDER BY t.transaction_id, t.global_position LIMIT 1`
+
+// parkedStampQuery is Horizon's third: the stamp of the earliest event
+// parked for projection $1 (NULL if none).
+const parkedStampQuery = `SELECT min(e.recorded_at) FROM projection_parked pk
+	JOIN events e ON (e.transaction_id, e.global_position) = (pk.tx_id, pk.position) WHERE pk.projection = $1`
 
 func (rt *Runtime) firstPending(ctx context.Context, p projections.Projector) (time.Time, bool, error) {
 	var at time.Time

@@ -125,6 +125,10 @@ func (rt *Runtime) RebuildWith(ctx context.Context, name string, opts RebuildOpt
 		return r.res, r.abandon(ctx, fmt.Errorf("projection %s rebuild: %w", name, err))
 	}
 	if err := r.switchReads(ctx); err != nil {
+		if r.failedTail != nil {
+			// The switch rolled back: find the event of the tail it failed on.
+			err = rt.explain(ctx, p, r.newSchema, r.failedTail, err, "rebuild")
+		}
 		return r.res, r.abandon(ctx, fmt.Errorf("projection %s: switch to v%d: %w", name, r.newV, err))
 	}
 	r.switched()
@@ -145,9 +149,11 @@ type rebuild struct {
 	oldV, newV           int
 	oldSchema, newSchema string
 
-	pos         event.Position // the new version's checkpoint
-	done, total int64          // events applied, and expected (see RebuildOptions.Progress)
-	keepNew     bool           // after a Verify mismatch, for inspection
+	pos         event.Position   // the new version's checkpoint
+	skipped     []event.Position // the parked events it left out
+	failedTail  []event.Recorded // the switch's tail, when Apply failed on it
+	done, total int64            // events applied, and expected (see RebuildOptions.Progress)
+	keepNew     bool             // after a Verify mismatch, for inspection
 	res         RebuildResult
 }
 
@@ -265,7 +271,7 @@ func (r *rebuild) replay(ctx context.Context) error {
 		if len(b.events) == 0 {
 			continue
 		}
-		if err := r.apply(ctx, b.events); err != nil {
+		if err := r.apply(ctx, b.events, b.bad); err != nil {
 			return err
 		}
 	}
@@ -275,6 +281,7 @@ func (r *rebuild) replay(ctx context.Context) error {
 // readBatch is a batch of the log, or why it could not be read.
 type readBatch struct {
 	events []event.Recorded
+	bad    map[event.Position]error // the events that did not decode (see readLogLenient)
 	err    error
 }
 
@@ -288,9 +295,9 @@ func (r *rebuild) readAhead(ctx context.Context) (batches <-chan readBatch, stop
 		defer close(ch)
 		var after event.Position
 		for {
-			evs, err := r.rt.readLog(readCtx, nil, r.p, after, r.batch)
+			evs, bad, err := r.rt.readLogLenient(readCtx, nil, r.p, after, r.batch)
 			select {
-			case ch <- readBatch{evs, err}:
+			case ch <- readBatch{evs, bad, err}:
 			case <-readCtx.Done():
 				return
 			}
@@ -309,15 +316,27 @@ func (r *rebuild) readAhead(ctx context.Context) (batches <-chan readBatch, stop
 
 // apply applies a batch of the replay to the new version, with the
 // rebuild's checkpoint, and runs the ANALYZE its growth makes due.
-func (r *rebuild) apply(ctx context.Context, events []event.Recorded) error {
+func (r *rebuild) apply(ctx context.Context, events []event.Recorded, bad map[event.Position]error) error {
 	rt := r.rt
 	last := events[len(events)-1].Position
+	var failed []event.Recorded
 	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
-		if err := r.p.Apply(ctx, tx, r.newSchema, events); err != nil {
-			return fmt.Errorf("apply %d events up to %s: %w", len(events), last, err)
+		kept, err := r.withoutParked(ctx, tx, events, bad)
+		if err != nil {
+			return err
+		}
+		if len(kept) > 0 {
+			if err := r.p.Apply(ctx, tx, r.newSchema, kept); err != nil {
+				failed = kept
+				return fmt.Errorf("apply %d events up to %s: %w", len(kept), last, err)
+			}
 		}
 		return writeCheckpoint(ctx, tx, rebuildRow(r.name), last)
 	})
+	if failed != nil {
+		// Its transaction ended: find the event it failed on.
+		err = rt.explain(ctx, r.p, r.newSchema, failed, err, "rebuild")
+	}
 	if err == nil && rt.growth.add(r.newSchema, len(events)) {
 		err = rt.growth.analyzeDue(ctx, rt.pool, r.p, r.newSchema)
 	}
@@ -341,6 +360,9 @@ func (r *rebuild) switchReads(ctx context.Context) error {
 			return err
 		}
 		if err := r.catchUp(ctx, tx); err != nil {
+			return err
+		}
+		if err := r.sameParked(ctx, tx); err != nil {
 			return err
 		}
 		if r.pos.Less(live) {
@@ -385,14 +407,23 @@ func (r *rebuild) lockLive(ctx context.Context, tx pgx.Tx) (event.Position, erro
 // version in tx, while the live runners wait for the lock on their
 // checkpoint.
 func (r *rebuild) catchUp(ctx context.Context, tx pgx.Tx) error {
+	var tail []event.Recorded // applied in tx so far: what locate replays
 	for {
-		evs, err := r.rt.readLog(ctx, tx, r.p, r.pos, r.batch)
+		evs, bad, err := r.rt.readLogLenient(ctx, tx, r.p, r.pos, r.batch)
 		if err != nil {
 			return err
 		}
 		if len(evs) > 0 {
-			if err := r.p.Apply(ctx, tx, r.newSchema, evs); err != nil {
-				return fmt.Errorf("apply tail: %w", err)
+			kept, err := r.withoutParked(ctx, tx, evs, bad)
+			if err != nil {
+				return err
+			}
+			if len(kept) > 0 {
+				tail = append(tail, kept...)
+				if err := r.p.Apply(ctx, tx, r.newSchema, kept); err != nil {
+					r.failedTail = tail
+					return fmt.Errorf("apply tail: %w", err)
+				}
 			}
 			r.pos = evs[len(evs)-1].Position
 			r.done += int64(len(evs))

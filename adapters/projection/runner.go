@@ -31,6 +31,9 @@ type runner struct {
 	p    projections.Projector
 	name string
 	wake *postgres.Broadcast // relevant notifications; see notifiesFor
+	// parks fires when an event is parked or parked events are replayed
+	// (in any process): a runner in back-off tries again at once.
+	parks *postgres.Broadcast
 
 	backoff atomic.Pointer[cmswm.Backoff] // of the current subscription
 
@@ -42,6 +45,10 @@ type runner struct {
 	lastErr      error
 	lastErrAt    time.Time
 	failures     int
+	failingEvent *event.Position // of lastErr, when locate found it
+	// recorded is set while projection_failures holds this runner's
+	// failure (deleted after the next batch that commits).
+	recorded atomic.Bool
 
 	// batchMu is held while a message is handled and while a batch's
 	// outcome is recorded: watermill's query loop and the message loop
@@ -54,6 +61,8 @@ type runner struct {
 	pendingSchema string
 	pendingLast   event.Position // the batch's last event: its checkpoint
 	pendingChange *announcement  // what the batch changed, if its projector announces it
+	failed        *failedBatch   // the batch whose Apply failed, for locate
+	failedFrom    event.Position // the first event of the last batch that failed
 
 	upMu      sync.Mutex // guards the two below (see upkeep)
 	upRunning bool
@@ -95,6 +104,7 @@ func (r *runner) run(ctx context.Context) {
 		// Taken before the check, so that a rebuild that switches after
 		// it still wakes the wait below.
 		woken := r.rt.wake.C()
+		parked := r.parks.C()
 		if why, err := r.rt.outdatedVersion(ctx, r.p); err == nil && why != "" {
 			// Paused until a rebuild (from any process) provides a version
 			// that can take the projector's writes.
@@ -117,11 +127,29 @@ func (r *runner) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		var failingEvent *event.Position
+		if f := r.failed; f != nil {
+			r.failed = nil
+			if first := f.events[0].Position; r.failedFrom == first {
+				// The same batch failed again (not a failure of the
+				// moment), and its transaction ended: find the event it
+				// fails on.
+				err = r.rt.explain(ctx, r.p, f.schema, f.events, err, "live")
+			} else {
+				r.failedFrom = first
+			}
+		}
+		var ef *EventFailure
+		if errors.As(err, &ef) {
+			failingEvent = &ef.Position
+		}
 		r.mu.Lock()
 		r.failures++
-		r.lastErr, r.lastErrAt = err, time.Now()
+		r.lastErr, r.lastErrAt, r.failingEvent = err, time.Now(), failingEvent
 		progressed := r.lastBatch.After(before)
+		failures := r.failures
 		r.mu.Unlock()
+		r.rt.recordFailure(ctx, r, err, failingEvent, failures)
 		if progressed {
 			wait = 0 // batches went through before this failure: not a streak
 		}
@@ -138,9 +166,16 @@ func (r *runner) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-parked: // the failing event may be parked now
 		case <-time.After(wait):
 		}
 	}
+}
+
+// failedBatch is a batch whose Apply failed: what locate needs.
+type failedBatch struct {
+	schema string
+	events []event.Recorded
 }
 
 // subscribe runs one watermill subscription until ctx ends or a batch

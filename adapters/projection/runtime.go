@@ -229,7 +229,7 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	rt.mu.Lock()
 	for _, p := range rt.projs {
 		r := &runner{rt: rt, p: p, name: p.Name(), state: StateStarting, since: time.Now(),
-			wake: rt.listener.Watch(notifiesFor(p))}
+			wake: rt.listener.Watch(notifiesFor(p)), parks: rt.listener.Watch(notifiesParks)}
 		rt.runners[r.name] = r
 		rt.wg.Add(1)
 		go func() { defer rt.wg.Done(); r.run(ctx) }()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/halocms/halocms/domain/event"
 )
 
@@ -31,6 +33,16 @@ type Status struct {
 	Rebuild *RebuildStatus
 	// Runner is this process's live runner of the projection, if any.
 	Runner *Health
+	// Failure, Outdated and Parked are filled by FullStatus only.
+	//
+	// Failure is the last failure of its live runners (any process) while
+	// it still stands where it failed; nil when none is recorded.
+	Failure *Failure
+	// Outdated says why the live version cannot take the projector's
+	// writes (its runners wait for a rebuild); "" when it can.
+	Outdated string
+	// Parked lists the events parked for it, in log order.
+	Parked []Parked
 }
 
 // RebuildStatus is the progress of a rebuild.
@@ -53,6 +65,9 @@ type Health struct {
 	Failures  int
 	LastError string
 	ErrorAt   time.Time
+	// FailingEvent is the event the last error is about, when the runner
+	// found it.
+	FailingEvent *event.Position
 }
 
 // Status reports every registered projection (and any other checkpoint
@@ -138,6 +153,53 @@ func (rt *Runtime) Status(ctx context.Context) ([]Status, error) {
 	return out, nil
 }
 
+// FullStatus is Status with what operators need to know beyond lags
+// (for `cms projections status`): each projection's last failure,
+// whether it waits for a rebuild, and the events parked for it. It costs
+// a few queries per projection more than Status (which /metrics runs).
+func (rt *Runtime) FullStatus(ctx context.Context) ([]Status, error) {
+	out, err := rt.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	failures, err := rt.failures(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parked, err := rt.ListParked(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		s := &out[i]
+		s.Failure = failures[s.Name]
+		for _, pk := range parked {
+			if pk.Projection == s.Name {
+				s.Parked = append(s.Parked, pk)
+			}
+		}
+		if p, ok := rt.byName[s.Name]; ok && !s.UpdatedAt.IsZero() {
+			if s.Outdated, err = rt.outdatedVersion(ctx, p); err != nil {
+				return nil, fmt.Errorf("projection %s: %w", s.Name, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ParkedCounts counts the events parked per projection (/metrics).
+func (rt *Runtime) ParkedCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := rt.pool.Query(ctx, `SELECT projection, count(*) FROM projection_parked GROUP BY projection`)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	var name string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&name, &n}, func() error { out[name] = n; return nil })
+	return out, err
+}
+
 // Health reports this process's live runners, in registration order
 // (empty before Start).
 func (rt *Runtime) Health() []Health {
@@ -151,7 +213,7 @@ func (rt *Runtime) Health() []Health {
 		}
 		r.mu.Lock()
 		h := Health{Name: r.name, State: r.state, Since: r.since, LastActivity: r.lastActivity,
-			LastBatch: r.lastBatch, Failures: r.failures, ErrorAt: r.lastErrAt}
+			LastBatch: r.lastBatch, Failures: r.failures, ErrorAt: r.lastErrAt, FailingEvent: r.failingEvent}
 		if r.lastErr != nil {
 			h.LastError = r.lastErr.Error()
 		}
@@ -195,4 +257,34 @@ func (rt *Runtime) Ready() error {
 		return errors.New("projections: " + strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// FailingEvents names, per projection whose runner in this process
+// fails, the event it fails on ("TX/POS"), when the runner found it.
+func (rt *Runtime) FailingEvents() map[string]string {
+	out := map[string]string{}
+	for _, h := range rt.Health() {
+		if h.Failures > 0 && h.FailingEvent != nil {
+			out[h.Name] = h.FailingEvent.String()
+		}
+	}
+	return out
+}
+
+// maxParkedShown bounds the parked events ParkedSummary lists.
+const maxParkedShown = 100
+
+// ParkedSummary lists the positions of the events parked per projection
+// (at most 100 in all), for /readyz: a projection that goes on past
+// parked events is ready, and says so.
+func (rt *Runtime) ParkedSummary(ctx context.Context) (map[string][]string, error) {
+	parked, err := listParked(ctx, rt.pool, "", maxParkedShown)
+	if err != nil || len(parked) == 0 {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, p := range parked {
+		out[p.Projection] = append(out[p.Projection], p.Position.String())
+	}
+	return out, nil
 }

@@ -83,6 +83,11 @@
 //     loyalty phase's self measurements report the same). The first query of each kind is checked against the generated data
 //     (total, order by price, each item a published match); any answer but
 //     200 fails the phase.
+//   - writes: item creates, app-user registrations and loyalty earns over
+//     HTTP, one per request, by -writers clients, as shares of plain
+//     single-row INSERTs measured in the same alternating rounds (see
+//     writes.go; targets: 30% and p50 < 5 ms for item creates, 20% for the
+//     others).
 //   - push: one push to a segment of -push-devices app users (default
 //     100,000), dispatched by `cms serve` through its FCM provider to a
 //     local FCM endpoint in the bench process (push.go): devices/s from
@@ -196,6 +201,9 @@ type config struct {
 	// web phase (web.go)
 	webItems  int
 	webRounds int
+	// writes phase (writes.go)
+	writesDuration time.Duration
+	writesRounds   int
 }
 
 func main() {
@@ -206,7 +214,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 10, "append phase: alternate raw and store measurements in this many rounds (-duration each in total)")
 	flag.IntVar(&cfg.events, "events", 1_000_000, "events to load for the read and rebuild phases")
 	flag.IntVar(&cfg.batch, "batch", 10_000, "ReadAll batch size of the catch-up read")
-	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content, push, loyalty, web or events (read and rebuild load -events first)")
+	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content, writes, push, loyalty, web or events (read and rebuild load -events first)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the benchmark database instead of dropping it")
 	flag.DurationVar(&cfg.timeout, "timeout", 45*time.Minute, "abort the whole run after this long")
 	flag.DurationVar(&cfg.phaseBudget, "phase-budget", 2*time.Minute, "stop each catch-up read and the rebuild after this long and report the partial rate")
@@ -221,6 +229,8 @@ func main() {
 	flag.StringVar(&cfg.contentSearches, "content-searches", "", "content phase: measure only the searches whose name matches this regular expression, e.g. '^\\(b\\)' (default all)")
 	flag.IntVar(&cfg.webItems, "web-items", webItemsDefault, "web phase: items in the module whose list is measured")
 	flag.IntVar(&cfg.webRounds, "web-rounds", 15, "web phase: navigations and filter changes measured")
+	flag.DurationVar(&cfg.writesDuration, "writes-duration", 12*time.Second, "writes phase: timed length of each kind of write, split into -writes-rounds")
+	flag.IntVar(&cfg.writesRounds, "writes-rounds", 4, "writes phase: rounds the kinds of write alternate in")
 	flag.IntVar(&cfg.pushDevices, "push-devices", 100_000, "push phase: app users (one device each) in the pushed segment")
 	flag.IntVar(&cfg.loyaltyAccounts, "loyalty-accounts", 10_000, "loyalty phase: identified users with a loyalty account")
 	flag.IntVar(&cfg.loyaltyTransactions, "loyalty-transactions", 1_000_000, "loyalty phase: points transactions seeded over the accounts")
@@ -257,12 +267,15 @@ func main() {
 
 func (c *config) validate() error {
 	switch c.only {
-	case "", "append", "read", "rebuild", "content", "push", "loyalty", "web", "events":
+	case "", "append", "read", "rebuild", "content", "writes", "push", "loyalty", "web", "events":
 	default:
-		return fmt.Errorf("-only %q: want append, read, rebuild, content, push, loyalty, web or events", c.only)
+		return fmt.Errorf("-only %q: want append, read, rebuild, content, writes, push, loyalty, web or events", c.only)
 	}
 	if err := c.validateEvents(); err != nil {
 		return err
+	}
+	if c.writesRounds < 1 || c.writesDuration/time.Duration(max(c.writesRounds, 1)) < 100*time.Millisecond {
+		return fmt.Errorf("-writes-rounds %d: want at least 1, and rounds of at least 100ms", c.writesRounds)
 	}
 	if c.webItems < 1 || c.webRounds < 1 {
 		return errors.New("-web-items and -web-rounds must be positive")
@@ -314,7 +327,7 @@ func run(ctx context.Context, cfg config) (*results, error) {
 		if cfg.verbose {
 			log = logger
 		}
-		u, err := postgres.EnsureServer(ctx, postgres.DefaultDataDir(), log)
+		u, err := postgres.EnsureServer(ctx, postgres.DefaultDataDir(), 0, log)
 		if err != nil {
 			return res, fmt.Errorf("no DATABASE_URL and no local PostgreSQL: %w", err)
 		}
@@ -369,6 +382,11 @@ func run(ctx context.Context, cfg config) (*results, error) {
 	if cfg.runs("content") {
 		if err := profiled(cfg, "content", func() error { return contentPhase(ctx, cfg, serverURL, res) }); err != nil {
 			return res, fmt.Errorf("content phase: %w", err)
+		}
+	}
+	if cfg.runs("writes") {
+		if err := profiled(cfg, "writes", func() error { return writesPhase(ctx, cfg, serverURL, res) }); err != nil {
+			return res, fmt.Errorf("writes phase: %w", err)
 		}
 	}
 	if cfg.runs("push") {

@@ -110,7 +110,7 @@ func newLogger(level string) *slog.Logger {
 func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	log := newLogger(cfg.LogLevel)
 	if cfg.DatabaseURL == "" {
-		server, err := postgres.EnsureServer(ctx, cfg.DataDir, log)
+		server, err := postgres.EnsureServer(ctx, cfg.DataDir, 0, log)
 		if err != nil {
 			return nil, fmt.Errorf("no DATABASE_URL and no local PostgreSQL: %w", err)
 		}
@@ -231,9 +231,28 @@ func (r readiness) Ready(ctx context.Context) error {
 		return &httpapi.NotReady{Reason: "database", Err: err}
 	}
 	if err := r.a.runtime.Ready(); err != nil {
-		return &httpapi.NotReady{Reason: "projections", Err: err}
+		nr := &httpapi.NotReady{Reason: "projections", Err: err}
+		if failing := r.a.runtime.FailingEvents(); len(failing) > 0 {
+			// What `cms projections park NAME --event TX/POS` takes.
+			nr.Detail = map[string]any{"failing": failing}
+		}
+		return nr
 	}
 	return nil
+}
+
+// ReadyDetail adds the events parked per projection to /readyz's answer
+// ("parked": {"push": ["TX/POS", ...]}), when there are any.
+func (r readiness) ReadyDetail(ctx context.Context) map[string]any {
+	parked, err := r.a.runtime.ParkedSummary(ctx)
+	if err != nil {
+		r.a.log.WarnContext(ctx, "readyz: reading the parked events", "err", err)
+		return map[string]any{"parked": "unknown"}
+	}
+	if len(parked) == 0 {
+		return nil
+	}
+	return map[string]any{"parked": parked}
 }
 
 func serve(ctx context.Context, cfg Config) error {
@@ -377,9 +396,14 @@ type lagCollector struct{ a *app }
 var (
 	lagEventsDesc  = prometheus.NewDesc("cms_projection_lag_events", "Events not yet applied by the projection.", []string{"projection"}, nil)
 	lagSecondsDesc = prometheus.NewDesc("cms_projection_lag_seconds", "Age of the oldest event not yet applied.", []string{"projection"}, nil)
+	parkedDesc     = prometheus.NewDesc("cms_projection_parked_events", "Events parked for the projection (cms projections park), not applied until replayed.", []string{"projection"}, nil)
 )
 
-func (c lagCollector) Describe(ch chan<- *prometheus.Desc) { ch <- lagEventsDesc; ch <- lagSecondsDesc }
+func (c lagCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- lagEventsDesc
+	ch <- lagSecondsDesc
+	ch <- parkedDesc
+}
 
 func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -388,9 +412,13 @@ func (c lagCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
+	parked, perr := c.a.runtime.ParkedCounts(ctx) // on an error, the lags still count
 	for _, s := range sts {
 		ch <- prometheus.MustNewConstMetric(lagEventsDesc, prometheus.GaugeValue, float64(s.LagEvents), s.Name)
 		ch <- prometheus.MustNewConstMetric(lagSecondsDesc, prometheus.GaugeValue, s.LagSeconds, s.Name)
+		if perr == nil {
+			ch <- prometheus.MustNewConstMetric(parkedDesc, prometheus.GaugeValue, float64(parked[s.Name]), s.Name)
+		}
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	httpapi "github.com/halocms/halocms/adapters/http"
@@ -55,74 +54,6 @@ func migrateCmd() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-func projectionsCmd() *cobra.Command {
-	c := &cobra.Command{Use: "projections", Short: "Inspect and rebuild projections"}
-	c.AddCommand(&cobra.Command{
-		Use:   "status",
-		Short: "Checkpoint and lag of every projection",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := openOneShot(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			sts, err := a.runtime.Status(cmd.Context())
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "PROJECTION\tVERSION\tCHECKPOINT\tLAG EVENTS\tLAG SECONDS\tUPDATED")
-			for _, s := range sts {
-				fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%.1f\t%s\n", s.Name, s.Version, s.Checkpoint, s.LagEvents,
-					s.LagSeconds, s.UpdatedAt.Format(time.RFC3339))
-			}
-			return w.Flush()
-		},
-	})
-	c.AddCommand(&cobra.Command{
-		Use:   "rebuild NAME",
-		Short: "Replay the whole log into a new version of a projection, then switch reads to it",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openOneShot(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			var bar *progressbar.ProgressBar
-			start := time.Now()
-			var last int64
-			err = a.runtime.Rebuild(cmd.Context(), args[0], func(done, total int64) {
-				if bar == nil {
-					bar = progressbar.NewOptions64(total,
-						progressbar.OptionSetDescription("rebuilding "+args[0]),
-						progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("events"),
-						progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
-						progressbar.OptionSetWriter(os.Stderr), progressbar.OptionFullWidth())
-				}
-				if total > bar.GetMax64() {
-					bar.ChangeMax64(total)
-				}
-				_ = bar.Set64(done)
-				last = done
-			})
-			if bar != nil {
-				_ = bar.Finish()
-				fmt.Fprintln(os.Stderr)
-			}
-			if err != nil {
-				return err
-			}
-			el := time.Since(start)
-			fmt.Printf("rebuilt %s: %d events in %s (%.0f events/s); reads switched to the new version\n",
-				args[0], last, el.Round(time.Millisecond), float64(last)/el.Seconds())
-			return nil
-		},
-	})
-	return c
 }
 
 func auditCmd() *cobra.Command {

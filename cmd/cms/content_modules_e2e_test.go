@@ -1210,8 +1210,7 @@ func TestContentModuleReferences(t *testing.T) {
 	foreign := ts.createModule(ts.admin, moduleBody(other.ID, "Foreign", fld("name", ftText)))
 
 	r := ts.post(modulePath, ts.admin, moduleBody("5f0000000000000000000999", "Orphan", fld("name", ftText)))
-	expectHaloError(t, r, 404)
-	if ex := haloExtra(t, r, 404); ex != nil && ex["field"] != "app" {
+	if ex := haloExtra(t, r, 400); ex == nil || ex["field"] != "app" {
 		t.Errorf("%s: extra.field %v, want app", r, ex["field"])
 	}
 

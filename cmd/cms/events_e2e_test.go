@@ -273,7 +273,7 @@ func TestEventStatsRights(t *testing.T) {
 		expectHaloError(t, ts.get(statsPath+q, reader), http.StatusBadRequest)
 		expectHaloError(t, ts.get(statsPath+q, nobody), http.StatusForbidden)
 	}
-	expectHaloError(t, ts.get(statsPath+"?app=no-such-app", ts.admin), http.StatusNotFound)
+	expectHaloError(t, ts.get(statsPath+"?app=no-such-app", ts.admin), http.StatusBadRequest)
 	for _, q := range []string{"?app=%00", "?app=" + strings.Repeat("x", 5000), "?app=-1", "?app=9223372036854775808",
 		"?app=" + app.ID + "&to=9999-12-31", "?app=" + app.ID + "&from=0001-01-01&to=0001-01-02"} {
 		if r := ts.get(statsPath+q, ts.admin); r.Status >= 500 {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestPushScheduleBoundsAndUnknownApp: a schedule for an app that does not
-// exist is a 404, an over-long appId or text a 400, and none of them
+// exist, an over-long appId or text are each a 400, and none of them
 // appends an event, so the push projection stays ready (issue 34: a
 // 12,000-character appId used to wedge it for good). A valid schedule
 // still works afterwards.
@@ -35,11 +35,11 @@ func TestPushScheduleBoundsAndUnknownApp(t *testing.T) {
 		body   map[string]any
 		status int
 	}{
-		{"unknown app", pushPath, with(func(b map[string]any) { b["appId"] = "6b0b4460e63d52c0551980ca" }), 404},
+		{"unknown app", pushPath, with(func(b map[string]any) { b["appId"] = "6b0b4460e63d52c0551980ca" }), 400},
 		{"unknown app to aliases", pushToAliasesPath, with(func(b map[string]any) {
 			b["appId"], b["aliases"] = "ffffffffffffffffffffffff", []string{"anonymous-x"}
 			delete(b, "filterTags")
-		}), 404},
+		}), 400},
 		{"12,000-character appId", pushPath, with(func(b map[string]any) { b["appId"] = long }), 400},
 		{"65-character appId", pushPath, with(func(b map[string]any) { b["appId"] = strings.Repeat("a", 65) }), 400},
 		{"long name", pushPath, with(func(b map[string]any) { b["name"] = long }), 400},

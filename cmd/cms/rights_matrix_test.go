@@ -450,7 +450,7 @@ func TestRightsValidation(t *testing.T) {
 			{"missing user", map[string]any{"app": app, "permissions": []string{"read"}}, 400},
 			{"missing app", map[string]any{"user": u.ID, "permissions": []string{"read"}}, 400},
 			{"unknown user", map[string]any{"user": "no-such-user", "app": app, "permissions": []string{"read"}}, 404},
-			{"unknown app", map[string]any{"user": u.ID, "app": "no-such-app", "permissions": []string{"read"}}, 404},
+			{"unknown app", map[string]any{"user": u.ID, "app": "no-such-app", "permissions": []string{"read"}}, 400},
 			{"module and item", map[string]any{"user": u.ID, "app": app, "module": m1id, "item": i1id, "permissions": []string{"read"}}, 400},
 			{"manage on a module", map[string]any{"user": u.ID, "app": app, "module": m1id, "permissions": []string{"manage"}}, 400},
 			{"manage on an item", map[string]any{"user": u.ID, "app": app, "item": i1id, "permissions": []string{"read", "manage"}}, 400},

@@ -1,8 +1,10 @@
 // Command devdb prints the URL of a PostgreSQL server for development and
 // tests, starting one if needed (see postgres.EnsureServer): a local server
 // that answers on 127.0.0.1:5432 or /var/run/postgresql, otherwise a private
-// cluster under the data directory. The Makefile runs it when DATABASE_URL
-// is not set:
+// cluster under the data directory. A local server with fewer than 60
+// connections to spare (-min-free-conns) is passed over for the private
+// cluster, so that the test suite never meets "too many clients already".
+// The Makefile runs it when DATABASE_URL is not set:
 //
 //	DATABASE_URL=$(go run ./cmd/devdb) go test ./...
 //	go run ./cmd/devdb -stop     # stop the private cluster (make clean)
@@ -37,6 +39,7 @@ func main() {
 	dir := flag.String("data", "", "data directory (default $CMS_DATA_DIR, else .data at the repository root)")
 	verbose := flag.Bool("v", false, "log debug details")
 	fresh := flag.String("fresh", "", "drop and create this database, and print its URL (browser tests)")
+	minFree := flag.Int("min-free-conns", 60, "pass over a local server with fewer connections to spare (the test suite's need, see pgtest.SuiteConnections)")
 	flag.Parse()
 
 	level := slog.LevelInfo
@@ -60,7 +63,7 @@ func main() {
 	defer cancel()
 	url, err := os.Getenv("DATABASE_URL"), error(nil)
 	if url == "" || *fresh == "" { // -fresh makes its database on the server DATABASE_URL names
-		url, err = postgres.EnsureServer(ctx, dataDir, log)
+		url, err = postgres.EnsureServer(ctx, dataDir, *minFree, log)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "devdb:", err)

@@ -41,7 +41,7 @@ func (s *Service) CreateModule(ctx context.Context, in ModuleInput) (content.Mod
 		return content.Module{}, err
 	}
 	if !app.Exists() {
-		return content.Module{}, fault.NotFoundf("app %s not found", in.App).With("field", "app")
+		return content.Module{}, fault.Invalidf("app %s not found", in.App).With("field", "app")
 	}
 	if in.ModuleType != "" && len(in.Spec.Fields) == 0 {
 		t, _, err := commands.Load(ctx, s.store, content.ModuleTypeStream(in.ModuleType), content.ModuleType{}, applyType)

@@ -119,7 +119,7 @@ func (s *Service) appExists(ctx context.Context, app string) error {
 		return err
 	}
 	if !a.Exists() {
-		return fault.NotFoundf("app %s not found", app).With("field", "appId")
+		return fault.Invalidf("app %s not found", app).With("field", "appId")
 	}
 	return nil
 }

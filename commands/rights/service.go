@@ -132,7 +132,7 @@ func (s *Service) change(ctx context.Context, c Change, grant bool, decide func(
 		return Result{}, err
 	}
 	if !a.Exists() {
-		return Result{}, fault.NotFoundf("app %s not found", c.App).With("field", "app")
+		return Result{}, fault.Invalidf("app %s not found", c.App).With("field", "app")
 	}
 	if grant {
 		// A right on a module or an item covers it only inside the app: one

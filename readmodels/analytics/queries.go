@@ -102,7 +102,7 @@ func (q *Queries) Stats(ctx context.Context, req StatsRequest) (Stats, error) {
 		return Stats{}, err
 	}
 	if n == 0 {
-		return Stats{}, fault.NotFoundf("app %s not found", req.App).With("field", "app")
+		return Stats{}, fault.Invalidf("app %s not found", req.App).With("field", "app")
 	}
 	days, err := q.store.Days(ctx, req.App, from, to)
 	if err != nil {

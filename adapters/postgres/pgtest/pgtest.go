@@ -23,6 +23,14 @@ import (
 	"github.com/halocms/halocms/adapters/postgres"
 )
 
+// SuiteConnections is how many connections the test suite needs to spare
+// on the server it finds when DATABASE_URL is not set; a local server with
+// fewer is passed over for the private cluster. `make test` runs the suite
+// with at most two packages and two tests of each at once (-p 2 -parallel 2),
+// and it then peaked at 42 connections (2026-11-29, other work beside it);
+// cmd/devdb, which `make test` asks for the server, uses the same figure.
+const SuiteConnections = 60
+
 var (
 	once     sync.Once
 	baseURL  string
@@ -46,7 +54,7 @@ func setup() {
 	defer cancel()
 	baseURL = os.Getenv("DATABASE_URL")
 	if baseURL == "" {
-		baseURL, setupErr = postgres.EnsureServer(ctx, postgres.DefaultDataDir(), nil)
+		baseURL, setupErr = postgres.EnsureServer(ctx, postgres.DefaultDataDir(), SuiteConnections, nil)
 		if setupErr != nil {
 			return
 		}

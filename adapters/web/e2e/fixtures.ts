@@ -75,6 +75,7 @@ export async function signIn(page: Page, username: string, password: string) {
 
 /** expectAccessible fails on any serious or critical axe-core violation. */
 export async function expectAccessible(page: Page, what: string) {
+  await settled(page);
   const result = await new AxeBuilder({ page }).analyze();
   const bad = result.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
@@ -83,11 +84,28 @@ export async function expectAccessible(page: Page, what: string) {
 }
 
 /**
+ * settled waits for the page's finite animations and transitions (a dialog
+ * fading in, a menu sliding open) to end: colours checked half-way through a
+ * fade are not the colours anyone reads. Endless ones (loaders) are ignored.
+ */
+export async function settled(page: Page) {
+  await page.evaluate(() =>
+    Promise.all(
+      document
+        .getAnimations()
+        .filter((a) => a.effect?.getComputedTiming().iterations !== Infinity)
+        .map((a) => a.finished.catch(() => undefined)),
+    ),
+  );
+}
+
+/**
  * screenshot takes a picture of the page: into docs/screenshots/ when
  * E2E_SCREENSHOTS=docs (`make screenshots`), else into test-results/, so
  * that a test run leaves the committed pictures alone.
  */
 export async function screenshot(page: Page, name: string) {
+  await settled(page);
   const dir = process.env.E2E_SCREENSHOTS === "docs" ? "../../docs/screenshots" : "test-results/screenshots";
   await page.screenshot({ path: `${dir}/${name}.png`, fullPage: false });
 }

@@ -579,7 +579,7 @@ export interface paths {
          *     (and the single flag) of that module type; an unknown module type is a 400. The body accepts
          *     every key of the module's response shape, so a module read from one server can be sent to
          *     another; `id`, `customerId`, dates, `createdBy` and the like are ignored. An app that does
-         *     not exist is a 404; a relation field whose `rules.module` is not a live module of the same
+         *     not exist is a 400 naming `app`; a relation field whose `rules.module` is not a live module of the same
          *     app (or, on a change, the module itself) is a 400 naming the field.
          */
         post: operations["createModule"];
@@ -1248,8 +1248,8 @@ export interface paths {
          *     403**: an app token ships inside every copy of the app, so whoever unpacks it could push to
          *     every user; app tokens only report activity.
          *
-         *     404, and nothing is scheduled, for an `appId` naming no app (a HALO app number naming none is
-         *     a 400). 400, and nothing is scheduled, for: an `appId` over 64 characters, a `name` over
+         *     400, and nothing is scheduled, for: an `appId` naming no app (by id or by number), an `appId`
+         *     over 64 characters, a `name` over
          *     200, an alias, identified user, tag id, name or value over 200, a `url` or image URL over 2048,
          *     no target or two kinds of target, an alias or identified
          *     user the app does not know (`extra.unknown` lists them), a send time more than a minute in
@@ -2071,8 +2071,8 @@ export interface paths {
          *     distinct identified users that reported an event that day; reports sent with an app token
          *     name no device and count as events only). Who may call: administrators and CMS users
          *     holding `read` on the app; app tokens and app users' tokens get 403, and so does a caller
-         *     who may read no app, whatever the request holds. An unknown app is a 404 (an unknown app
-         *     number a 400).
+         *     who may read no app, whatever the request holds. An app that does not exist, by id or by
+         *     number, is a 400 naming the field.
          */
         get: operations["eventStats"];
         put?: never;
@@ -3287,7 +3287,7 @@ export interface components {
          *     `statistics`, dates) are accepted and ignored, so a schedule read can be sent back.
          */
         PushScheduleBody: {
-            /** @description The app's id or its number, a whole number from 1 to 2147483647 (any other number, as a JSON number or a string of digits, is a 400 naming the field) (required when scheduling; ignored when editing); an app that does not exist is a 404 (a number that names no app, a 400). */
+            /** @description The app's id or its number, a whole number from 1 to 2147483647 (any other number, as a JSON number or a string of digits, is a 400 naming the field) (required when scheduling; ignored when editing); an app that does not exist is a 400. */
             appId?: string | number;
             /** @description A label for the CMS. */
             name: string;
@@ -5649,7 +5649,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description The user or the app does not exist (`extra.field` says which). */
+            /** @description The user, or the module or item of the scope, does not exist (`extra.field` says which; an app that does not exist is a 400). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5683,7 +5683,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description The user or the app does not exist (`extra.field` says which). */
+            /** @description The user, or the module or item of the scope, does not exist (`extra.field` says which; an app that does not exist is a 400). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8575,7 +8575,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
