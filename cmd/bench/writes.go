@@ -42,6 +42,9 @@ const (
 	targetItemCreateP50ms = 5
 	targetOtherWriteShare = 0.20
 	writesIdentified      = 64
+	// clockTicks is Linux's USER_HZ: /proc/stat counts in hundredths of a
+	// second.
+	clockTicks = 100
 )
 
 type writeKind struct {
@@ -51,6 +54,23 @@ type writeKind struct {
 	rates  []float64
 	shares []float64
 	all    appendStats
+	cpu    kindCPU
+}
+
+// kindCPU is the CPU time spent while a kind's rounds ran (warm-ups
+// included): the server's, the bench's, and the machine's in all (the
+// rest of it is PostgreSQL's, on a machine with nothing else running).
+type kindCPU struct{ wall, server, bench, machine float64 }
+
+// perRequest says how many milliseconds of CPU one request took, at the
+// kind's rate, in the server, the bench and the rest of the machine.
+func (c kindCPU) perRequest(rate float64) string {
+	if c.wall <= 0 || rate <= 0 {
+		return ""
+	}
+	ms := func(s float64) float64 { return 1000 * s / c.wall / rate }
+	return fmt.Sprintf("; CPU per request: server %.2f ms, bench %.2f ms, the rest of the machine (PostgreSQL) %.2f ms",
+		ms(c.server), ms(c.bench), ms(c.machine-c.server-c.bench))
 }
 
 func writesPhase(ctx context.Context, cfg config, serverURL string, res *results) (err error) {
@@ -87,10 +107,16 @@ func writesPhase(ctx context.Context, cfg config, serverURL string, res *results
 		rates := make([]float64, len(kinds))
 		for i := range kinds {
 			k := (i + r) % len(kinds) // rotate the order round by round
+			s0, b0, m0, w0 := p.srv.cpuSeconds(), selfCPUSeconds(), machineCPU(), time.Now()
 			st, err := measure(ctx, writers[k], cfg.warmup, seg)
 			if err != nil {
 				return fmt.Errorf("%s: %w", kinds[k].name, err)
 			}
+			c := &kinds[k].cpu
+			c.wall += time.Since(w0).Seconds()
+			c.server += p.srv.cpuSeconds() - s0
+			c.bench += selfCPUSeconds() - b0
+			c.machine += (machineCPU().busy - m0.busy) / clockTicks
 			rates[k] = st.rate()
 			kinds[k].rates = append(kinds[k].rates, st.rate())
 			kinds[k].all = kinds[k].all.merge(st)
@@ -105,7 +131,7 @@ func writesPhase(ctx context.Context, cfg config, serverURL string, res *results
 	cores := (p.srv.cpuSeconds() - cpu0) / time.Since(t0).Seconds()
 	for k, kind := range kinds {
 		detail := fmt.Sprintf("median of %d rounds; p50 %s, p99 %s, max %s", rounds,
-			ms2(kind.all.pct(0.5)), ms2(kind.all.pct(0.99)), ms2(kind.all.pct(1)))
+			ms2(kind.all.pct(0.5)), ms2(kind.all.pct(0.99)), ms2(kind.all.pct(1))) + kind.cpu.perRequest(median(kind.rates))
 		res.add(figure{name: "writes: " + kind.name + ", req/s", value: median(kind.rates), unit: "req/s", detail: detail})
 		if k == 0 {
 			continue
