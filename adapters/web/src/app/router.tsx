@@ -53,6 +53,10 @@ export const router = createBrowserRouter(
               lazy: () => import("../features/items/ItemEditorPage").then((m) => ({ Component: m.ItemEditorPage })),
             },
             {
+              path: "activity",
+              lazy: () => import("../features/activity/ActivityPage").then((m) => ({ Component: m.ActivityPage })),
+            },
+            {
               path: "items/:itemId/history",
               lazy: () => import("../features/items/HistoryPage").then((m) => ({ Component: m.HistoryPage })),
             },
