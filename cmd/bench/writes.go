@@ -21,7 +21,8 @@ package main
 //
 // Each kind is reported as requests/s (the median of its rounds), its
 // share of the raw ceiling (the median of the per-round shares, raw being
-// measured in the same round), and p50/p99 over all its rounds.
+// measured in the same round), p50/p99 over all its rounds, and the CPU
+// one request took in the server, the bench and the rest of the machine.
 
 import (
 	"context"
