@@ -3,13 +3,14 @@ package analytics
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	httpapi "github.com/halocms/halocms/adapters/http"
+	"github.com/halocms/halocms/adapters/http/internal/fuzztest"
 	"github.com/halocms/halocms/domain/analytics"
-	"github.com/halocms/halocms/domain/fault"
 )
 
 // FuzzEventBody feeds arbitrary bytes to a report's body and what turns it
@@ -34,9 +35,7 @@ func FuzzEventBody(f *testing.F) {
 			rep, err = b.report()
 		}
 		if err != nil {
-			if fault.KindOf(err) == fault.Internal {
-				t.Fatalf("%q: %v is an internal error, want a client error", body, err)
-			}
+			fuzztest.ClientError(t, fmt.Sprintf("%q", body), err)
 			return
 		}
 		ev, err := analytics.Record(rep, "app-1", "identified:u1", "127.0.0.1", at)

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	httpapi "github.com/halocms/halocms/adapters/http"
+	"github.com/halocms/halocms/adapters/http/internal/fuzztest"
 	"github.com/halocms/halocms/domain/appuser"
-	"github.com/halocms/halocms/domain/fault"
 )
 
 // FuzzAppUserBodies feeds arbitrary bytes to the app user context's body
@@ -28,12 +28,7 @@ func FuzzAppUserBodies(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		check := func(what string, err error) {
-			t.Helper()
-			if err != nil && fault.KindOf(err) == fault.Internal {
-				t.Fatalf("%s: %v is an internal error, want a client error", what, err)
-			}
-		}
+		check := func(what string, err error) { fuzztest.ClientError(t, what, err) }
 		req := func() *http.Request {
 			r := httptest.NewRequest(http.MethodPost, "/api/segmentation/appuser", bytes.NewReader(body))
 			r.Header.Set("Content-Type", "application/json")

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	httpapi "github.com/halocms/halocms/adapters/http"
-	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/adapters/http/internal/fuzztest"
 )
 
 // FuzzContentBodies feeds arbitrary bytes to the content context's body
@@ -27,12 +27,7 @@ func FuzzContentBodies(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		check := func(what string, err error) {
-			t.Helper()
-			if err != nil && fault.KindOf(err) == fault.Internal {
-				t.Fatalf("%s: %v is an internal error, want a client error", what, err)
-			}
-		}
+		check := func(what string, err error) { fuzztest.ClientError(t, what, err) }
 		var m moduleBody
 		if err := httpapi.DecodeFrom(bytes.NewReader(body), &m); err == nil {
 			_, err = m.spec()

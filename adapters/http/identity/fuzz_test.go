@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	httpapi "github.com/halocms/halocms/adapters/http"
-	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/adapters/http/internal/fuzztest"
 	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/rights"
 )
@@ -26,12 +26,7 @@ func FuzzIdentityBodies(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		check := func(what string, err error) {
-			t.Helper()
-			if err != nil && fault.KindOf(err) == fault.Internal {
-				t.Fatalf("%s: %v is an internal error, want a client error", what, err)
-			}
-		}
+		check := func(what string, err error) { fuzztest.ClientError(t, what, err) }
 		decode := func(v any) error { return httpapi.DecodeFrom(bytes.NewReader(body), v) }
 		var u userBody
 		if err := decode(&u); err == nil {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	httpapi "github.com/halocms/halocms/adapters/http"
-	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/adapters/http/internal/fuzztest"
 	"github.com/halocms/halocms/domain/push"
 )
 
@@ -28,12 +28,7 @@ func FuzzPushBodies(f *testing.F) {
 	}
 	now := time.Unix(1700000000, 0)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		check := func(what string, err error) {
-			t.Helper()
-			if err != nil && fault.KindOf(err) == fault.Internal {
-				t.Fatalf("%s: %v is an internal error, want a client error", what, err)
-			}
-		}
+		check := func(what string, err error) { fuzztest.ClientError(t, what, err) }
 		var b pushBody
 		if err := httpapi.DecodeFrom(bytes.NewReader(body), &b); err != nil {
 			check("pushBody", err)
