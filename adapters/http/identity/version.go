@@ -8,41 +8,42 @@ import (
 	"github.com/halocms/halocms/domain/identity"
 )
 
-// serverVersionJSON is HALO's ServerVersion (wire reference §8.2). Every
-// string is present (iOS force-casts minIOS and iosChangeLog).
-type serverVersionJSON struct {
-	ID               int    `json:"id"`
+// serverVersionTexts are the strings of a ServerVersion on the wire, what
+// an administrator sets (identity.ServerVersionSet with its JSON names).
+type serverVersionTexts struct {
 	Server           string `json:"server"`
 	ServerChangeLog  string `json:"serverChangeLog"`
 	MinAndroid       string `json:"minAndroid"`
 	AndroidChangeLog string `json:"androidChangeLog"`
 	MinIOS           string `json:"minIOS"`
 	IOSChangeLog     string `json:"iosChangeLog"`
-	Current          bool   `json:"current"`
-	CreatedAt        int64  `json:"createdAt"`
-	UpdatedAt        int64  `json:"updatedAt"`
+}
+
+// serverVersionJSON is HALO's ServerVersion (wire reference §8.2), its
+// fields in HALO's order. Every string is present (iOS force-casts minIOS
+// and iosChangeLog).
+type serverVersionJSON struct {
+	ID int `json:"id"`
+	serverVersionTexts
+	Current   bool  `json:"current"`
+	CreatedAt int64 `json:"createdAt"`
+	UpdatedAt int64 `json:"updatedAt"`
 }
 
 func serverVersionView(v identity.ServerVersion) serverVersionJSON {
 	at := httpapi.Ms(v.CreatedAt)
-	return serverVersionJSON{ID: v.ID, Server: v.Server, ServerChangeLog: v.ServerChangeLog,
-		MinAndroid: v.MinAndroid, AndroidChangeLog: v.AndroidChangeLog, MinIOS: v.MinIOS,
-		IOSChangeLog: v.IOSChangeLog, Current: v.Current, CreatedAt: at, UpdatedAt: at}
+	return serverVersionJSON{ID: v.ID, serverVersionTexts: serverVersionTexts(v.ServerVersionSet),
+		Current: v.Current, CreatedAt: at, UpdatedAt: at}
 }
 
 // serverVersionBody is what an administrator PUTs: a ServerVersion as read
 // back will do (its id, current flag and dates are ignored).
 type serverVersionBody struct {
-	Server           string `json:"server"`
-	ServerChangeLog  string `json:"serverChangeLog"`
-	MinAndroid       string `json:"minAndroid"`
-	AndroidChangeLog string `json:"androidChangeLog"`
-	MinIOS           string `json:"minIOS"`
-	IOSChangeLog     string `json:"iosChangeLog"`
-	ID               any    `json:"id"`
-	Current          any    `json:"current"`
-	CreatedAt        any    `json:"createdAt"`
-	UpdatedAt        any    `json:"updatedAt"`
+	serverVersionTexts
+	ID        any `json:"id"`
+	Current   any `json:"current"`
+	CreatedAt any `json:"createdAt"`
+	UpdatedAt any `json:"updatedAt"`
 }
 
 // currentServerVersion answers Android's GET /api/authentication/version/current.
@@ -100,9 +101,7 @@ func (s *API) setServerVersion(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
-	err := s.Identity.SetServerVersion(r.Context(), identity.ServerVersionSet{Server: b.Server,
-		ServerChangeLog: b.ServerChangeLog, MinAndroid: b.MinAndroid, AndroidChangeLog: b.AndroidChangeLog,
-		MinIOS: b.MinIOS, IOSChangeLog: b.IOSChangeLog})
+	err := s.Identity.SetServerVersion(r.Context(), identity.ServerVersionSet(b.serverVersionTexts))
 	s.kit.Metrics.Command("identity.set_server_version", err)
 	if err != nil {
 		return err
