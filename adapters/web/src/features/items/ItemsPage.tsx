@@ -1,7 +1,7 @@
 // The items of a module: state filter, quick search, filter builder, sort,
 // column choice, server-side pagination, multi-select with bulk actions,
 // and "Preview as the app". The whole view is in the URL's query string.
-import { Alert, Anchor, Badge, Breadcrumbs, Button, Group, Pagination, ScrollArea, SegmentedControl, Select, Stack, Text, TextInput, Title, Tooltip } from "@mantine/core";
+import { Alert, Anchor, Badge, Breadcrumbs, Button, Group, ScrollArea, SegmentedControl, Select, Stack, Text, TextInput, Title, Tooltip } from "@mantine/core";
 import { useDebouncedValue, useMediaQuery } from "@mantine/hooks";
 import { IconFilter, IconPlus, IconSearch } from "@tabler/icons-react";
 import { useQueryClient } from "@tanstack/react-query";
@@ -12,6 +12,7 @@ import { describe } from "../../lib/errors";
 import { useRights } from "../access/hooks";
 import { can, whyNot } from "../access/rights";
 import { PageLoader } from "../shell/PageLoader";
+import { PageNav } from "../shell/PageNav";
 import { BulkBar } from "./list/BulkBar";
 import { ColumnMenu } from "./list/ColumnMenu";
 import { defaultColumns, useColumns, valueFields } from "./list/columns";
@@ -248,15 +249,7 @@ export function ItemsPage() {
               allowDeselect={false}
             />
           </Group>
-          <Pagination
-            total={pages}
-            value={Math.min(params.page, pages)}
-            onChange={(n) => update({ page: n })}
-            size="sm"
-            withEdges
-            getControlProps={(c) => ({ "aria-label": { first: "First page", previous: "Previous page", next: "Next page", last: "Last page" }[c] })}
-            getItemProps={(n) => ({ "aria-label": `Page ${n}` })}
-          />
+          <PageNav total={pages} value={Math.min(params.page, pages)} onChange={(n) => update({ page: n })} size="sm" withEdges />
         </Group>
       )}
     </Stack>

@@ -1,7 +1,7 @@
 // The modules (content structures) of the current app: search, sort,
 // pages, and the actions the user's rights allow (the others disabled,
 // saying why).
-import { Alert, Anchor, Group, Pagination, Paper, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { Alert, Anchor, Group, Paper, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
 import { IconForms, IconLayoutList, IconPencil, IconPlus, IconSearch, IconTrash } from "@tabler/icons-react";
 import dayjs from "dayjs";
 import { useMemo, useState } from "react";
@@ -10,6 +10,7 @@ import { describe } from "../../lib/errors";
 import { useApps, useRights } from "../access/hooks";
 import { can, whyNot } from "../access/rights";
 import { PageLoader } from "../shell/PageLoader";
+import { PageNav } from "../shell/PageNav";
 import { useModules, type Module } from "./api";
 import { GuardedButton, GuardedIcon } from "./components/Guarded";
 import { CreateModuleModal, DeleteModuleModal, RenameModuleModal } from "./components/ModuleDialogs";
@@ -209,13 +210,7 @@ export function ModulesPage() {
               {(current - 1) * pageSize + 1}–{Math.min(current * pageSize, shown.length)} of {shown.length}
             </Text>
             {pages > 1 && (
-              <Pagination
-                total={pages}
-                value={current}
-                onChange={(p) => set({ page: p > 1 ? String(p) : undefined })}
-                getControlProps={(c) => ({ "aria-label": c === "previous" ? "Previous page" : c === "next" ? "Next page" : c })}
-                getItemProps={(p) => ({ "aria-label": `Page ${p}` })}
-              />
+              <PageNav total={pages} value={current} onChange={(p) => set({ page: p > 1 ? String(p) : undefined })} />
             )}
           </Group>
         </>
