@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -51,7 +52,7 @@ const (
 type writeKind struct {
 	name   string
 	target float64
-	new    func(w int) writer
+	write  writer // every client calls it: the writers keep no state
 	rates  []float64
 	shares []float64
 	all    appendStats
@@ -96,10 +97,7 @@ func writesPhase(ctx context.Context, cfg config, serverURL string, res *results
 	seg := cfg.writesDuration / time.Duration(rounds)
 	writers := make([][]writer, len(kinds))
 	for k, kind := range kinds {
-		writers[k] = make([]writer, cfg.writers)
-		for w := range cfg.writers {
-			writers[k][w] = kind.new(w)
-		}
+		writers[k] = slices.Repeat([]writer{kind.write}, cfg.writers)
 	}
 	progressf("writes: %d clients; %s alternate in %d rounds of %s each (+%s warm-up); %d other active sessions on the server",
 		cfg.writers, kindNames(kinds), rounds, seg, cfg.warmup, otherSessions(ctx, p.pool))
@@ -147,30 +145,32 @@ func writesPhase(ctx context.Context, cfg config, serverURL string, res *results
 
 // newWriteKinds prepares the raw table, the module, the app's token and
 // the identified users the writers write to.
-func newWriteKinds(ctx context.Context, p *serverPhase) ([]*writeKind, func(), error) {
+func newWriteKinds(ctx context.Context, p *serverPhase) (_ []*writeKind, cleanup func(), err error) {
 	if _, err := p.pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+rawSchema+` CASCADE;
 		CREATE SCHEMA `+rawSchema+`;
 		CREATE TABLE `+rawSchema+`.items (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body jsonb NOT NULL)`); err != nil {
 		return nil, nil, fmt.Errorf("create raw table: %w", err)
 	}
-	cleanup := func() { _, _ = p.pool.Exec(context.WithoutCancel(ctx), `DROP SCHEMA IF EXISTS `+rawSchema+` CASCADE`) }
+	cleanup = func() { _, _ = p.pool.Exec(context.WithoutCancel(ctx), `DROP SCHEMA IF EXISTS `+rawSchema+` CASCADE`) }
+	defer func() {
+		if err != nil {
+			cleanup()
+		}
+	}()
 	var module struct {
 		ID string `json:"id"`
 	}
 	fields := []map[string]any{{"name": "title", "type": "000000000000000000000001"}, {"name": "body", "type": "000000000000000000000012"}, {"name": "price", "type": "000000000000000000000002"}}
 	if err := p.api.call(ctx, http.MethodPost, "/api/generalcontent/module", p.admin,
 		map[string]any{"app": p.app.ID, "name": "Notes", "fields": fields}, 0, &module); err != nil {
-		cleanup()
 		return nil, nil, fmt.Errorf("create module: %w", err)
 	}
 	appToken, err := p.api.token(ctx, url.Values{"grant_type": {"client_credentials"}, "client_id": {p.app.ClientID}, "client_secret": {p.app.ClientSecret}})
 	if err != nil {
-		cleanup()
 		return nil, nil, fmt.Errorf("app token: %w", err)
 	}
 	users, err := registerIdentified(ctx, p, appToken)
 	if err != nil {
-		cleanup()
 		return nil, nil, err
 	}
 	var seq atomic.Int64
@@ -179,43 +179,37 @@ func newWriteKinds(ctx context.Context, p *serverPhase) ([]*writeKind, func(), e
 		return map[string]any{"module": module.ID, "name": fmt.Sprintf("note %d", n), "values": map[string]any{
 			"title": fmt.Sprintf("Note %d", n), "body": "A note written by the writes phase of the benchmark.", "price": n % 1000}}
 	}
-	call := func(path, token string, body func(w int) any, want int) func(w int) writer {
-		return func(w int) writer {
-			return func(ctx context.Context) error {
-				return p.api.call(ctx, http.MethodPost, path, token, body(w), want, nil)
-			}
+	post := func(path, token string, body func() any, want int) writer {
+		return func(ctx context.Context) error {
+			return p.api.call(ctx, http.MethodPost, path, token, body(), want, nil)
 		}
 	}
 	kinds := []*writeKind{
-		{name: "raw INSERT", new: rawItemWriter(p.pool, item)},
-		{name: "item create", target: targetItemCreateShare, new: call("/api/generalcontent/instance", p.admin,
-			func(int) any { return item() }, http.StatusCreated)},
-		{name: "app-user registration", target: targetOtherWriteShare, new: call("/api/segmentation/appuser", appToken,
-			func(int) any {
+		{name: "raw INSERT", write: rawItemWriter(p.pool, item)},
+		{name: "item create", target: targetItemCreateShare, write: post("/api/generalcontent/instance", p.admin,
+			func() any { return item() }, http.StatusCreated)},
+		{name: "app-user registration", target: targetOtherWriteShare, write: post("/api/segmentation/appuser", appToken,
+			func() any {
 				return map[string]any{"devices": []map[string]any{{"platform": "android", "token": fmt.Sprintf("bench-token-%d", seq.Add(1))}}}
 			}, 0)},
-		{name: "loyalty earn", target: targetOtherWriteShare, new: func(w int) writer {
-			return func(ctx context.Context) error {
-				n := seq.Add(1)
-				return p.api.call(ctx, http.MethodPost, "/api/loyalty/user/"+users[int(n)%len(users)]+"/earn", p.admin,
-					map[string]any{"amount": 1 + n%50, "reason": "bench", "idempotencyKey": fmt.Sprintf("writes-%d", n)}, http.StatusCreated, nil)
-			}
+		{name: "loyalty earn", target: targetOtherWriteShare, write: func(ctx context.Context) error {
+			n := seq.Add(1)
+			return p.api.call(ctx, http.MethodPost, "/api/loyalty/user/"+users[int(n)%len(users)]+"/earn", p.admin,
+				map[string]any{"amount": 1 + n%50, "reason": "bench", "idempotencyKey": fmt.Sprintf("writes-%d", n)}, http.StatusCreated, nil)
 		}},
 	}
 	return kinds, cleanup, nil
 }
 
 // rawItemWriter inserts one item body per autocommit statement.
-func rawItemWriter(pool *pgxpool.Pool, item func() map[string]any) func(w int) writer {
-	return func(int) writer {
-		return func(ctx context.Context) error {
-			body, err := json.Marshal(item())
-			if err != nil {
-				return err
-			}
-			_, err = pool.Exec(ctx, `INSERT INTO `+rawSchema+`.items (body) VALUES ($1)`, body)
+func rawItemWriter(pool *pgxpool.Pool, item func() map[string]any) writer {
+	return func(ctx context.Context) error {
+		body, err := json.Marshal(item())
+		if err != nil {
 			return err
 		}
+		_, err = pool.Exec(ctx, `INSERT INTO `+rawSchema+`.items (body) VALUES ($1)`, body)
+		return err
 	}
 }
 
