@@ -2,12 +2,13 @@
 // from the structure editor (the module is given) or from the module
 // types screen (pick an app, then one of its modules).
 import { toast } from "../modules/components/Guarded";
-import { Alert, Button, Group, Modal, Select, Stack, Text, TextInput } from "@mantine/core";
+import { Alert, Modal, Select, Stack, Text, TextInput } from "@mantine/core";
 import { useState, type FormEvent } from "react";
 import { describe } from "../../lib/errors";
 import { useApps } from "../access/hooks";
 import { useModules, type Module } from "../modules/api";
 import { fieldsForType, useCreateModuleType } from "./api";
+import { FormFooter } from "../shell/FormFooter";
 
 export function CreateTypeModal({
   opened,
@@ -110,14 +111,7 @@ export function CreateTypeModal({
               {describe(create.error)}
             </Alert>
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={close}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={create.isPending} disabled={!source || !typeName.trim()}>
-              Create module type
-            </Button>
-          </Group>
+          <FormFooter onCancel={close} submit="Create module type" loading={create.isPending} disabled={!source || !typeName.trim()} />
         </Stack>
       </form>
     </Modal>

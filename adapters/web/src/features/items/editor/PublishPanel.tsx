@@ -20,6 +20,7 @@ import { conflictOf, deleteItem, setExpiry, transition, type Transition } from "
 import { notifications } from "@mantine/notifications";
 import { stateColor, stateLabel, stateOf, type Item } from "./model";
 import { fromLocal, show, toLocal } from "./zones";
+import { FormFooter } from "../../shell/FormFooter";
 
 export function StateBadge({ item }: { item: Item }) {
   const s = stateOf(item);
@@ -210,14 +211,7 @@ function DateDialog(p: { ask: Ask; zone: string; initial: number | null; min: nu
             error={text ? error : undefined}
             data-autofocus
           />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={p.onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" disabled={!!error}>
-              {p.ask.what === "publish" ? "Schedule" : "Set expiry"}
-            </Button>
-          </Group>
+          <FormFooter onCancel={p.onClose} submit={p.ask.what === "publish" ? "Schedule" : "Set expiry"} disabled={!!error} />
         </Stack>
       </form>
     </Modal>

@@ -1,12 +1,13 @@
 // The modules list's dialogs: create (empty or from a module type),
 // rename (apps address modules by name) and delete (typed confirmation).
 import { toast } from "./Guarded";
-import { Alert, Button, Group, Modal, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
+import { Alert, Modal, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
 import { IconAlertTriangle } from "@tabler/icons-react";
 import { useState, type FormEvent } from "react";
 import { ApiError, describe } from "../../../lib/errors";
 import { useModuleTypes } from "../../moduletypes/api";
 import { useCreateModule, useDeleteModule, useUpdateModule, bodyOf, fetchModule, type Module } from "../api";
+import { FormFooter } from "../../shell/FormFooter";
 
 /** Warning: an alert whose title keeps its contrast (dark orange on light). */
 export function Warning({ title, children }: { title: string; children: React.ReactNode }) {
@@ -113,14 +114,7 @@ export function CreateModuleModal({
               {describe(create.error)}
             </Alert>
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={close}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={create.isPending}>
-              Create module
-            </Button>
-          </Group>
+          <FormFooter onCancel={close} submit="Create module" loading={create.isPending} />
         </Stack>
       </form>
     </Modal>
@@ -183,14 +177,7 @@ export function RenameModuleModal({ app, module, onClose }: { app: string; modul
               {describe(update.error)}
             </Alert>
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={close}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={update.isPending} disabled={!value.trim() || value.trim() === module?.name}>
-              Rename
-            </Button>
-          </Group>
+          <FormFooter onCancel={close} submit="Rename" loading={update.isPending} disabled={!value.trim() || value.trim() === module?.name} />
         </Stack>
       </form>
     </Modal>
@@ -240,14 +227,7 @@ export function DeleteModuleModal({ app, module, onClose }: { app: string; modul
               {describe(del.error)}
             </Alert>
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={close}>
-              Cancel
-            </Button>
-            <Button type="submit" color="red.9" disabled={!matches} loading={del.isPending}>
-              Delete module and items
-            </Button>
-          </Group>
+          <FormFooter onCancel={close} submit="Delete module and items" color="red.9" disabled={!matches} loading={del.isPending} />
         </Stack>
       </form>
     </Modal>
