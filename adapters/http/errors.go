@@ -43,6 +43,8 @@ var statusOf = map[fault.Kind]int{
 	fault.Unavailable:     http.StatusServiceUnavailable,
 	fault.Precondition:    http.StatusPreconditionFailed,
 	fault.Unprocessable:   http.StatusUnprocessableEntity,
+	fault.TooLarge:        http.StatusRequestEntityTooLarge,
+	fault.Unsupported:     http.StatusUnsupportedMediaType,
 	fault.Internal:        http.StatusInternalServerError,
 }
 

@@ -29,6 +29,11 @@ const (
 	// Unprocessable: the request is well formed but cannot be applied as
 	// sent (an Idempotency-Key reused with another body).
 	Unprocessable
+	// TooLarge: the request's body (an upload) is larger than allowed.
+	TooLarge
+	// Unsupported: the body is of a type that is not accepted (an upload
+	// whose bytes are not an allowed media type).
+	Unsupported
 )
 
 func (k Kind) String() string {
@@ -51,6 +56,10 @@ func (k Kind) String() string {
 		return "precondition failed"
 	case Unprocessable:
 		return "unprocessable"
+	case TooLarge:
+		return "too large"
+	case Unsupported:
+		return "unsupported media type"
 	}
 	return "internal"
 }
