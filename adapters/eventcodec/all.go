@@ -6,6 +6,7 @@ import (
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/identity"
 	"github.com/halocms/halocms/domain/loyalty"
+	"github.com/halocms/halocms/domain/media"
 	"github.com/halocms/halocms/domain/operations"
 	"github.com/halocms/halocms/domain/push"
 	"github.com/halocms/halocms/domain/rights"
@@ -16,7 +17,7 @@ import (
 func Default() *Registry {
 	r := NewRegistry()
 	for _, group := range [][]interface{ EventType() string }{identity.Events(), rights.Events(), content.Events(), push.Events(), appuser.Events(), loyalty.Events(), operations.Events(),
-		analytics.Events()} {
+		analytics.Events(), media.Events()} {
 		for _, e := range group {
 			r.Register(e, 1)
 		}
