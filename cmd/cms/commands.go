@@ -18,6 +18,7 @@ import (
 	httpcontent "github.com/halocms/halocms/adapters/http/content"
 	httpidentity "github.com/halocms/halocms/adapters/http/identity"
 	httployalty "github.com/halocms/halocms/adapters/http/loyalty"
+	httpmedia "github.com/halocms/halocms/adapters/http/media"
 	httppush "github.com/halocms/halocms/adapters/http/push"
 	cmdidentity "github.com/halocms/halocms/commands/identity"
 	"github.com/halocms/halocms/domain/access"
@@ -394,5 +395,5 @@ func openapiCmd() *cobra.Command {
 // order serve mounts them (the merged document is the same).
 func apiFragments() [][]byte {
 	return [][]byte{(&httpidentity.API{}).OpenAPI(), (&httpcontent.API{}).OpenAPI(), (&httppush.API{}).OpenAPI(),
-		(&httpappuser.API{}).OpenAPI(), (&httployalty.API{}).OpenAPI(), (&httpanalytics.API{}).OpenAPI()}
+		(&httpappuser.API{}).OpenAPI(), (&httployalty.API{}).OpenAPI(), (&httpanalytics.API{}).OpenAPI(), (&httpmedia.API{}).OpenAPI()}
 }

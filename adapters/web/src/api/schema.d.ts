@@ -2083,6 +2083,141 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/media/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List and search an app's media files
+         * @description The app's library, newest first unless `sort` says otherwise, with how many items and pushes use
+         *     each file (`uses`). Filters combine (AND): `q` matches the name (case-insensitive substring),
+         *     `kind`, `tag` (repeatable: all must be present), `folder` (that folder only; `folder=` with
+         *     `recursive=true` includes sub-folders), `uploadedBy` (a CMS user id), `from`/`to` (upload time,
+         *     epoch milliseconds, inclusive). Who may call: CMS users holding `read` on the app.
+         */
+        get: operations["listMediaFiles"];
+        put?: never;
+        /**
+         * Upload a file to an app's library
+         * @description A `multipart/form-data` body: the fields `app` (id or number), optional `name` (default: the
+         *     part's file name), `folder`, `tags` (repeatable, or comma-separated), then the part `file`,
+         *     last. The bytes are streamed to storage, never held whole in memory; their type is sniffed
+         *     from the bytes (the declared type and the name's extension are not trusted). Identical bytes
+         *     are stored once. Refused, with nothing stored and no event: more than the upload limit (413),
+         *     a type not allowed (415: executables, archives, anything outside the allowed list), an image
+         *     whose pixel size is over the bound (413), a truncated body (400). Who may call: CMS users
+         *     holding `write` on the app. Resumable uploads of large files: `/api/media/uploads` (tus).
+         */
+        post: operations["uploadMediaFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/media/file/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** A media file, with what uses it */
+        get: operations["getMediaFile"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a file
+         * @description While content items or pushes use the file, the answer is 409 and `extra.usedIn` names them
+         *     (`[{type, id, name, module}]`), unless `force=true`. Who may call: CMS users holding
+         *     `delete` on the app.
+         */
+        delete: operations["deleteMediaFile"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a file's name, folder, tags, alt texts or captions
+         * @description Fields left out stay as they are; `alt` and `caption`, when sent, are the whole set of
+         *     locales. Who may call: CMS users holding `update` on the app.
+         */
+        patch: operations["updateMediaFile"];
+        trace?: never;
+    };
+    "/api/media/file/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace a file's bytes with a new version
+         * @description A `multipart/form-data` body with the part `file`. The new bytes must be of the same kind
+         *     (an image by an image: 415 otherwise); the file keeps its id and its stable URL, which now
+         *     serves the new version; the old version's content-addressed URL keeps serving the old bytes.
+         *     Who may call: CMS users holding `update` on the app.
+         */
+        put: operations["replaceMediaFile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/media/file/updateByUrl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save or delete a reference to a media file by its URL (HALO 2.4.0)
+         * @description `action: "save"` registers `url` in the app's library and answers the file: a URL of this
+         *     server's own media answers that file; a URL already registered in the app answers the same
+         *     file (saving twice is harmless); any other URL becomes a reference to a file kept elsewhere.
+         *     The server never fetches an external URL unless the operator allows it
+         *     (`CMS_MEDIA_FETCH_URLS=true`) and the body asks for it (`fetch: true`): then it downloads the
+         *     file, refusing private, loopback and link-local addresses (also after redirects and DNS
+         *     answers), with the upload size limit and a time limit, and stores it like an upload.
+         *     `action: "delete"` deletes the file registered under `url` (409 while it is used, unless
+         *     `force`). Who may call: CMS users holding `write` (save) or `delete` (delete) on the app.
+         */
+        post: operations["updateMediaByUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/media/facets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An app's media folders and tags, with counts */
+        get: operations["mediaFacets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3962,6 +4097,95 @@ export interface components {
                 };
             }[];
         };
+        /** @enum {string} */
+        MediaKind: "image" | "video" | "audio" | "document";
+        MediaUse: {
+            /** @enum {string} */
+            type: "item" | "push";
+            id: string;
+            name: string;
+            /** @description The item's module id (items only). */
+            module?: string;
+            /** @description Items: published now. */
+            published?: boolean;
+        };
+        MediaFile: {
+            id: string;
+            app: string;
+            name: string;
+            /** @description "" is the root; levels separated by "/". */
+            folder: string;
+            tags: string[];
+            /** @description Locale → alt text. */
+            alt: {
+                [key: string]: string;
+            };
+            /** @description Locale → caption. */
+            caption: {
+                [key: string]: string;
+            };
+            kind: components["schemas"]["MediaKind"];
+            /** @description Sniffed from the bytes ("" for an external reference not fetched). */
+            mime: string;
+            /** Format: int64 */
+            size: number;
+            sha256?: string;
+            width?: number;
+            height?: number;
+            /** Format: int64 */
+            durationMs?: number;
+            /** @description 1 when uploaded */
+            version: number;
+            /** @description A reference to a file kept elsewhere (`url` is its address). */
+            external: boolean;
+            /** @description The file's stable URL (what content fields hold and apps read); it serves the current version. */
+            url: string;
+            /** @description This version's content-addressed URL, cached forever (immutable). */
+            contentUrl?: string;
+            /** @description Images: a 200×200 preview (the thumb preset). */
+            thumbnailUrl?: string;
+            uploadedBy?: string;
+            uploadedAt: components["schemas"]["EpochMillis"];
+            updatedAt?: components["schemas"]["EpochMillis"];
+            /** @description How many items and pushes reference the file. */
+            uses: number;
+            /** @description Single-file answers only. */
+            usedIn?: components["schemas"]["MediaUse"][];
+            /** @description updateByUrl's delete only. */
+            deleted?: boolean;
+        };
+        MediaFileChange: {
+            name?: string;
+            folder?: string;
+            tags?: string[];
+            alt?: {
+                [key: string]: string;
+            };
+            caption?: {
+                [key: string]: string;
+            };
+        };
+        MediaByUrl: {
+            /** @description The app's id or number. */
+            app: string;
+            url: string;
+            /** @enum {string} */
+            action: "save" | "delete";
+            /** @description save: the file's name (default: the URL's last segment). */
+            name?: string;
+            folder?: string;
+            tags?: string[];
+            /**
+             * @description save: download and store the bytes (only when the operator allows it).
+             * @default false
+             */
+            fetch: boolean;
+            /**
+             * @description delete: even while used.
+             * @default false
+             */
+            force: boolean;
+        };
     };
     responses: {
         /** @description Signed in; the refresh token is in the `cms_refresh` cookie. */
@@ -4306,6 +4530,15 @@ export interface components {
          *     (try again). Nothing was recorded.
          */
         LoyaltyConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["HaloError"];
+            };
+        };
+        /** @description The bytes are of a type that is not accepted; `extra.mime` names the type sniffed. */
+        UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
             };
@@ -8576,6 +8809,305 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    listMediaFiles: {
+        parameters: {
+            query: {
+                /** @description The app's id or number. */
+                app: string;
+                q?: string;
+                kind?: components["schemas"]["MediaKind"];
+                tag?: string[];
+                folder?: string;
+                recursive?: boolean;
+                uploadedBy?: string;
+                from?: number;
+                to?: number;
+                sort?: "uploaded_desc" | "uploaded_asc" | "name_asc" | "name_desc" | "size_desc" | "size_asc";
+                /** @description 1-based page number. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of files */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["MediaFile"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    uploadMediaFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    app: string;
+                    name?: string;
+                    folder?: string;
+                    tags?: string[];
+                    /** Format: binary */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Stored; the file */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaFile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    getMediaFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file; `usedIn` lists the items and pushes that reference it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaFile"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    deleteMediaFile: {
+        parameters: {
+            query?: {
+                force?: boolean;
+            };
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    updateMediaFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MediaFileChange"];
+            };
+        };
+        responses: {
+            /** @description The file as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaFile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    replaceMediaFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The file with its new version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaFile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    updateMediaByUrl: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "app": "5c0f2a1b3d4e5f6a7b8c9d0e",
+                 *       "url": "https://cdn.example.com/cats/tom.jpg",
+                 *       "action": "save",
+                 *       "folder": "pets",
+                 *       "tags": [
+                 *         "cats"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MediaByUrl"];
+            };
+        };
+        responses: {
+            /** @description Saved (or found already saved), or deleted (`deleted` true) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaFile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    mediaFacets: {
+        parameters: {
+            query: {
+                app: string;
+            };
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Folders (every level, with the files directly in it) and tags */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        folders: {
+                            path: string;
+                            count: number;
+                        }[];
+                        tags: {
+                            name: string;
+                            count: number;
+                        }[];
+                        kinds: {
+                            kind: components["schemas"]["MediaKind"];
+                            count: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     putPocketNoSelf: {
