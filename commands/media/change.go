@@ -79,6 +79,11 @@ func (s *Service) Delete(ctx context.Context, id string, force bool) error {
 	if err != nil {
 		return err
 	}
+	last, err := s.Log.Last(ctx)
+	if err != nil {
+		return err
+	}
+	s.Wait.WaitFor(ctx, last, Projections...)
 	usedBy, err := s.Usage.UsedBy(ctx, id)
 	if err != nil {
 		return err

@@ -56,6 +56,12 @@ type Registered interface {
 	FileByURL(ctx context.Context, app, url string) (string, error) // "" when none
 }
 
+// Log tells where the log ends: a delete waits for the usage projection
+// to reach it, so that an item saved a moment ago counts.
+type Log interface {
+	Last(ctx context.Context) (event.Position, error)
+}
+
 // IDs generates identifiers.
 type IDs interface{ NewID() string }
 
@@ -78,6 +84,7 @@ type Deps struct {
 	Prober     Prober
 	Scanner    Scanner
 	Usage      Usage
+	Log        Log
 	Registered Registered
 	IDs        IDs
 	Wait       commands.Waiter
@@ -95,7 +102,7 @@ const DefaultMaxBytes = 100 << 20
 
 // NewService wires the service.
 func NewService(d Deps, cfg Config) *Service {
-	if d.Store == nil || d.Authorizer == nil || d.Storage == nil || d.Prober == nil || d.Usage == nil || d.IDs == nil || d.Wait == nil {
+	if d.Store == nil || d.Authorizer == nil || d.Storage == nil || d.Prober == nil || d.Usage == nil || d.Log == nil || d.IDs == nil || d.Wait == nil {
 		panic("media.NewService: nil dependency")
 	}
 	if cfg.MaxBytes <= 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/domain/media"
@@ -21,6 +22,7 @@ type row struct {
 	Caption    map[string]string `json:"caption"`
 	URL        string            `json:"url"`
 	SHA256     string            `json:"sha256"`
+	SHAs       []string          `json:"shas"`
 	Size       int64             `json:"size"`
 	MIME       string            `json:"mime"`
 	Kind       string            `json:"kind"`
@@ -34,14 +36,17 @@ type row struct {
 	deleted    bool
 }
 
-const rowCols = `id text, app text, name text, folder text, tags text[], alt jsonb, caption jsonb, url text, sha256 text,
+const rowCols = `id text, app text, name text, folder text, tags text[], alt jsonb, caption jsonb, url text, sha256 text, shas text[],
 	size bigint, mime text, kind text, width integer, height integer, duration_ms bigint, version integer,
 	uploaded_by text, uploaded_at bigint, updated_at bigint`
 
-const rowNames = `id, app, name, folder, tags, alt, caption, url, sha256, size, mime, kind, width, height, duration_ms,
+const rowNames = `id, app, name, folder, tags, alt, caption, url, sha256, shas, size, mime, kind, width, height, duration_ms,
 	version, uploaded_by, uploaded_at, updated_at`
 
 func (r *row) setBytes(b media.Bytes) {
+	if b.SHA256 != "" && !slices.Contains(r.SHAs, b.SHA256) {
+		r.SHAs = append(r.SHAs, b.SHA256)
+	}
 	r.SHA256, r.Size, r.MIME, r.Kind = b.SHA256, b.Size, b.MIME, string(b.Kind)
 	r.Width, r.Height, r.DurationMS = b.Width, b.Height, b.Duration.Milliseconds()
 }
@@ -151,6 +156,9 @@ func applyFiles(ctx context.Context, db projections.DB, schema string, events []
 			if r.Tags == nil {
 				r.Tags = []string{}
 			}
+			if r.SHAs == nil {
+				r.SHAs = []string{}
+			}
 			if r.Alt == nil {
 				r.Alt = map[string]string{}
 			}
@@ -176,7 +184,7 @@ func applyFiles(ctx context.Context, db projections.DB, schema string, events []
 		SELECT `+rowNames+` FROM jsonb_to_recordset($1::jsonb) AS x(`+rowCols+`)
 		ON CONFLICT (id) DO UPDATE SET app = EXCLUDED.app, name = EXCLUDED.name, folder = EXCLUDED.folder,
 		  tags = EXCLUDED.tags, alt = EXCLUDED.alt, caption = EXCLUDED.caption,
-		  url = EXCLUDED.url, sha256 = EXCLUDED.sha256, size = EXCLUDED.size, mime = EXCLUDED.mime,
+		  url = EXCLUDED.url, sha256 = EXCLUDED.sha256, shas = EXCLUDED.shas, size = EXCLUDED.size, mime = EXCLUDED.mime,
 		  kind = EXCLUDED.kind, width = EXCLUDED.width, height = EXCLUDED.height, duration_ms = EXCLUDED.duration_ms,
 		  version = EXCLUDED.version, uploaded_by = EXCLUDED.uploaded_by, uploaded_at = EXCLUDED.uploaded_at,
 		  updated_at = EXCLUDED.updated_at`, string(b))

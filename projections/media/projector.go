@@ -39,6 +39,7 @@ CREATE TABLE %[1]s.media_files (
     caption     jsonb   NOT NULL DEFAULT '{}',
     url         text    NOT NULL DEFAULT '',
     sha256      text    NOT NULL DEFAULT '',
+    shas        text[]  NOT NULL DEFAULT '{}', -- every version's, oldest first
     size        bigint  NOT NULL DEFAULT 0,
     mime        text    NOT NULL DEFAULT '',
     kind        text    NOT NULL DEFAULT '',
