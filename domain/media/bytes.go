@@ -46,4 +46,6 @@ func BlobKey(sha256 string) string { return "blobs/" + sha256[:2] + "/" + sha256
 
 // DerivedKey is where a derived image (a transform of the blob sha256,
 // canonical spec) is kept.
-func DerivedKey(sha256, spec string) string { return "derived/" + sha256[:2] + "/" + sha256 + "/" + spec }
+func DerivedKey(sha256, spec string) string {
+	return "derived/" + sha256[:2] + "/" + sha256 + "/" + spec
+}
