@@ -29,14 +29,14 @@ func (s *Server) signature(path string, exp int64) string {
 func (s *Server) sign(u string, now time.Time) string {
 	exp := now.Add(SignedURLTTL).Unix()
 	path := u[len(s.cfg.URLs.Base):]
-	return u + "?exp=" + strconv.FormatInt(exp, 10) + "&sig=" + s.signature(path, exp)
+	return u + "?expires=" + strconv.FormatInt(exp, 10) + "&signature=" + s.signature(path, exp)
 }
 
 // signedOK reports whether the request carries a valid, unexpired
 // signature of its path.
 func (s *Server) signedOK(r *http.Request) bool {
 	q := r.URL.Query()
-	sig, expS := q.Get("sig"), q.Get("exp")
+	sig, expS := q.Get("signature"), q.Get("expires")
 	if sig == "" || expS == "" {
 		return false
 	}
