@@ -252,6 +252,9 @@ func safety(h http.Header, ref rmmedia.Ref) {
 // from storage, or computed once (concurrent requests for the same image
 // wait for one computation) and kept in both.
 func (s *Server) serveDerived(w http.ResponseWriter, r *http.Request, req request) error {
+	if err := req.transform.Validate(media.DefaultBounds); err != nil {
+		return err
+	}
 	if err := s.transforms.Allow(r.URL.Path, req.transform, r.URL.Query()); err != nil {
 		return err
 	}
