@@ -34,7 +34,7 @@ type MediaConfig struct {
 // S3Config is the s3 storage's (CMS_MEDIA_S3_*).
 type S3Config struct {
 	Endpoint, Bucket, Region, AccessKey, SecretKey, Prefix string
-	UseSSL                                                  bool
+	UseSSL                                                 bool
 }
 
 func loadMediaConfig(httpAddr string) (MediaConfig, error) {

@@ -89,7 +89,9 @@ func (t transforms) FromQuery(q url.Values) (media.Transform, error) {
 	return t.presets.ParseQuery(q)
 }
 
-func (t transforms) FromSegment(seg string) (media.Transform, bool, error) { return t.presets.ParseSegment(seg) }
+func (t transforms) FromSegment(seg string) (media.Transform, bool, error) {
+	return t.presets.ParseSegment(seg)
+}
 
 func (t transforms) Allow(path string, tr media.Transform, q url.Values) error {
 	return t.policy.Allow(path, tr, q.Get("sig"))
@@ -158,4 +160,3 @@ func (a *app) mediaServer() (*httpmedia.Server, error) {
 	return httpmedia.NewServer(a.media.storage, a.media.store, a.authz, tr, a.media.store,
 		httpmedia.ServerConfig{URLs: a.media.urls, SigningKey: a.media.key}), nil
 }
-

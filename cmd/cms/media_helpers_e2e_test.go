@@ -123,7 +123,6 @@ func (ts *testServer) mediaFiles(sub string) int {
 	return n
 }
 
-
 // pngBomb is a PNG whose header claims w×h pixels, with a few bytes of
 // data: decoding it would take w×h×3 bytes.
 func pngBomb(w, h uint32) []byte {
