@@ -62,7 +62,7 @@ func (s *API) list(w http.ResponseWriter, r *http.Request) error {
 		Pagination httpapi.PaginationJSON `json:"pagination"`
 	}{Items: make([]fileJSON, len(files)), Pagination: httpapi.Pagination(max(req.Page, 1), req.Limit, total)}
 	for i, f := range files {
-		out.Items[i] = s.Files.fileJSON(f, false)
+		out.Items[i] = s.Files.fileJSON(r.Context(), f, false)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteJSON(w, http.StatusOK, out)
@@ -76,7 +76,7 @@ func (s *API) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpapi.WriteJSON(w, http.StatusOK, s.Files.fileJSON(f, true))
+	httpapi.WriteJSON(w, http.StatusOK, s.Files.fileJSON(r.Context(), f, true))
 	return nil
 }
 
@@ -171,7 +171,7 @@ func (s *API) updateByURL(w http.ResponseWriter, r *http.Request) error {
 			}
 			return err
 		}
-		out := s.Files.fileJSON(rmmedia.File{ID: f.ID, App: f.App, Name: f.Name, Folder: f.Folder, Tags: f.Tags, URL: f.URL,
+		out := s.Files.fileJSON(r.Context(), rmmedia.File{ID: f.ID, App: f.App, Name: f.Name, Folder: f.Folder, Tags: f.Tags, URL: f.URL,
 			Kind: string(f.Bytes.Kind), MIME: f.Bytes.MIME, SHA256: f.Bytes.SHA256, Size: f.Bytes.Size, Version: f.Version}, false)
 		out.Deleted = true
 		httpapi.WriteJSON(w, http.StatusOK, out)
