@@ -41,11 +41,7 @@ WITH_DB = if [ -z "$${DATABASE_URL:-}" ]; then \
 	  echo "DATABASE_URL=$$DATABASE_URL" >&2; \
 	fi;
 
-<<<<<<< HEAD
-.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium s3-testserver
-=======
-.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium vips
->>>>>>> media-imaging
+.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium vips s3-testserver clamd
 
 all: build
 
@@ -57,11 +53,7 @@ build: web vips
 run: vips pg-deps build
 	./bin/cms serve
 
-<<<<<<< HEAD
-test: lint pg-deps web-check s3-testserver
-=======
-test: vips lint pg-deps web-check
->>>>>>> media-imaging
+test: vips lint pg-deps web-check s3-testserver clamd
 	@$(WITH_DB) $(GO) test -count=1 -timeout 20m -p 2 -parallel 2 ./...
 	@$(WITH_DB) GO=$(GO) ./.ci/fuzz 5s
 	@$(MAKE) --no-print-directory web-test
@@ -145,6 +137,15 @@ vips:
 	@{ command -v pkg-config >/dev/null && pkg-config --exists vips; } || { \
 	  echo "installing Debian's libvips-dev for the image transforms"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pkg-config libvips-dev >/dev/null; }
+
+# ClamAV's daemon for the virus scanning tests (adapters/clamd/clamdtest
+# runs its own clamd with a test signature; no signature download):
+# Debian's clamav-daemon, installed when missing (as root, like Chromium).
+CLAMD ?= /usr/sbin/clamd
+clamd:
+	@test -x $(CLAMD) || { \
+	  echo "installing Debian's clamav-daemon for the virus scanning tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clamav-daemon clamav >/dev/null; }
 
 # PostgreSQL binaries or a running server (see .ci/ensure-postgres).
 pg-deps:
