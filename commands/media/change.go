@@ -105,18 +105,25 @@ type ByURL struct {
 	Name   string
 	Folder string
 	Tags   []string
+	// Fetch downloads the file and stores its bytes, as an upload,
+	// instead of registering a reference (only with a Fetcher).
+	Fetch bool
 }
 
 // SaveURL registers url in app's library and returns the file (write
 // right on the app): this server's own media URL answers its file; a URL
 // registered already answers the same file; another becomes a reference
-// to a file kept elsewhere (never fetched).
+// to a file kept elsewhere, or with Fetch is downloaded and stored (see
+// fetchURL).
 func (s *Service) SaveURL(ctx context.Context, b ByURL) (media.File, bool, error) {
 	if err := s.Authorize(ctx, rights.Write, b.App); err != nil {
 		return media.File{}, false, err
 	}
 	if err := media.CheckURL(b.URL); err != nil {
 		return media.File{}, false, err
+	}
+	if b.Fetch {
+		return s.fetchURL(ctx, b)
 	}
 	if f, ok, err := s.known(ctx, b.App, b.URL); ok || err != nil {
 		return f, false, err

@@ -45,6 +45,13 @@ type Scanner interface {
 	Scan(ctx context.Context, r io.Reader) error
 }
 
+// Fetcher downloads an external URL's bytes for updateByUrl with fetch:
+// true, and names the file; a refused URL is a fault. Optional: without
+// it, fetching is refused.
+type Fetcher interface {
+	Fetch(ctx context.Context, url string) (body io.ReadCloser, name string, err error)
+}
+
 // Usage tells what uses a file ("item:<id>", "push:<id>"), from the
 // usage read model.
 type Usage interface {
@@ -76,13 +83,15 @@ type Config struct {
 	OwnURL func(url string) (fileID string, ok bool)
 }
 
-// Deps are the service's dependencies; Scanner and Registered are optional.
+// Deps are the service's dependencies; Scanner, Fetcher and Registered
+// are optional.
 type Deps struct {
 	Store      commands.EventStore
 	Authorizer Authorizer
 	Storage    Storage
 	Prober     Prober
 	Scanner    Scanner
+	Fetcher    Fetcher
 	Usage      Usage
 	Log        Log
 	Registered Registered

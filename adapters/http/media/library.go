@@ -151,9 +151,6 @@ func (s *API) updateByURL(w http.ResponseWriter, r *http.Request) error {
 	if err == nil && b.Action != "save" && b.Action != "delete" {
 		err = fault.Invalidf(`action must be "save" or "delete"`).With("field", "action")
 	}
-	if err == nil && b.Fetch {
-		err = fault.Forbiddenf("fetching external files is not enabled on this server (CMS_MEDIA_FETCH_URLS); save the URL as a reference, or upload the file").With("field", "fetch")
-	}
 	var app string
 	if err == nil {
 		app, err = s.kit.AppOfField(r.Context(), b.App, "app")
@@ -177,7 +174,7 @@ func (s *API) updateByURL(w http.ResponseWriter, r *http.Request) error {
 		httpapi.WriteJSON(w, http.StatusOK, out)
 		return nil
 	}
-	f, _, err := s.Commands.SaveURL(r.Context(), cmdmedia.ByURL{App: app, URL: b.URL, Name: b.Name, Folder: b.Folder, Tags: b.Tags})
+	f, _, err := s.Commands.SaveURL(r.Context(), cmdmedia.ByURL{App: app, URL: b.URL, Name: b.Name, Folder: b.Folder, Tags: b.Tags, Fetch: b.Fetch})
 	if err != nil {
 		return err
 	}
