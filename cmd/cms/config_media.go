@@ -29,6 +29,12 @@ type MediaConfig struct {
 	// ClamdAddr scans every upload with clamd when set
 	// (CMS_MEDIA_CLAMD, "unix:/run/clamav/clamd.ctl" or "tcp:host:3310").
 	ClamdAddr string
+	// FetchURLs lets updateByUrl download and store an external file
+	// (fetch: true), public addresses only (CMS_MEDIA_FETCH_URLS=true).
+	FetchURLs bool
+	// FetchAllowPrivate lets fetches reach loopback and private
+	// addresses: for tests only, never read from the environment.
+	FetchAllowPrivate bool
 }
 
 // S3Config is the s3 storage's (CMS_MEDIA_S3_*).
@@ -48,6 +54,13 @@ func loadMediaConfig(httpAddr string) (MediaConfig, error) {
 			Region: os.Getenv("CMS_MEDIA_S3_REGION"), AccessKey: os.Getenv("CMS_MEDIA_S3_ACCESS_KEY"),
 			SecretKey: os.Getenv("CMS_MEDIA_S3_SECRET_KEY"), Prefix: os.Getenv("CMS_MEDIA_S3_PREFIX"),
 			UseSSL: os.Getenv("CMS_MEDIA_S3_USE_SSL") == "true"},
+	}
+	switch v := os.Getenv("CMS_MEDIA_FETCH_URLS"); v {
+	case "", "false":
+	case "true":
+		c.FetchURLs = true
+	default:
+		return c, fmt.Errorf("CMS_MEDIA_FETCH_URLS: %q, want true or false", v)
 	}
 	mb, err := integer("CMS_MEDIA_MAX_MB", 100)
 	if err != nil {

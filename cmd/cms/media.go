@@ -11,13 +11,16 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/halocms/halocms/adapters/clamd"
 	httpmedia "github.com/halocms/halocms/adapters/http/media"
 	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/imaging"
 	"github.com/halocms/halocms/adapters/mediaprobe"
 	"github.com/halocms/halocms/adapters/mediastore/local"
 	"github.com/halocms/halocms/adapters/mediastore/s3"
+	"github.com/halocms/halocms/adapters/urlfetch"
 	"github.com/halocms/halocms/commands"
 	cmdmedia "github.com/halocms/halocms/commands/media"
 	"github.com/halocms/halocms/domain/media"
@@ -140,10 +143,39 @@ func (a *app) openMedia(ctx context.Context, waiter commands.Waiter) error {
 	a.media.store = rmmedia.NewStore(a.pool)
 	deps := cmdmedia.Deps{Store: a.store, Authorizer: a.authz, Storage: st, Prober: prober{}, Usage: a.media.store,
 		Log: a.store, Registered: a.media.store, IDs: ids.Generator{}, Wait: waiter}
-	if a.cfg.Media.ClamdAddr != "" {
-		return fmt.Errorf("CMS_MEDIA_CLAMD: virus scanning is not available in this build yet")
+	if err := a.mediaSafety(ctx, &deps); err != nil {
+		return err
 	}
 	a.media.service = cmdmedia.NewService(deps, cmdmedia.Config{MaxBytes: a.cfg.Media.MaxBytes, OwnURL: urls.FileID})
+	return nil
+}
+
+var (
+	_ cmdmedia.Scanner = (*clamd.Client)(nil)
+	_ cmdmedia.Fetcher = (*urlfetch.Fetcher)(nil)
+)
+
+// mediaSafety adds the optional scanner (CMS_MEDIA_CLAMD) and fetcher
+// (CMS_MEDIA_FETCH_URLS) to deps. A clamd that does not answer yet is
+// not fatal (it may still be loading its signatures): uploads are
+// refused with 503 until it does.
+func (a *app) mediaSafety(ctx context.Context, deps *cmdmedia.Deps) error {
+	if addr := a.cfg.Media.ClamdAddr; addr != "" {
+		c, err := clamd.New(addr)
+		if err != nil {
+			return fmt.Errorf("CMS_MEDIA_CLAMD: %w", err)
+		}
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if err := c.Ping(pctx); err != nil {
+			a.log.WarnContext(ctx, "clamd does not answer yet: uploads are refused until it does", "addr", addr, "err", err)
+		}
+		cancel()
+		deps.Scanner = c
+	}
+	if a.cfg.Media.FetchURLs {
+		deps.Fetcher = urlfetch.New(urlfetch.Options{MaxBytes: a.cfg.Media.MaxBytes, Timeout: 30 * time.Second,
+			AllowPrivate: a.cfg.Media.FetchAllowPrivate})
+	}
 	return nil
 }
 
