@@ -28,6 +28,10 @@ const ChunkSize = 64 << 10
 // DefaultTimeout bounds a scan whose context has no sooner deadline.
 const DefaultTimeout = 2 * time.Minute
 
+// RetryAfter is the Retry-After, in seconds, of a 503 while clamd is out
+// of reach (a restart reloads the signatures in some seconds).
+const RetryAfter = 10
+
 // maxReply bounds clamd's answer (a line naming a signature).
 const maxReply = 4 << 10
 
@@ -201,7 +205,7 @@ func (c *Client) failed(ctx context.Context, err error) error {
 // text for the log.
 func (c *Client) unavailable(cause error) error {
 	return &unavailableError{fault: fault.New(fault.Unavailable,
-		"the virus scanner is unavailable, so the file was not accepted; try again later"),
+		"the virus scanner is unavailable, so the file was not accepted; try again later").With("retryAfter", RetryAfter),
 		cause: fmt.Errorf("clamd %s: %w", c.Addr(), cause)}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/halocms/halocms/adapters/clamd/clamdtest"
+	cmdmedia "github.com/halocms/halocms/commands/media"
 )
 
 // externalFiles serves a JPEG at /pics/cat.jpg and the EICAR test file
@@ -70,9 +71,10 @@ func TestMediaVirusScanning(t *testing.T) {
 	}
 
 	clamd.Stop()
-	msg, _ = haloErrorOf(t, ts.upload(ts.admin, app.ID, "later.txt", []byte("another clean file\n")), 503)
-	if !strings.Contains(msg, "virus scanner is unavailable") || strings.Contains(msg, clamd.Addr) {
-		t.Fatalf("clamd down: %q", msg)
+	r := ts.upload(ts.admin, app.ID, "later.txt", []byte("another clean file\n"))
+	msg, _ = haloErrorOf(t, r, 503)
+	if !strings.Contains(msg, "virus scanner is unavailable") || strings.Contains(msg, clamd.Addr) || r.Header.Get("Retry-After") != "10" {
+		t.Fatalf("clamd down: %q, Retry-After %q", msg, r.Header.Get("Retry-After"))
 	}
 	haloErrorOf(t, ts.post(mediaPath+"/updateByUrl", ts.admin, byURL(app.ID, ext.URL+"/pics/cat.jpg?again", true)), 503)
 	if n := ts.mediaFiles("objects/blobs"); n != 2 {
@@ -139,5 +141,28 @@ func TestMediaFetchURL(t *testing.T) {
 	msg, extra := haloErrorOf(t, off.post(mediaPath+"/updateByUrl", off.admin, byURL(oapp.ID, ext.URL+"/pics/cat.jpg", true)), 403)
 	if !strings.Contains(msg, "CMS_MEDIA_FETCH_URLS") || extra["field"] != "fetch" {
 		t.Fatalf("fetch off: %q %v", msg, extra)
+	}
+}
+
+func TestMediaSafetyConfig(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "false": false, "true": true} {
+		t.Setenv("CMS_MEDIA_FETCH_URLS", v)
+		c, err := loadMediaConfig("127.0.0.1:8080")
+		if err != nil || c.FetchURLs != want || c.FetchAllowPrivate {
+			t.Fatalf("CMS_MEDIA_FETCH_URLS=%q: %+v, %v", v, c, err)
+		}
+	}
+	for _, v := range []string{"yes", "1", "TRUE"} {
+		t.Setenv("CMS_MEDIA_FETCH_URLS", v)
+		if _, err := loadMediaConfig("127.0.0.1:8080"); err == nil || !strings.Contains(err.Error(), "CMS_MEDIA_FETCH_URLS") {
+			t.Fatalf("CMS_MEDIA_FETCH_URLS=%q: %v", v, err)
+		}
+	}
+	t.Setenv("CMS_MEDIA_FETCH_URLS", "")
+	cfg := Config{DataDir: t.TempDir()}
+	cfg.Media.ClamdAddr = "clamd.example:3310"
+	a := &app{cfg: cfg}
+	if err := a.mediaSafety(t.Context(), &cmdmedia.Deps{}); err == nil || !strings.Contains(err.Error(), "CMS_MEDIA_CLAMD") {
+		t.Fatalf("a bad clamd address: %v", err)
 	}
 }
