@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -214,5 +215,36 @@ func TestCancelWhileWaitingForTheReply(t *testing.T) {
 	c.Timeout = 200 * time.Millisecond
 	if err := c.Ping(context.Background()); !fault.Is(err, fault.Unavailable) {
 		t.Fatalf("Ping of a silent clamd past Timeout = %v, want fault.Unavailable", err)
+	}
+}
+
+// One client, many scans at once: each gets its own verdict.
+func TestConcurrentScans(t *testing.T) {
+	c, err := clamd.New(clamdtest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			body, infected := strings.Repeat("clean ", 1000*i), i%2 == 1
+			if infected {
+				body += clamdtest.EICAR
+			}
+			err := c.Scan(context.Background(), strings.NewReader(body))
+			switch {
+			case infected && !fault.Is(err, fault.Invalid):
+				errs <- fmt.Errorf("scan %d (infected) = %v", i, err)
+			case !infected && err != nil:
+				errs <- fmt.Errorf("scan %d (clean) = %v", i, err)
+			default:
+				errs <- nil
+			}
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

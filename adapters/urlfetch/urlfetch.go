@@ -30,6 +30,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/halocms/halocms/domain/fault"
 )
@@ -252,10 +253,11 @@ func nameOf(resp *http.Response) string {
 }
 
 // baseName keeps the last segment of a path (either slash), without
-// control characters, at most 255 characters.
+// control or format characters (a right-to-left override would disguise
+// an extension), at most 255 characters.
 func baseName(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			return -1
 		}
 		return r

@@ -231,6 +231,7 @@ func TestNames(t *testing.T) {
 		`attachment; filename="report 2024.pdf"`:                  "report 2024.pdf",
 		`attachment; filename="../../etc/pass\\wd.txt"`:           "wd.txt",
 		`attachment; filename*=UTF-8''caf%C3%A9%0A.png`:           "café.png",
+		`attachment; filename*=UTF-8''evil%E2%80%AEgpj.exe`:       "evilgpj.exe",
 		`attachment; filename=".."`:                               "a.bin",
 		`attachment`:                                              "a.bin",
 		`inline; filename="/"`:                                    "a.bin",
