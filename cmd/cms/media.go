@@ -20,6 +20,7 @@ import (
 	"github.com/halocms/halocms/adapters/mediastore/s3"
 	"github.com/halocms/halocms/commands"
 	cmdmedia "github.com/halocms/halocms/commands/media"
+	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/media"
 	rmmedia "github.com/halocms/halocms/readmodels/media"
 )
@@ -144,6 +145,7 @@ func (a *app) openMedia(ctx context.Context, waiter commands.Waiter) error {
 		return fmt.Errorf("CMS_MEDIA_CLAMD: virus scanning is not available in this build yet")
 	}
 	a.media.service = cmdmedia.NewService(deps, cmdmedia.Config{MaxBytes: a.cfg.Media.MaxBytes, OwnURL: urls.FileID})
+	a.content.UseMedia(mediaFiles{store: a.media.store, urls: urls})
 	return nil
 }
 
@@ -159,4 +161,25 @@ func (a *app) mediaServer() (*httpmedia.Server, error) {
 		policy: imaging.Policy{Presets: presets, Signer: imaging.Signer{Key: a.media.key}, SignedOnly: a.cfg.Media.Transforms == "signed"}}
 	return httpmedia.NewServer(a.media.storage, a.media.store, a.authz, tr, a.media.store,
 		httpmedia.ServerConfig{URLs: a.media.urls, SigningKey: a.media.key}), nil
+}
+
+// mediaFiles lets content items name media files by id (their values
+// keep the files' stable URLs).
+type mediaFiles struct {
+	store *rmmedia.Store
+	urls  httpmedia.URLs
+}
+
+func (m mediaFiles) FileURL(ctx context.Context, app, id string) (string, string, error) {
+	ref, err := m.store.Ref(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	if ref.App != app {
+		return "", "", fault.NotFoundf("media file %s not found", id)
+	}
+	if ref.URL != "" {
+		return ref.URL, ref.Kind, nil
+	}
+	return m.urls.Stable(ref.ID, ref.Name), ref.Kind, nil
 }

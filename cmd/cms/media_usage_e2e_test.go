@@ -15,8 +15,22 @@ func TestMediaUsedInAndDeleteProtection(t *testing.T) {
 	app := ts.createApp("Media app")
 	var f mediaView
 	ts.mustJSON(ts.upload(ts.admin, app.ID, "hero.jpg", testJPEG(t, 64, 64)), 201, &f)
-	m := ts.createModule(ts.admin, moduleBody(app.ID, "Pages", fld("hero", ftImage)))
-	it := ts.createItem(ts.admin, itemBody(m.ID, "Home", map[string]any{"hero": f.URL}))
+	m := ts.createModule(ts.admin, moduleBody(app.ID, "Pages", fld("hero", ftImage), fld("clip", ftVideo)))
+	// An item names the file by its id and keeps its URL (apps read URLs).
+	it := ts.createItem(ts.admin, itemBody(m.ID, "Home", map[string]any{"hero": f.ID}))
+	if it.Values["hero"] != f.URL {
+		t.Fatalf("item value %v, want the file's URL %s", it.Values["hero"], f.URL)
+	}
+	// A video field refuses an image; another app's file is unknown here.
+	if r := ts.post(instancePath, ts.admin, itemBody(m.ID, "Bad", map[string]any{"clip": "media:" + f.ID})); r.Status != 400 {
+		t.Fatalf("image in a video field: %s", r)
+	}
+	otherApp := ts.createApp("Other app")
+	var foreign mediaView
+	ts.mustJSON(ts.upload(ts.admin, otherApp.ID, "x.jpg", testJPEG(t, 8, 8)), 201, &foreign)
+	if r := ts.post(instancePath, ts.admin, itemBody(m.ID, "Bad", map[string]any{"hero": foreign.ID})); r.Status != 400 {
+		t.Fatalf("another app's file: %s", r)
+	}
 	var got mediaView
 	ts.mustJSON(ts.get(mediaPath+"/"+f.ID, ts.admin), 200, &got)
 	if got.Uses != 1 || len(got.UsedIn) != 1 || got.UsedIn[0].ID != it.ID || got.UsedIn[0].Name != "Home" {
