@@ -41,11 +41,7 @@ WITH_DB = if [ -z "$${DATABASE_URL:-}" ]; then \
 	  echo "DATABASE_URL=$$DATABASE_URL" >&2; \
 	fi;
 
-<<<<<<< HEAD
-.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium s3-testserver
-=======
-.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium vips
->>>>>>> media-imaging
+.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium vips s3-testserver
 
 all: build
 
@@ -57,11 +53,7 @@ build: web vips
 run: vips pg-deps build
 	./bin/cms serve
 
-<<<<<<< HEAD
-test: lint pg-deps web-check s3-testserver
-=======
-test: vips lint pg-deps web-check
->>>>>>> media-imaging
+test: vips lint pg-deps web-check s3-testserver
 	@$(WITH_DB) $(GO) test -count=1 -timeout 20m -p 2 -parallel 2 ./...
 	@$(WITH_DB) GO=$(GO) ./.ci/fuzz 5s
 	@$(MAKE) --no-print-directory web-test
