@@ -309,6 +309,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	go a.cleanupTokens(rctx)
 	idemKeys := postgres.NewIdempotencyKeys(a.pool, httpapi.IdempotencyTTL, httpapi.IdempotencyLease)
 	go a.cleanupIdempotencyKeys(rctx, idemKeys)
+	go a.sweepMedia(rctx)
 	stopDispatcher, err := a.startDispatcher(ctx)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	httpmedia "github.com/halocms/halocms/adapters/http/media"
 	"github.com/halocms/halocms/adapters/ids"
@@ -29,6 +30,7 @@ import (
 type mediaStorage interface {
 	cmdmedia.Storage
 	httpmedia.Storage
+	Sweep(ctx context.Context, age time.Duration) (int, error)
 }
 
 // openMediaStorage opens the configured driver.
@@ -115,14 +117,12 @@ func cloneWithout(q url.Values, keys ...string) url.Values {
 
 // mediaParts are the media library's services.
 type mediaParts struct {
-	storage  mediaStorage
-	service  *cmdmedia.Service
-	store    *rmmedia.Store
-	server   *httpmedia.Server
-	urls     httpmedia.URLs
-	key      []byte
-	engine   *imaging.Engine
-	sweepDir string
+	storage mediaStorage
+	service *cmdmedia.Service
+	store   *rmmedia.Store
+	urls    httpmedia.URLs
+	key     []byte
+	engine  *imaging.Engine
 }
 
 // openMedia wires the media library (storage, probe, commands, read
@@ -182,4 +182,26 @@ func (m mediaFiles) FileURL(ctx context.Context, app, id string) (string, string
 		return ref.URL, ref.Kind, nil
 	}
 	return m.urls.Stable(ref.ID, ref.Name), ref.Kind, nil
+}
+
+// stagedMaxAge is how old a staged upload is when the sweep removes it:
+// an upload that a crash or a cut connection left behind.
+const stagedMaxAge = time.Hour
+
+// sweepMedia removes abandoned staged uploads, every ten minutes.
+func (a *app) sweepMedia(ctx context.Context) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		if n, err := a.media.storage.Sweep(ctx, stagedMaxAge); err != nil && ctx.Err() == nil {
+			a.log.Warn("media: sweeping abandoned uploads failed", "err", err)
+		} else if n > 0 {
+			a.log.Info("media: abandoned uploads removed", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
