@@ -122,6 +122,7 @@ type mediaParts struct {
 	key      []byte
 	engine   *imaging.Engine
 	sweepDir string
+	uploads  *httpmedia.Uploads // resumable (tus) uploads
 }
 
 // openMedia wires the media library (storage, probe, commands, read
@@ -144,7 +145,7 @@ func (a *app) openMedia(ctx context.Context, waiter commands.Waiter) error {
 		return fmt.Errorf("CMS_MEDIA_CLAMD: virus scanning is not available in this build yet")
 	}
 	a.media.service = cmdmedia.NewService(deps, cmdmedia.Config{MaxBytes: a.cfg.Media.MaxBytes, OwnURL: urls.FileID})
-	return nil
+	return a.openUploads()
 }
 
 // mediaServer makes the file server, with the image engine.

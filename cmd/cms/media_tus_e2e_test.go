@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const uploadsPath = "/api/media/uploads"
+
+// tusMeta is an Upload-Metadata header: key and base64 value pairs.
+func tusMeta(kv ...string) string {
+	var parts []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		parts = append(parts, kv[i]+" "+base64.StdEncoding.EncodeToString([]byte(kv[i+1])))
+	}
+	return strings.Join(parts, ",")
+}
+
+// tusCreate creates an upload of length bytes (POST to path, normally
+// uploadsPath).
+func (ts *testServer) tusCreate(token, path string, length int64, meta string) response {
+	ts.t.Helper()
+	return ts.do(request{method: http.MethodPost, path: path, token: token, header: http.Header{
+		"Tus-Resumable": {"1.0.0"}, "Upload-Length": {strconv.FormatInt(length, 10)}, "Upload-Metadata": {meta}}})
+}
+
+// tusPath is the path of the upload a creation answered (its Location).
+func (ts *testServer) tusPath(r response) string {
+	ts.t.Helper()
+	loc := r.Header.Get("Location")
+	if r.Status != http.StatusCreated || !strings.HasPrefix(loc, ts.base+uploadsPath+"/") {
+		ts.t.Fatalf("create upload: %s, Location %q", r, loc)
+	}
+	return strings.TrimPrefix(loc, ts.base)
+}
+
+// tusPatch sends chunk at offset.
+func (ts *testServer) tusPatch(token, path string, offset int, chunk []byte) response {
+	ts.t.Helper()
+	return ts.do(request{method: http.MethodPatch, path: path, token: token, body: chunk, header: http.Header{
+		"Tus-Resumable": {"1.0.0"}, "Upload-Offset": {strconv.Itoa(offset)}, "Content-Type": {"application/offset+octet-stream"}}})
+}
+
+// tusHead asks where an upload is.
+func (ts *testServer) tusHead(token, path string) response {
+	ts.t.Helper()
+	return ts.do(request{method: http.MethodHead, path: path, token: token, header: http.Header{"Tus-Resumable": {"1.0.0"}}})
+}
+
+// uploadFiles lists the files the resumable uploads keep.
+func (ts *testServer) uploadFiles() []string {
+	ts.t.Helper()
+	es, err := os.ReadDir(filepath.Join(ts.app.cfg.DataDir, "media-uploads"))
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// libraryCount is how many files app's library lists.
+func (ts *testServer) libraryCount(app string) int {
+	ts.t.Helper()
+	var page struct {
+		Items []mediaView `json:"items"`
+	}
+	ts.mustJSON(ts.get(mediaPath+"?app="+app, ts.admin), 200, &page)
+	return len(page.Items)
+}
+
+// TestTusUploadResumes: an upload sent in two chunks, resumed from the
+// offset HEAD tells, becomes a library file with the same bytes; the
+// answer names it; nothing is left behind.
+func TestTusUploadResumes(t *testing.T) {
+	ts := startServer(t)
+	app := ts.createApp("Tus app")
+	_, writer := ts.userWith("writer", grantTo{app: app.ID, perms: []string{"read", "write"}})
+	jpg := testJPEG(t, 640, 480)
+	half := len(jpg) / 2
+
+	// The app by its number, and the collection with a trailing slash.
+	meta := tusMeta("app", strconv.Itoa(ts.appNumber(app.ID)), "filename", "big cat.jpg", "folder", "pets", "tags", "cats, big")
+	up := ts.tusPath(ts.tusCreate(writer, uploadsPath+"/", int64(len(jpg)), meta))
+	if r := ts.tusPatch(writer, up, 0, jpg[:half]); r.Status != 204 || r.Header.Get("Upload-Offset") != strconv.Itoa(half) {
+		t.Fatalf("first half: %s %v", r, r.Header)
+	}
+	// The connection dropped: the client asks where to resume (the
+	// upload's path with a trailing slash works too).
+	h := ts.tusHead(writer, up+"/")
+	if h.Status != 200 || h.Header.Get("Upload-Offset") != strconv.Itoa(half) || h.Header.Get("Upload-Length") != strconv.Itoa(len(jpg)) ||
+		h.Header.Get("Tus-Resumable") != "1.0.0" {
+		t.Fatalf("HEAD: %s %v", h, h.Header)
+	}
+	if r := ts.tusPatch(writer, up, 0, jpg[:half]); r.Status != 409 {
+		t.Fatalf("PATCH at a stale offset: %s, want 409", r)
+	}
+	last := ts.tusPatch(writer, up, half, jpg[half:])
+	id := last.Header.Get("Media-File-Id")
+	if last.Status != 204 || last.Header.Get("Upload-Offset") != strconv.Itoa(len(jpg)) || id == "" ||
+		!strings.HasPrefix(last.Header.Get("Media-File-Url"), ts.base+"/media/"+id) {
+		t.Fatalf("last chunk: %s %v", last, last.Header)
+	}
+	var f mediaView
+	ts.mustJSON(ts.get(mediaPath+"/"+id, writer), 200, &f)
+	sum := sha256.Sum256(jpg)
+	if f.App != app.ID || f.Name != "big cat.jpg" || f.Folder != "pets" || strings.Join(f.Tags, ",") != "big,cats" && strings.Join(f.Tags, ",") != "cats,big" ||
+		f.SHA256 != hex.EncodeToString(sum[:]) || f.Size != int64(len(jpg)) || f.Width != 640 || f.Kind != "image" || f.URL != last.Header.Get("Media-File-Url") {
+		t.Fatalf("library file: %+v", f)
+	}
+	if r := ts.fetch(f.URL, "", nil); r.Status != 200 || string(r.Body) != string(jpg) {
+		t.Fatalf("served bytes: %s", r)
+	}
+	// Done: the upload is gone, from the API and the disk.
+	if r := ts.tusHead(writer, up); r.Status != 404 {
+		t.Fatalf("HEAD after completion: %s, want 404", r)
+	}
+	if left := ts.uploadFiles(); len(left) != 0 {
+		t.Fatalf("files left: %v", left)
+	}
+	// Discovery.
+	o := ts.do(request{method: http.MethodOptions, path: uploadsPath, token: writer})
+	if o.Status != 200 || o.Header.Get("Tus-Version") != "1.0.0" || o.Header.Get("Tus-Max-Size") != strconv.Itoa(100<<20) ||
+		!strings.Contains(o.Header.Get("Tus-Extension"), "creation") || strings.Contains(o.Header.Get("Tus-Extension"), "concatenation") {
+		t.Fatalf("OPTIONS: %s %v", o, o.Header)
+	}
+}
+
+// TestTusRights: creating needs write on the app; only the upload's
+// creator may see, resume or end it; every request needs a token.
+func TestTusRights(t *testing.T) {
+	ts := startServer(t)
+	app := ts.createApp("Tus app")
+	w, writer := ts.userWith("writer", grantTo{app: app.ID, perms: []string{"read", "write"}})
+	_, other := ts.userWith("other", grantTo{app: app.ID, perms: []string{"read", "write"}})
+	_, reader := ts.userWith("reader", grantTo{app: app.ID, perms: []string{"read"}})
+	jpg := testJPEG(t, 64, 64)
+	meta := tusMeta("app", app.ID, "filename", "a.jpg")
+
+	expectHaloError(t, ts.tusCreate(reader, uploadsPath, int64(len(jpg)), meta), 403)
+	expectHaloError(t, ts.tusCreate("", uploadsPath, int64(len(jpg)), meta), 401)
+	expectHaloError(t, ts.tusCreate(ts.appToken(app), uploadsPath, int64(len(jpg)), meta), 403)
+	expectHaloError(t, ts.tusCreate(writer, uploadsPath, int64(len(jpg)), tusMeta("filename", "a.jpg")), 400)
+	expectHaloError(t, ts.tusCreate(ts.admin, uploadsPath, int64(len(jpg)), tusMeta("app", "aaaaaaaaaaaaaaaaaaaaaaaa")), 400)
+	if n := len(ts.uploadFiles()); n != 0 {
+		t.Fatalf("%d files kept for refused creations", n)
+	}
+
+	up := ts.tusPath(ts.tusCreate(writer, uploadsPath, int64(len(jpg)), meta))
+	expectStatus(t, ts.tusPatch(writer, up, 0, jpg[:10]), 204)
+	for name, r := range map[string]response{
+		"other HEAD":   ts.tusHead(other, up),
+		"other PATCH":  ts.tusPatch(other, up, 10, jpg[10:]),
+		"other DELETE": ts.do(request{method: http.MethodDelete, path: up, token: other, header: http.Header{"Tus-Resumable": {"1.0.0"}}}),
+		"admin PATCH":  ts.tusPatch(ts.admin, up, 10, jpg[10:]),
+	} {
+		if r.Status != 404 {
+			t.Errorf("%s: %s, want 404", name, r)
+		}
+	}
+	for name, r := range map[string]response{
+		"no token HEAD":  ts.tusHead("", up),
+		"no token PATCH": ts.tusPatch("", up, 10, jpg[10:]),
+	} {
+		if r.Status != 401 {
+			t.Errorf("%s: %s, want 401", name, r)
+		}
+	}
+	expectHaloError(t, ts.tusPatch(ts.appToken(app), up, 10, jpg[10:]), 403)
+	expectStatus(t, ts.tusHead(writer, uploadsPath+"/..%2f..%2fmedia-signing.key"), 404)
+	// Nothing the others sent reached it.
+	if h := ts.tusHead(writer, up); h.Status != 200 || h.Header.Get("Upload-Offset") != "10" {
+		t.Fatalf("HEAD by its creator: %s %v", h, h.Header)
+	}
+	// Rights withdrawn mid-upload: the next chunk is refused.
+	ts.mustJSON(ts.revoke(ts.admin, map[string]any{"user": w.ID, "app": app.ID, "permissions": []string{"write"}}), 200, nil)
+	expectHaloError(t, ts.tusPatch(writer, up, 10, jpg[10:]), 403)
+	// Its creator may end it.
+	if r := ts.do(request{method: http.MethodDelete, path: up, token: writer, header: http.Header{"Tus-Resumable": {"1.0.0"}}}); r.Status != 204 {
+		t.Fatalf("DELETE by its creator: %s", r)
+	}
+	expectStatus(t, ts.tusHead(writer, up), 404)
+	if n := len(ts.uploadFiles()); n != 0 || ts.libraryCount(app.ID) != 0 {
+		t.Fatalf("after DELETE: %d files kept, %d in the library", n, ts.libraryCount(app.ID))
+	}
+}
+
+// TestTusRefusals: over the upload limit (413) before a byte is taken,
+// and a completed file that is not media (415) leaves nothing anywhere.
+func TestTusRefusals(t *testing.T) {
+	ts := startServer(t, withConfig(func(c *Config) { c.Media.MaxBytes = 1 << 20 }))
+	app := ts.createApp("Tus app")
+	meta := tusMeta("app", app.ID, "filename", "x.bin")
+
+	expectHaloError(t, ts.tusCreate(ts.admin, uploadsPath, 1<<20+1, meta), 413)
+	r := ts.do(request{method: http.MethodPost, path: uploadsPath, token: ts.admin, header: http.Header{
+		"Tus-Resumable": {"1.0.0"}, "Upload-Defer-Length": {"1"}, "Upload-Metadata": {meta}}})
+	expectHaloError(t, r, 400)
+	// A chunk longer than the upload.
+	up := ts.tusPath(ts.tusCreate(ts.admin, uploadsPath, 100, meta))
+	if r := ts.tusPatch(ts.admin, up, 0, make([]byte, 101)); r.Status != 413 {
+		t.Fatalf("chunk past the length: %s, want 413", r)
+	}
+
+	// An executable's bytes: refused at completion, as the multipart
+	// upload refuses them.
+	elf := append([]byte("\x7fELF\x02\x01\x01\x00"), make([]byte, 4000)...)
+	up = ts.tusPath(ts.tusCreate(ts.admin, uploadsPath, int64(len(elf)), tusMeta("app", app.ID, "filename", "run.jpg")))
+	expectStatus(t, ts.tusPatch(ts.admin, up, 0, elf[:2000]), 204)
+	last := ts.tusPatch(ts.admin, up, 2000, elf[2000:])
+	expectHaloError(t, last, 415)
+	if last.Header.Get("Media-File-Id") != "" {
+		t.Fatalf("a refused file named: %v", last.Header)
+	}
+	expectStatus(t, ts.tusHead(ts.admin, up), 404)
+	if n := ts.libraryCount(app.ID); n != 0 {
+		t.Fatalf("%d files in the library", n)
+	}
+	if n := ts.mediaFiles("objects/blobs"); n != 0 {
+		t.Fatalf("%d blobs stored", n)
+	}
+	// What is left is the one with the too-long chunk (the sweep's).
+	if left := ts.uploadFiles(); len(left) != 2 {
+		t.Fatalf("files left: %v", left)
+	}
+}
+
+// TestTusSweep: uploads untouched for a day are removed, with their
+// stray files; recent ones stay and resume.
+func TestTusSweep(t *testing.T) {
+	ts := startServer(t)
+	app := ts.createApp("Tus app")
+	jpg := testJPEG(t, 64, 64)
+	meta := tusMeta("app", app.ID, "filename", "a.jpg")
+	old := ts.tusPath(ts.tusCreate(ts.admin, uploadsPath, int64(len(jpg)), meta))
+	expectStatus(t, ts.tusPatch(ts.admin, old, 0, jpg[:10]), 204)
+	fresh := ts.tusPath(ts.tusCreate(ts.admin, uploadsPath, int64(len(jpg)), meta))
+	expectStatus(t, ts.tusPatch(ts.admin, fresh, 0, jpg[:10]), 204)
+
+	dir := filepath.Join(ts.app.cfg.DataDir, "media-uploads")
+	oldID := strings.TrimPrefix(old, uploadsPath+"/")
+	stray := filepath.Join(dir, strings.Repeat("ab", 16)) // bytes whose .info was never written
+	if err := os.WriteFile(stray, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	then := time.Now().Add(-25 * time.Hour)
+	for _, p := range []string{filepath.Join(dir, oldID), filepath.Join(dir, oldID+".info"), stray} {
+		if err := os.Chtimes(p, then, then); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := ts.app.media.uploads.Sweep(context.Background(), uploadMaxAge)
+	if err != nil || n != 1 {
+		t.Fatalf("sweep: %d, %v; want 1", n, err)
+	}
+	expectStatus(t, ts.tusHead(ts.admin, old), 404)
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Fatalf("stray file kept: %v", err)
+	}
+	if r := ts.tusPatch(ts.admin, fresh, 10, jpg[10:]); r.Status != 204 || r.Header.Get("Media-File-Id") == "" {
+		t.Fatalf("the recent upload after the sweep: %s", r)
+	}
+	if left := ts.uploadFiles(); len(left) != 0 {
+		t.Fatalf("files left: %v", left)
+	}
+}
