@@ -277,3 +277,48 @@ func TestTusSweep(t *testing.T) {
 		t.Fatalf("files left: %v", left)
 	}
 }
+
+// TestTusRetryAfterServerFault: when the last chunk came but the server
+// could not keep the file (its storage failed), the upload stays, and a
+// PATCH at the end offset finishes it once the storage is back.
+func TestTusRetryAfterServerFault(t *testing.T) {
+	ts := startServer(t)
+	app := ts.createApp("Tus app")
+	jpg := testJPEG(t, 64, 64)
+	up := ts.tusPath(ts.tusCreate(ts.admin, uploadsPath, int64(len(jpg)), tusMeta("app", app.ID, "filename", "a.jpg")))
+
+	// The storage's staging directory is replaced by a file.
+	staging := filepath.Join(ts.app.cfg.DataDir, "media", "tmp")
+	if err := os.Rename(staging, staging+".off"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(staging, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectHaloError(t, ts.tusPatch(ts.admin, up, 0, jpg), 500)
+	if h := ts.tusHead(ts.admin, up); h.Status != 200 || h.Header.Get("Upload-Offset") != strconv.Itoa(len(jpg)) {
+		t.Fatalf("HEAD after the failure: %s %v", h, h.Header)
+	}
+	if err := os.Remove(staging); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(staging+".off", staging); err != nil {
+		t.Fatal(err)
+	}
+	if r := ts.tusPatch(ts.admin, up, 0, nil); r.Status != 409 {
+		t.Fatalf("retry at a wrong offset: %s, want 409", r)
+	}
+	r := ts.tusPatch(ts.admin, up, len(jpg), nil)
+	id := r.Header.Get("Media-File-Id")
+	if r.Status != 204 || id == "" || r.Header.Get("Upload-Offset") != strconv.Itoa(len(jpg)) {
+		t.Fatalf("retry: %s %v", r, r.Header)
+	}
+	var f mediaView
+	ts.mustJSON(ts.get(mediaPath+"/"+id, ts.admin), 200, &f)
+	if f.Size != int64(len(jpg)) || ts.libraryCount(app.ID) != 1 {
+		t.Fatalf("library: %+v, %d files", f, ts.libraryCount(app.ID))
+	}
+	if left := ts.uploadFiles(); len(left) != 0 {
+		t.Fatalf("files left: %v", left)
+	}
+}
