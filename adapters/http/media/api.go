@@ -1,6 +1,14 @@
 // Package media serves an app's media library: uploads, the library's
 // lists and metadata, updateByUrl, and the files themselves with their
 // image transforms.
+//
+// Resumable uploads (/api/media/uploads) speak the tus protocol through
+// github.com/tus/tusd/v2 (MIT), the protocol's reference server used as a
+// library: the clients apps and browsers use (tus-js-client, TUSKit,
+// tus-android-client) work unchanged, on the local and the s3 storage
+// alike, where S3 multipart uploads would tie clients to S3 (see
+// docs/media-uploads.md). golang.org/x/exp comes with it: tusd logs
+// through its slog.
 package media
 
 import (
