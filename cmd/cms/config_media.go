@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 )
 
 // MediaConfig configures the media library (CMS_MEDIA_*).
@@ -29,6 +30,10 @@ type MediaConfig struct {
 	// ClamdAddr scans every upload with clamd when set
 	// (CMS_MEDIA_CLAMD, "unix:/run/clamav/clamd.ctl" or "tcp:host:3310").
 	ClamdAddr string
+	// UploadStall is how long a resumable upload's chunk may send nothing
+	// before its request ends, keeping what came (CMS_MEDIA_UPLOAD_STALL,
+	// default 60s).
+	UploadStall time.Duration
 }
 
 // S3Config is the s3 storage's (CMS_MEDIA_S3_*).
@@ -48,6 +53,10 @@ func loadMediaConfig(httpAddr string) (MediaConfig, error) {
 			Region: os.Getenv("CMS_MEDIA_S3_REGION"), AccessKey: os.Getenv("CMS_MEDIA_S3_ACCESS_KEY"),
 			SecretKey: os.Getenv("CMS_MEDIA_S3_SECRET_KEY"), Prefix: os.Getenv("CMS_MEDIA_S3_PREFIX"),
 			UseSSL: os.Getenv("CMS_MEDIA_S3_USE_SSL") == "true"},
+	}
+	var err error
+	if c.UploadStall, err = duration("CMS_MEDIA_UPLOAD_STALL", 60*time.Second); err != nil {
+		return c, err
 	}
 	mb, err := integer("CMS_MEDIA_MAX_MB", 100)
 	if err != nil {

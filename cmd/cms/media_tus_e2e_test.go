@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"image"
+	"image/jpeg"
+	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -57,6 +62,24 @@ func (ts *testServer) tusHead(token, path string) response {
 	return ts.do(request{method: http.MethodHead, path: path, token: token, header: http.Header{"Tus-Resumable": {"1.0.0"}}})
 }
 
+// noisyJPEG is a w×h JPEG of noise: large for its size, as photos are.
+func noisyJPEG(t testing.TB, w, h int) []byte {
+	t.Helper()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(rnd.Uint32())
+		if i%4 == 3 {
+			img.Pix[i] = 255
+		}
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 95}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 // uploadFiles lists the files the resumable uploads keep.
 func (ts *testServer) uploadFiles() []string {
 	ts.t.Helper()
@@ -89,8 +112,11 @@ func TestTusUploadResumes(t *testing.T) {
 	ts := startServer(t)
 	app := ts.createApp("Tus app")
 	_, writer := ts.userWith("writer", grantTo{app: app.ID, perms: []string{"read", "write"}})
-	jpg := testJPEG(t, 640, 480)
+	jpg := noisyJPEG(t, 1800, 1400)
 	half := len(jpg) / 2
+	if half <= 1<<20 {
+		t.Fatalf("the test file has %d bytes: its chunks must be over the 1 MiB default body limit", len(jpg))
+	}
 
 	// The app by its number, and the collection with a trailing slash.
 	meta := tusMeta("app", strconv.Itoa(ts.appNumber(app.ID)), "filename", "big cat.jpg", "folder", "pets", "tags", "cats, big")
@@ -118,7 +144,7 @@ func TestTusUploadResumes(t *testing.T) {
 	ts.mustJSON(ts.get(mediaPath+"/"+id, writer), 200, &f)
 	sum := sha256.Sum256(jpg)
 	if f.App != app.ID || f.Name != "big cat.jpg" || f.Folder != "pets" || strings.Join(f.Tags, ",") != "big,cats" && strings.Join(f.Tags, ",") != "cats,big" ||
-		f.SHA256 != hex.EncodeToString(sum[:]) || f.Size != int64(len(jpg)) || f.Width != 640 || f.Kind != "image" || f.URL != last.Header.Get("Media-File-Url") {
+		f.SHA256 != hex.EncodeToString(sum[:]) || f.Size != int64(len(jpg)) || f.Width != 1800 || f.Kind != "image" || f.URL != last.Header.Get("Media-File-Url") {
 		t.Fatalf("library file: %+v", f)
 	}
 	if r := ts.fetch(f.URL, "", nil); r.Status != 200 || string(r.Body) != string(jpg) {
@@ -130,6 +156,14 @@ func TestTusUploadResumes(t *testing.T) {
 	}
 	if left := ts.uploadFiles(); len(left) != 0 {
 		t.Fatalf("files left: %v", left)
+	}
+	// The Idempotency-Key middleware leaves creations alone (it would hold
+	// their bodies in memory): each is an upload of its own.
+	key := http.Header{"Idempotency-Key": {"k-1"}, "Tus-Resumable": {"1.0.0"}, "Upload-Length": {"10"}, "Upload-Metadata": {meta}}
+	a := ts.do(request{method: http.MethodPost, path: uploadsPath, token: writer, header: key})
+	b := ts.do(request{method: http.MethodPost, path: uploadsPath, token: writer, header: key})
+	if ts.tusPath(a) == ts.tusPath(b) || b.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("creations with one Idempotency-Key: %v, %v", a.Header, b.Header)
 	}
 	// Discovery.
 	o := ts.do(request{method: http.MethodOptions, path: uploadsPath, token: writer})
@@ -320,5 +354,47 @@ func TestTusRetryAfterServerFault(t *testing.T) {
 	}
 	if left := ts.uploadFiles(); len(left) != 0 {
 		t.Fatalf("files left: %v", left)
+	}
+}
+
+// TestTusResumesAfterAStall: a chunk whose sender goes silent (a phone
+// losing its network) ends after CMS_MEDIA_UPLOAD_STALL, keeping the bytes
+// that came; the client resumes from there.
+func TestTusResumesAfterAStall(t *testing.T) {
+	ts := startServer(t, withConfig(func(c *Config) { c.Media.UploadStall = 300 * time.Millisecond }))
+	app := ts.createApp("Tus app")
+	jpg := testJPEG(t, 320, 240)
+	up := ts.tusPath(ts.tusCreate(ts.admin, uploadsPath, int64(len(jpg)), tusMeta("app", app.ID, "filename", "a.jpg")))
+
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest(http.MethodPatch, ts.base+up, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(jpg)) // announced whole, sent in part
+	req.Header = http.Header{"Authorization": {"Bearer " + ts.admin}, "Tus-Resumable": {"1.0.0"}, "Upload-Offset": {"0"},
+		"Content-Type": {"application/offset+octet-stream"}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := ts.client.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	if _, err := pw.Write(jpg[:1000]); err != nil {
+		t.Fatal(err)
+	}
+	select { // the sender is silent: the server ends the request
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stalled PATCH did not end")
+	}
+	pw.CloseWithError(io.ErrUnexpectedEOF)
+	if h := ts.tusHead(ts.admin, up); h.Status != 200 || h.Header.Get("Upload-Offset") != "1000" {
+		t.Fatalf("HEAD after the stall: %s %v", h, h.Header)
+	}
+	if r := ts.tusPatch(ts.admin, up, 1000, jpg[1000:]); r.Status != 204 || r.Header.Get("Media-File-Id") == "" {
+		t.Fatalf("resumed: %s %v", r, r.Header)
 	}
 }

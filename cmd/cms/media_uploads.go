@@ -18,7 +18,8 @@ const uploadMaxAge = 24 * time.Hour
 // openMedia.
 func (a *app) openUploads() error {
 	u, err := httpmedia.NewUploads(httpmedia.UploadsConfig{Dir: filepath.Join(a.cfg.DataDir, "media-uploads"),
-		BaseURL: a.cfg.Media.PublicURL, MaxBytes: a.media.service.MaxBytes(), Logger: a.log})
+		BaseURL: a.cfg.Media.PublicURL, MaxBytes: a.media.service.MaxBytes(), Logger: a.log,
+		Stall: a.cfg.Media.UploadStall})
 	if err != nil {
 		return fmt.Errorf("resumable uploads: %w", err)
 	}

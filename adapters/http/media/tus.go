@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tus/tusd/v2/pkg/filestore"
 	tusd "github.com/tus/tusd/v2/pkg/handler"
@@ -57,6 +58,9 @@ type UploadsConfig struct {
 	MaxBytes int64
 	// Logger receives tusd's own warnings and errors (nil: none).
 	Logger *slog.Logger
+	// Stall is how long a chunk's body may send nothing before the
+	// request ends, keeping what came (default 60 s).
+	Stall time.Duration
 }
 
 // Uploads are the resumable (tus) uploads: partial files kept in a
@@ -100,6 +104,7 @@ func NewUploads(cfg UploadsConfig) (*Uploads, error) {
 		DisableConcatenation:      true,
 		Cors:                      &tusd.CorsConfig{Disable: true}, // same-origin CMS and native apps, as the rest of the API
 		Logger:                    xslog.New(warnings{logger.Handler()}),
+		NetworkTimeout:            cfg.Stall,
 		PreUploadCreateCallback:   u.created,
 		PreFinishResponseCallback: u.finished,
 	})

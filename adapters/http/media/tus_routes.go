@@ -40,6 +40,12 @@ func (s *API) tusHandle(h func(w http.ResponseWriter, r *http.Request, u *Upload
 	})
 }
 
+// OwnsIdempotency leaves the tus creation to itself: a repeated creation
+// makes another upload (the abandoned one is swept), and its body, which
+// may carry a first chunk as large as the upload limit, is never held in
+// memory to be replayed.
+func (s *API) OwnsIdempotency(path string) bool { return strings.TrimSuffix(path, "/") == uploadsPath }
+
 // uploadOptions serves OPTIONS /api/media/uploads: the protocol's version,
 // extensions and size limit.
 func (s *API) uploadOptions(w http.ResponseWriter, r *http.Request, u *Uploads) error {
