@@ -53,7 +53,9 @@ func (u *Uploads) Sweep(ctx context.Context, maxAge time.Duration) (int, error) 
 	return removed, errors.Join(errs...)
 }
 
-// sweepOne removes an idle upload under its lock, if it is still idle.
+// sweepOne removes an idle upload under its lock, if it is still idle. A
+// request holding the lock is asked to let go (tusd's lock protocol): one
+// that sent nothing for maxAge is stuck anyway.
 func (u *Uploads) sweepOne(ctx context.Context, id string, cutoff time.Time) (bool, error) {
 	lock, err := u.locker.NewLock(id)
 	if err != nil {
@@ -62,7 +64,7 @@ func (u *Uploads) sweepOne(ctx context.Context, id string, cutoff time.Time) (bo
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := lock.Lock(lctx, func() {}); err != nil {
-		return false, nil // in use: next time
+		return false, nil // still held: next time
 	}
 	defer lock.Unlock()
 	if !u.idle(id, cutoff) {
