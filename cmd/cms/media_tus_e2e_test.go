@@ -157,6 +157,18 @@ func TestTusUploadResumes(t *testing.T) {
 	if left := ts.uploadFiles(); len(left) != 0 {
 		t.Fatalf("files left: %v", left)
 	}
+	// Creation with the whole file in its body (creation-with-upload).
+	small := testJPEG(t, 32, 32)
+	one := ts.do(request{method: http.MethodPost, path: uploadsPath, token: writer, body: small, header: http.Header{
+		"Tus-Resumable": {"1.0.0"}, "Upload-Length": {strconv.Itoa(len(small))}, "Upload-Metadata": {tusMeta("app", app.ID, "filename", "small.jpg")},
+		"Content-Type": {"application/offset+octet-stream"}}})
+	if one.Status != 201 || one.Header.Get("Upload-Offset") != strconv.Itoa(len(small)) || one.Header.Get("Media-File-Id") == "" {
+		t.Fatalf("creation with the whole file: %s %v", one, one.Header)
+	}
+	ts.mustJSON(ts.get(mediaPath+"/"+one.Header.Get("Media-File-Id"), writer), 200, &f)
+	if f.Name != "small.jpg" || f.Size != int64(len(small)) {
+		t.Fatalf("file created with its upload: %+v", f)
+	}
 	// The Idempotency-Key middleware leaves creations alone (it would hold
 	// their bodies in memory): each is an upload of its own.
 	key := http.Header{"Idempotency-Key": {"k-1"}, "Tus-Resumable": {"1.0.0"}, "Upload-Length": {"10"}, "Upload-Metadata": {meta}}
