@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 )
 
 // MediaConfig configures the media library (CMS_MEDIA_*).
@@ -33,6 +34,10 @@ type MediaConfig struct {
 	// ClamdAddr scans every upload with clamd when set
 	// (CMS_MEDIA_CLAMD, "unix:/run/clamav/clamd.ctl" or "tcp:host:3310").
 	ClamdAddr string
+	// UploadStall is how long a resumable upload's chunk may send nothing
+	// before its request ends, keeping what came (CMS_MEDIA_UPLOAD_STALL,
+	// default 60s).
+	UploadStall time.Duration
 }
 
 // S3Config is the s3 storage's (CMS_MEDIA_S3_*).
@@ -63,6 +68,10 @@ func loadMediaConfig(httpAddr string) (MediaConfig, error) {
 			}
 			c.Types = append(c.Types, t)
 		}
+	}
+	var err error
+	if c.UploadStall, err = duration("CMS_MEDIA_UPLOAD_STALL", 60*time.Second); err != nil {
+		return c, err
 	}
 	mb, err := integer("CMS_MEDIA_MAX_MB", 100)
 	if err != nil {

@@ -123,6 +123,7 @@ type mediaParts struct {
 	urls    httpmedia.URLs
 	key     []byte
 	engine  *imaging.Engine
+	uploads *httpmedia.Uploads // resumable (tus) uploads
 }
 
 // openMedia wires the media library (storage, probe, commands, read
@@ -153,7 +154,7 @@ func (a *app) openMedia(ctx context.Context, waiter commands.Waiter) error {
 	}
 	a.media.service = cmdmedia.NewService(deps, cmdmedia.Config{MaxBytes: a.cfg.Media.MaxBytes, OwnURL: urls.FileID})
 	a.content.UseMedia(mediaFiles{store: a.media.store, urls: urls})
-	return nil
+	return a.openUploads()
 }
 
 // mediaServer makes the file server, with the image engine.
