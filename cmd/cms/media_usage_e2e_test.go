@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/halocms/halocms/adapters/projection"
 )
@@ -133,6 +134,12 @@ func TestMediaSignedAccess(t *testing.T) {
 		t.Fatalf("app token, concept: %s", r)
 	}
 	ts.transit(ts.admin, it.ID, "publish", nil)
+	// The media projection follows the publication within moments (the
+	// publish waits for the content projections only).
+	deadline := time.Now().Add(10 * time.Second)
+	for ts.fetch(stable.String(), appTok, nil).Status != 200 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	for name, c := range map[string]struct {
 		url, token string
 		status     int
