@@ -8,9 +8,10 @@ package main
 //     would be kept once), streamed by the client as multipart to POST
 //     /api/media/file with the admin's token, against `dd if=/dev/zero
 //     bs=1M conv=fsync` of the same size into the server's CMS_DATA_DIR
-//     (same filesystem), in -media-rounds alternating rounds (dd, upload,
-//     dd, upload, ...): the median upload rate over the median dd rate
-//     (target >= 80%);
+//     (same filesystem; every file kept until the end, see ddRun), in
+//     -media-rounds rounds that alternate which comes first (dd then
+//     upload, upload then dd, ...): the median of the rounds' upload/dd
+//     ratios (target >= 80%);
 //   - first transforms: -media-images distinct 4000×3000 JPEGs (q90, a
 //     gradient with noise; one encoded image told apart by a comment
 //     segment, so each has its own content address) uploaded, then every
@@ -19,6 +20,8 @@ package main
 //     the first of its image: req/s and p99 (target < 300 ms), and the
 //     server process's peak RSS (VmHWM of `cms serve`, reset through
 //     /proc/<pid>/clear_refs just before) while they run (target < 300 MB);
+//     then the same at 720, 768 and 800 pixels by one client per core
+//     (no queue: what one first transform takes);
 //   - cached: one of those URLs again and again by 16 keep-alive clients
 //     for -media-duration after a 1s warm-up: req/s (target >= 10,000) and
 //     p99 (target < 10 ms), with the CPU one request took in the server and
@@ -43,9 +46,13 @@ const (
 	mediaWarmup           = time.Second
 )
 
-// mediaWidths are the widths each source image is made at: each (image,
-// width) is a distinct derived image, all in the allowed sizes.
-var mediaWidths = []int{320, 400, 480, 512, 640}
+// mediaWidths are the widths each source image is made at by 16
+// clients, aloneWidths by one client per core: each (image, width) is a
+// distinct derived image, all in the allowed sizes.
+var (
+	mediaWidths = []int{320, 400, 480, 512, 640}
+	aloneWidths = []int{720, 768, 800}
+)
 
 func (c *config) validateMedia() error {
 	if c.mediaUploadMB < 1 || c.mediaUploadMB > 4000 {
@@ -75,15 +82,18 @@ func mediaPhase(ctx context.Context, cfg config, serverURL string, res *results)
 	if err := measureUploads(ctx, cfg, p, res); err != nil {
 		return fmt.Errorf("uploads: %w", err)
 	}
-	urls, err := uploadImages(ctx, cfg, p)
+	files, err := uploadImages(ctx, cfg, p)
 	if err != nil {
 		return fmt.Errorf("images: %w", err)
 	}
-	if err := measureFirstTransforms(ctx, p, urls, res); err != nil {
+	if err := measureFirstTransforms(ctx, p, derivedURLs(p.srv.base, files, mediaWidths), res); err != nil {
 		return fmt.Errorf("first transforms: %w", err)
 	}
-	// The first image at 400 pixels wide (urls go width by width).
-	if err := measureCached(ctx, cfg, p, urls[len(urls)/len(mediaWidths)], mediaWidths[1], res); err != nil {
+	if err := measureFirstAlone(ctx, p, derivedURLs(p.srv.base, files, aloneWidths), res); err != nil {
+		return fmt.Errorf("first transforms, one client per core: %w", err)
+	}
+	cached := derivedURLs(p.srv.base, files[:1], []int{400})[0]
+	if err := measureCached(ctx, cfg, p, cached.url, cached.width, res); err != nil {
 		return fmt.Errorf("cached transforms: %w", err)
 	}
 	return nil

@@ -13,9 +13,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/image/webp"
@@ -24,6 +21,9 @@ import (
 const (
 	sourceWidth, sourceHeight = 4000, 3000
 	sourceQuality             = 90
+	// busyRetry is how long a client waits after a 503 (the image
+	// engine's queue full) before it asks again.
+	busyRetry = 100 * time.Millisecond
 )
 
 // sourceJPEG encodes a 4000×3000 photo-like image (a gradient with noise,
@@ -59,10 +59,8 @@ func withComment(src []byte, text string) []byte {
 	return append(out, src[2:]...)
 }
 
-// uploadImages uploads -media-images distinct JPEGs and returns the URLs
-// of their derived images, every image at every width of mediaWidths, in
-// an order that spreads each image's widths apart.
-func uploadImages(ctx context.Context, cfg config, p *serverPhase) ([]string, error) {
+// uploadImages uploads -media-images distinct JPEGs.
+func uploadImages(ctx context.Context, cfg config, p *serverPhase) ([]mediaFile, error) {
 	t0 := time.Now()
 	src, err := sourceJPEG()
 	if err != nil {
@@ -84,13 +82,25 @@ func uploadImages(ctx context.Context, cfg config, p *serverPhase) ([]string, er
 		}
 		files[i] = f
 	}
-	var urls []string
-	for _, w := range mediaWidths {
+	return files, nil
+}
+
+// derivedURL is the URL of a WebP width pixels wide of an image.
+type derivedURL struct {
+	url   string
+	width int
+}
+
+// derivedURLs are the URLs of every file at every width, width by width
+// (so that one file's images are far apart in the list).
+func derivedURLs(base string, files []mediaFile, widths []int) []derivedURL {
+	var urls []derivedURL
+	for _, w := range widths {
 		for _, f := range files {
-			urls = append(urls, fmt.Sprintf("%s/media/%s/%s/w_%d,f_webp/x.jpg", p.srv.base, f.ID, f.SHA256, w))
+			urls = append(urls, derivedURL{url: fmt.Sprintf("%s/media/%s/%s/w_%d,f_webp/x.jpg", base, f.ID, f.SHA256, w), width: w})
 		}
 	}
-	return urls, nil
+	return urls
 }
 
 // getImage asks for url and wants a WebP of want pixels wide (0: any)
@@ -122,74 +132,6 @@ func getImage(ctx context.Context, hc *http.Client, url string, want int) error 
 	if c.Width != want || c.Height != want*sourceHeight/sourceWidth {
 		return fmt.Errorf("GET %s: a %d×%d WebP, want %d×%d", url, c.Width, c.Height, want, want*sourceHeight/sourceWidth)
 	}
-	return nil
-}
-
-// measureFirstTransforms asks for every URL once, by mediaClients
-// clients, each request the first of its derived image, and watches the
-// server's peak RSS.
-func measureFirstTransforms(ctx context.Context, p *serverPhase, urls []string, res *results) error {
-	pid := p.srv.cmd.Process.Pid
-	rssBefore, _ := procStatus(pid, "VmRSS")
-	hwmBefore, _ := procStatus(pid, "VmHWM")
-	reset := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
-	hc := newMediaClient(mediaClients)
-	defer hc.CloseIdleConnections()
-	progressf("media: %d first transforms (%d images × %d widths, WebP) by %d clients", len(urls), len(urls)/len(mediaWidths),
-		len(mediaWidths), mediaClients)
-	var next atomic.Int64
-	lats := make([][]time.Duration, mediaClients)
-	errs := make([]error, mediaClients)
-	var wg sync.WaitGroup
-	m := markCPU(p.srv)
-	t0 := time.Now()
-	for c := range mediaClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(urls) || ctx.Err() != nil {
-					return
-				}
-				s := time.Now()
-				if err := getImage(ctx, hc, urls[i], mediaWidths[i*len(mediaWidths)/len(urls)]); err != nil {
-					errs[c] = err
-					return
-				}
-				lats[c] = append(lats[c], time.Since(s))
-			}
-		}()
-	}
-	wg.Wait()
-	wall := time.Since(t0)
-	var cond condition
-	st := appendStats{writers: mediaClients, elapsed: wall}
-	for c := range mediaClients {
-		if errs[c] != nil {
-			return errs[c]
-		}
-		st = st.merge(appendStats{ops: int64(len(lats[c])), latencies: lats[c]})
-	}
-	st.elapsed = wall
-	cond.add(st, "", p.srv, m)
-	peak, peakKiB := procStatus(pid, "VmHWM")
-	rssAfter, _ := procStatus(pid, "VmRSS")
-	perReq := func(s float64) float64 { return 1000 * s / float64(st.ops) }
-	res.add(figure{name: "media: first transform 4000×3000 JPEG → WebP, req/s", value: st.rate(), unit: "req/s", decimals: 1,
-		detail: fmt.Sprintf("%d distinct derived images (%d JPEGs × widths %v) in %s by %d clients; p50 %s, max %s; "+
-			"CPU per request: server %.0f ms, bench %.1f ms; %s", st.ops, len(urls)/len(mediaWidths), mediaWidths, wall.Round(time.Millisecond),
-			mediaClients, ms2(st.pct(0.5)), ms2(st.pct(1)), perReq(cond.srvCPU), perReq(cond.selfCPU), cond.cores())})
-	res.add(figure{name: "media: first transform p99 ms", value: ms(st.pct(0.99)), unit: "ms", decimals: 1, atMost: true,
-		target: targetFirstP99ms, detail: fmt.Sprintf("over %d requests", st.ops)})
-	note := "reset through clear_refs just before"
-	if !reset {
-		note = "NOT reset (clear_refs not writable): the peak of the whole run"
-	}
-	res.add(figure{name: "media: server peak RSS, 16 concurrent first transforms", value: peakKiB * 1024 / 1e6, unit: "MB", decimals: 1,
-		atMost: true, target: targetTransformPeakMB,
-		detail: fmt.Sprintf("VmHWM of the `cms serve` process (pid %d, not the bench) %s, %s; RSS %s before, %s after; peak before %s",
-			pid, peak, note, rssBefore, rssAfter, hwmBefore)})
 	return nil
 }
 
