@@ -133,7 +133,9 @@
 // run. The default run takes about 2 minutes on a 2-core machine, plus
 // about 2.5 minutes for the content phase, 2.5 for the loyalty phase
 // (about half of it seeding a million events and the server's live
-// projections catching up with them) and 1.5 for the events phase.
+// projections catching up with them), 1.5 for the events phase and 1 for
+// the media phase (which writes about 3.5 GiB into the temporary
+// directory, kept until the phase ends).
 //
 // The server may be shared: the number of other active sessions is printed
 // before each timed phase, because they take CPU and fsyncs from the
