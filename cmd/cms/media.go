@@ -23,6 +23,7 @@ import (
 	"github.com/halocms/halocms/adapters/urlfetch"
 	"github.com/halocms/halocms/commands"
 	cmdmedia "github.com/halocms/halocms/commands/media"
+	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/media"
 	rmmedia "github.com/halocms/halocms/readmodels/media"
 )
@@ -31,6 +32,7 @@ import (
 type mediaStorage interface {
 	cmdmedia.Storage
 	httpmedia.Storage
+	Sweep(ctx context.Context, age time.Duration) (int, error)
 }
 
 // openMediaStorage opens the configured driver.
@@ -117,14 +119,13 @@ func cloneWithout(q url.Values, keys ...string) url.Values {
 
 // mediaParts are the media library's services.
 type mediaParts struct {
-	storage  mediaStorage
-	service  *cmdmedia.Service
-	store    *rmmedia.Store
-	server   *httpmedia.Server
-	urls     httpmedia.URLs
-	key      []byte
-	engine   *imaging.Engine
-	sweepDir string
+	storage mediaStorage
+	service *cmdmedia.Service
+	store   *rmmedia.Store
+	urls    httpmedia.URLs
+	key     []byte
+	engine  *imaging.Engine
+	uploads *httpmedia.Uploads // resumable (tus) uploads
 }
 
 // openMedia wires the media library (storage, probe, commands, read
@@ -141,13 +142,21 @@ func (a *app) openMedia(ctx context.Context, waiter commands.Waiter) error {
 	urls := httpmedia.URLs{Base: a.cfg.Media.PublicURL}
 	a.media.storage, a.media.key, a.media.urls = st, key, urls
 	a.media.store = rmmedia.NewStore(a.pool)
-	deps := cmdmedia.Deps{Store: a.store, Authorizer: a.authz, Storage: st, Prober: prober{}, Usage: a.media.store,
+	var allowed mediaprobe.Allowed
+	for _, t := range a.cfg.Media.Types {
+		if allowed == nil {
+			allowed = mediaprobe.Allowed{}
+		}
+		allowed[t] = true
+	}
+	deps := cmdmedia.Deps{Store: a.store, Authorizer: a.authz, Storage: st, Prober: prober{mediaprobe.Options{Allowed: allowed}}, Usage: a.media.store,
 		Log: a.store, Registered: a.media.store, IDs: ids.Generator{}, Wait: waiter}
 	if err := a.mediaSafety(ctx, &deps); err != nil {
 		return err
 	}
 	a.media.service = cmdmedia.NewService(deps, cmdmedia.Config{MaxBytes: a.cfg.Media.MaxBytes, OwnURL: urls.FileID})
-	return nil
+	a.content.UseMedia(mediaFiles{store: a.media.store, urls: urls})
+	return a.openUploads()
 }
 
 var (
@@ -191,4 +200,47 @@ func (a *app) mediaServer() (*httpmedia.Server, error) {
 		policy: imaging.Policy{Presets: presets, Signer: imaging.Signer{Key: a.media.key}, SignedOnly: a.cfg.Media.Transforms == "signed"}}
 	return httpmedia.NewServer(a.media.storage, a.media.store, a.authz, tr, a.media.store,
 		httpmedia.ServerConfig{URLs: a.media.urls, SigningKey: a.media.key}), nil
+}
+
+// mediaFiles lets content items name media files by id (their values
+// keep the files' stable URLs).
+type mediaFiles struct {
+	store *rmmedia.Store
+	urls  httpmedia.URLs
+}
+
+func (m mediaFiles) FileURL(ctx context.Context, app, id string) (string, string, error) {
+	ref, err := m.store.Ref(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	if ref.App != app {
+		return "", "", fault.NotFoundf("media file %s not found", id)
+	}
+	if ref.URL != "" {
+		return ref.URL, ref.Kind, nil
+	}
+	return m.urls.Stable(ref.ID, ref.Name), ref.Kind, nil
+}
+
+// stagedMaxAge is how old a staged upload is when the sweep removes it:
+// an upload that a crash or a cut connection left behind.
+const stagedMaxAge = time.Hour
+
+// sweepMedia removes abandoned staged uploads, every ten minutes.
+func (a *app) sweepMedia(ctx context.Context) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		if n, err := a.media.storage.Sweep(ctx, stagedMaxAge); err != nil && ctx.Err() == nil {
+			a.log.Warn("media: sweeping abandoned uploads failed", "err", err)
+		} else if n > 0 {
+			a.log.Info("media: abandoned uploads removed", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

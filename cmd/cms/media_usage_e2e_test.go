@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/halocms/halocms/adapters/projection"
 )
 
 // TestMediaUsedInAndDeleteProtection: an item and a push that use a file
@@ -15,8 +19,22 @@ func TestMediaUsedInAndDeleteProtection(t *testing.T) {
 	app := ts.createApp("Media app")
 	var f mediaView
 	ts.mustJSON(ts.upload(ts.admin, app.ID, "hero.jpg", testJPEG(t, 64, 64)), 201, &f)
-	m := ts.createModule(ts.admin, moduleBody(app.ID, "Pages", fld("hero", ftImage)))
-	it := ts.createItem(ts.admin, itemBody(m.ID, "Home", map[string]any{"hero": f.URL}))
+	m := ts.createModule(ts.admin, moduleBody(app.ID, "Pages", fld("hero", ftImage), fld("clip", ftVideo)))
+	// An item names the file by its id and keeps its URL (apps read URLs).
+	it := ts.createItem(ts.admin, itemBody(m.ID, "Home", map[string]any{"hero": f.ID}))
+	if it.Values["hero"] != f.URL {
+		t.Fatalf("item value %v, want the file's URL %s", it.Values["hero"], f.URL)
+	}
+	// A video field refuses an image; another app's file is unknown here.
+	if r := ts.post(instancePath, ts.admin, itemBody(m.ID, "Bad", map[string]any{"clip": "media:" + f.ID})); r.Status != 400 {
+		t.Fatalf("image in a video field: %s", r)
+	}
+	otherApp := ts.createApp("Other app")
+	var foreign mediaView
+	ts.mustJSON(ts.upload(ts.admin, otherApp.ID, "x.jpg", testJPEG(t, 8, 8)), 201, &foreign)
+	if r := ts.post(instancePath, ts.admin, itemBody(m.ID, "Bad", map[string]any{"hero": foreign.ID})); r.Status != 400 {
+		t.Fatalf("another app's file: %s", r)
+	}
 	var got mediaView
 	ts.mustJSON(ts.get(mediaPath+"/"+f.ID, ts.admin), 200, &got)
 	if got.Uses != 1 || len(got.UsedIn) != 1 || got.UsedIn[0].ID != it.ID || got.UsedIn[0].Name != "Home" {
@@ -46,6 +64,18 @@ func TestMediaUsedInAndDeleteProtection(t *testing.T) {
 	}
 	if r := ts.fetch(g.URL, "", nil); r.Status != 404 {
 		t.Fatalf("deleted file's URL: %s", r)
+	}
+
+	// The library and its uses rebuild from the log to the same tables,
+	// and answer alike.
+	before := ts.get(mediaPath+"?app="+app.ID, ts.admin)
+	for _, size := range []int{1, 10_000} {
+		if _, err := ts.app.runtime.RebuildWith(context.Background(), "media", projection.RebuildOptions{BatchSize: size, Verify: true}); err != nil {
+			t.Fatalf("rebuild in batches of %d: %v", size, err)
+		}
+		if after := ts.get(mediaPath+"?app="+app.ID, ts.admin); string(after.Body) != string(before.Body) {
+			t.Fatalf("after the rebuild in batches of %d:\n%s\nwas\n%s", size, after.Body, before.Body)
+		}
 	}
 }
 
@@ -104,6 +134,12 @@ func TestMediaSignedAccess(t *testing.T) {
 		t.Fatalf("app token, concept: %s", r)
 	}
 	ts.transit(ts.admin, it.ID, "publish", nil)
+	// The media projection follows the publication within moments (the
+	// publish waits for the content projections only).
+	deadline := time.Now().Add(10 * time.Second)
+	for ts.fetch(stable.String(), appTok, nil).Status != 200 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	for name, c := range map[string]struct {
 		url, token string
 		status     int
