@@ -70,7 +70,22 @@ func TestMediaVirusScanning(t *testing.T) {
 		t.Fatalf("fetched: %+v, %d blobs", fetched, ts.mediaFiles("objects/blobs"))
 	}
 
+	// A resumable upload is scanned when its last byte arrives; malware
+	// is refused and the upload removed.
+	eicar := []byte(clamdtest.EICAR)
+	up := ts.tusPath(ts.tusCreate(ts.admin, uploadsPath, int64(len(eicar)), tusMeta("app", app.ID, "filename", "eicar.com")))
+	last := ts.tusPatch(ts.admin, up, 0, eicar)
+	if last.Status != 400 || !strings.Contains(string(last.Body), clamdtest.Signature) || len(ts.uploadFiles()) != 0 {
+		t.Fatalf("resumable EICAR: %s, upload files %v", last, ts.uploadFiles())
+	}
+
 	clamd.Stop()
+	// clamd down: a finished resumable upload is kept, to be retried.
+	later := []byte("a clean file sent in one chunk\n")
+	up = ts.tusPath(ts.tusCreate(ts.admin, uploadsPath, int64(len(later)), tusMeta("app", app.ID, "filename", "later.txt")))
+	if r := ts.tusPatch(ts.admin, up, 0, later); r.Status != 503 || len(ts.uploadFiles()) == 0 {
+		t.Fatalf("resumable upload while clamd is down: %s, upload files %v", r, ts.uploadFiles())
+	}
 	r := ts.upload(ts.admin, app.ID, "later.txt", []byte("another clean file\n"))
 	msg, _ = haloErrorOf(t, r, 503)
 	if !strings.Contains(msg, "virus scanner is unavailable") || strings.Contains(msg, clamd.Addr) || r.Header.Get("Retry-After") != "10" {
