@@ -129,6 +129,20 @@ func TestScan(t *testing.T) {
 	})
 }
 
+// The same daemon over TCP.
+func TestScanOverTCP(t *testing.T) {
+	c, err := clamd.New(clamdtest.Run(t).TCPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Scan(context.Background(), strings.NewReader("clean")); err != nil {
+		t.Fatalf("clean over TCP: %v", err)
+	}
+	if err := c.Scan(context.Background(), strings.NewReader(clamdtest.EICAR)); !fault.Is(err, fault.Invalid) {
+		t.Fatalf("EICAR over TCP: %v, want fault.Invalid", err)
+	}
+}
+
 func TestUnavailable(t *testing.T) {
 	d := clamdtest.Run(t)
 	c, err := clamd.New(d.Addr)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,10 +44,12 @@ func Binary() string {
 type Daemon struct {
 	// Addr is its address for clamd.New ("unix:/…/clamd.sock").
 	Addr string
-	dir  string
-	cmd  *exec.Cmd
-	once sync.Once
-	done chan struct{}
+	// TCPAddr is the same daemon on TCP ("tcp:127.0.0.1:<port>").
+	TCPAddr string
+	dir     string
+	cmd     *exec.Cmd
+	once    sync.Once
+	done    chan struct{}
 }
 
 // Start runs a clamd until the test ends and returns its address.
@@ -76,7 +79,10 @@ func Run(t testing.TB) *Daemon {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "clamd.sock")
+	port := freePort(t)
 	conf := fmt.Sprintf(`LocalSocket %s
+TCPAddr 127.0.0.1
+TCPSocket %d
 DatabaseDirectory %s
 TemporaryDirectory %s
 LogFile %s
@@ -84,11 +90,11 @@ Foreground yes
 StreamMaxLength %d
 MaxThreads 4
 SelfCheck 0
-`, sock, db, dir, filepath.Join(dir, "clamd.log"), StreamMaxLength)
+`, sock, port, db, dir, filepath.Join(dir, "clamd.log"), StreamMaxLength)
 	if err := os.WriteFile(filepath.Join(dir, "clamd.conf"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := &Daemon{Addr: "unix:" + sock, dir: dir, done: make(chan struct{})}
+	d := &Daemon{Addr: "unix:" + sock, TCPAddr: fmt.Sprintf("tcp:127.0.0.1:%d", port), dir: dir, done: make(chan struct{})}
 	var out bytes.Buffer
 	d.cmd = exec.Command(bin, "-c", filepath.Join(dir, "clamd.conf"))
 	d.cmd.Stdout, d.cmd.Stderr = &out, &out
@@ -120,6 +126,16 @@ SelfCheck 0
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// freePort is a TCP port free a moment ago.
+func freePort(t testing.TB) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // Stop stops the daemon (SIGTERM, then SIGKILL after 5s) and waits for it.
