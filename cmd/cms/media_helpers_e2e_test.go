@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const mediaPath = "/api/media/file"
@@ -140,4 +141,18 @@ func pngBomb(w, h uint32) []byte {
 	chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
 	chunk("IEND", nil)
 	return b.Bytes()
+}
+
+// mediaWithUses reads a file once its uses are n, or after 10 s: the
+// media projection follows content writes within moments (a write waits
+// for the content projections only).
+func (ts *testServer) mediaWithUses(id string, n int) mediaView {
+	ts.t.Helper()
+	var f mediaView
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ts.mustJSON(ts.get(mediaPath+"/"+id, ts.admin), 200, &f)
+		if f.Uses == n || time.Now().After(deadline) {
+			return f
+		}
+	}
 }

@@ -35,8 +35,7 @@ func TestMediaUsedInAndDeleteProtection(t *testing.T) {
 	if r := ts.post(instancePath, ts.admin, itemBody(m.ID, "Bad", map[string]any{"hero": foreign.ID})); r.Status != 400 {
 		t.Fatalf("another app's file: %s", r)
 	}
-	var got mediaView
-	ts.mustJSON(ts.get(mediaPath+"/"+f.ID, ts.admin), 200, &got)
+	got := ts.mediaWithUses(f.ID, 1)
 	if got.Uses != 1 || len(got.UsedIn) != 1 || got.UsedIn[0].ID != it.ID || got.UsedIn[0].Name != "Home" {
 		t.Fatalf("used in: %+v", got)
 	}
@@ -46,8 +45,7 @@ func TestMediaUsedInAndDeleteProtection(t *testing.T) {
 	}
 	// The item no longer uses it: the delete goes through.
 	ts.mustJSON(ts.put(instancePath+"/"+it.ID, ts.admin, itemBody(m.ID, "Home", map[string]any{"hero": "https://elsewhere.example/x.jpg"})), 200, nil)
-	ts.mustJSON(ts.get(mediaPath+"/"+f.ID, ts.admin), 200, &got)
-	if got.Uses != 0 {
+	if got = ts.mediaWithUses(f.ID, 0); got.Uses != 0 {
 		t.Fatalf("uses after the edit: %+v", got)
 	}
 	var g mediaView
