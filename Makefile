@@ -41,7 +41,7 @@ WITH_DB = if [ -z "$${DATABASE_URL:-}" ]; then \
 	  echo "DATABASE_URL=$$DATABASE_URL" >&2; \
 	fi;
 
-.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium
+.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium s3-testserver
 
 all: build
 
@@ -53,7 +53,7 @@ build: web
 run: pg-deps build
 	./bin/cms serve
 
-test: lint pg-deps web-check
+test: lint pg-deps web-check s3-testserver
 	@$(WITH_DB) $(GO) test -count=1 -timeout 20m -p 2 -parallel 2 ./...
 	@$(WITH_DB) GO=$(GO) ./.ci/fuzz 5s
 	@$(MAKE) --no-print-directory web-test
@@ -97,6 +97,11 @@ web-client: web-deps
 	@mkdir -p .data
 	$(GO) run ./cmd/cms openapi > .data/openapi.json
 	cd $(WEB) && npx openapi-typescript ../../.data/openapi.json -o src/api/schema.d.ts
+
+# The S3 server that the media storage tests run against (versitygw, built
+# once into the user cache from adapters/mediastore/s3/testserver).
+s3-testserver:
+	$(GO) test -count=1 -run '^TestServerBuilds$$' ./adapters/mediastore/s3/s3test
 
 # Fails when the committed client is stale, then type-checks the front end.
 web-check: web-deps

@@ -144,6 +144,20 @@ func (s *server) authenticateRecovering(next http.Handler) http.Handler {
 	return s.authenticator(next, true)
 }
 
+// authenticateOptional is authenticate for a request that may come
+// without a token (a public file): without one it goes on as anonymous;
+// with one, it is checked as authenticate checks it.
+func (s *server) authenticateOptional(next http.Handler) http.Handler {
+	auth := s.authenticator(next, false)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if bearer(r) == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		auth.ServeHTTP(w, r)
+	})
+}
+
 func (s *server) authenticator(next http.Handler, recovering bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := bearer(r)

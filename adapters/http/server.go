@@ -77,6 +77,13 @@ type PublicRouter interface {
 	PublicRoutes(r chi.Router)
 }
 
+// OptionalAuthRouter is a Context with routes that anyone may call, and
+// that tell who calls when a token comes (files served to the public, to
+// signed URLs and to tokens): a token given is checked as everywhere.
+type OptionalAuthRouter interface {
+	OptionalAuthRoutes(r chi.Router)
+}
+
 // RecoveringRouter is a Context with routes that, besides every token the
 // others accept, take an identified user's expired (not revoked) access
 // token as its app's: the identified login, which iOS calls with the
@@ -154,6 +161,14 @@ func NewRouter(kit *Kit, d Deps, cfg Config, contexts ...Context) http.Handler {
 		r.Use(s.authenticate, s.idempotency)
 		for _, c := range contexts {
 			c.Routes(r)
+		}
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticateOptional)
+		for _, c := range contexts {
+			if o, ok := c.(OptionalAuthRouter); ok {
+				o.OptionalAuthRoutes(r)
+			}
 		}
 	})
 	r.Group(func(r chi.Router) {

@@ -1,0 +1,163 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	httpapi "github.com/halocms/halocms/adapters/http"
+	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/media"
+	"github.com/halocms/halocms/domain/rights"
+)
+
+// maxField bounds a multipart field other than the file.
+const maxField = 64 << 10
+
+// parts reads a multipart body's fields up to its part "file", which it
+// returns unread: the file is streamed to storage, never held in memory.
+func (s *API) parts(r *http.Request) (map[string][]string, *multipart.Part, error) {
+	if r.ContentLength > s.Commands.MaxBytes()+multipartSlack {
+		return nil, nil, tooLarge(s.Commands.MaxBytes())
+	}
+	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || ct != "multipart/form-data" || params["boundary"] == "" {
+		return nil, nil, fault.New(fault.Unsupported, "send the file as multipart/form-data with a part named file")
+	}
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	fields := map[string][]string{}
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil, nil, fault.Invalidf("the body has no part named file").With("field", "file")
+		}
+		if err != nil {
+			return nil, nil, bodyError(err)
+		}
+		name := p.FormName()
+		if name == "file" {
+			return fields, p, nil
+		}
+		b, err := io.ReadAll(io.LimitReader(p, maxField+1))
+		if err != nil {
+			return nil, nil, bodyError(err)
+		}
+		if len(b) > maxField {
+			return nil, nil, fault.Invalidf("the field %s is longer than %d bytes", name, maxField).With("field", name)
+		}
+		if len(fields) > 32 {
+			return nil, nil, fault.Invalidf("too many fields before the file")
+		}
+		fields[name] = append(fields[name], string(b))
+	}
+}
+
+func tooLarge(limit int64) error {
+	return fault.New(fault.TooLarge, "the file is larger than the upload limit of %d bytes", limit).With("limit", limit)
+}
+
+// bodyError is what a failure to read the request body means: too large
+// (the body limit), or cut off or malformed.
+func bodyError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fault.New(fault.TooLarge, "the body is larger than %d bytes", mbe.Limit).With("limit", mbe.Limit)
+	}
+	if fault.KindOf(err) != fault.Internal || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fault.Invalidf("the upload was cut off or is not valid multipart: %v", err).With("field", "file")
+}
+
+// bodyReader turns a read failure of the file part into what it means for
+// the client (Stage passes it on).
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = bodyError(err)
+	}
+	return n, err
+}
+
+func first(fields map[string][]string, name string) string {
+	if v := fields[name]; len(v) > 0 {
+		return strings.TrimSpace(v[0])
+	}
+	return ""
+}
+
+// tagsOf reads the tags fields: repeated, comma-separated, or both.
+func tagsOf(fields map[string][]string) []string {
+	var out []string
+	for _, v := range fields["tags"] {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// upload serves POST /api/media/file (multipart: app, name, folder, tags,
+// then file).
+func (s *API) upload(w http.ResponseWriter, r *http.Request) error {
+	fields, part, err := s.parts(r)
+	if err != nil {
+		return s.kit.RefusedFirst(r.Context(), rights.Write, err)
+	}
+	app, err := s.kit.AppOfField(r.Context(), first(fields, "app"), "app")
+	if err != nil {
+		return s.kit.RefusedFirst(r.Context(), rights.Write, err)
+	}
+	// Refused before a byte of the file is read.
+	if err := s.Commands.Authorize(r.Context(), rights.Write, app); err != nil {
+		return err
+	}
+	name := first(fields, "name")
+	if name == "" {
+		name = part.FileName()
+	}
+	f, err := s.Commands.Upload(r.Context(), app, media.New{Name: name, Folder: first(fields, "folder"), Tags: tagsOf(fields)},
+		bodyReader{part})
+	if err != nil {
+		return err
+	}
+	return s.answerFile(w, r, http.StatusCreated, f.ID)
+}
+
+// replace serves PUT /api/media/file/{id}/content (multipart: file).
+func (s *API) replace(w http.ResponseWriter, r *http.Request) error {
+	_, part, err := s.parts(r)
+	if err != nil {
+		return s.kit.RefusedFirst(r.Context(), rights.Update, err)
+	}
+	f, err := s.Commands.Replace(r.Context(), chi.URLParam(r, "id"), bodyReader{part})
+	if err != nil {
+		return err
+	}
+	return s.answerFile(w, r, http.StatusOK, f.ID)
+}
+
+// answerFile writes the file as the read model has it now (the command
+// waited for it).
+func (s *API) answerFile(w http.ResponseWriter, r *http.Request, status int, id string) error {
+	f, err := s.Queries.File(r.Context(), id)
+	if err != nil {
+		return fmt.Errorf("read back %s: %w", id, err)
+	}
+	if status == http.StatusCreated {
+		w.Header().Set("Location", "/api/media/file/"+id)
+	}
+	httpapi.WriteJSON(w, status, s.Files.fileJSON(f, true))
+	return nil
+}
