@@ -74,6 +74,8 @@ export function Uploader(props: {
         accept={props.kind ? accepts[props.kind] : undefined}
         openRef={openRef}
         activateOnClick={false}
+        activateOnKeyboard={false}
+        role="group"
         p={props.compact ? "sm" : "md"}
         aria-label={`Drop files here to upload them into ${where}`}
         inputProps={{ "aria-label": "Files to upload" }}
