@@ -41,37 +41,37 @@ WITH_DB = if [ -z "$${DATABASE_URL:-}" ]; then \
 	  echo "DATABASE_URL=$$DATABASE_URL" >&2; \
 	fi;
 
-.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium s3-testserver
+.PHONY: all build run test fuzz lint bench clean pg-deps web web-deps web-client web-check web-test screenshots chromium vips s3-testserver
 
 all: build
 
 # The front end is built first so that the binary embeds it.
-build: web
+build: web vips
 	$(GO) build -o bin/cms ./cmd/cms
 
 # The server finds or starts PostgreSQL itself when DATABASE_URL is unset.
-run: pg-deps build
+run: vips pg-deps build
 	./bin/cms serve
 
-test: lint pg-deps web-check s3-testserver
+test: vips lint pg-deps web-check s3-testserver
 	@$(WITH_DB) $(GO) test -count=1 -timeout 20m -p 2 -parallel 2 ./...
 	@$(WITH_DB) GO=$(GO) ./.ci/fuzz 5s
 	@$(MAKE) --no-print-directory web-test
 
 # Go's native fuzzing: every FuzzX target for FUZZTIME each (a crasher
 # lands in the package's testdata/fuzz/; commit it with the fix).
-fuzz: pg-deps
+fuzz: vips pg-deps
 	@$(WITH_DB) GO=$(GO) ./.ci/fuzz $(FUZZTIME)
 
 # staticcheck is pinned as a tool in go.mod (go tool fetches it once).
-lint:
+lint: vips
 	@out="$$(gofmt -l cmd domain commands projections readmodels adapters)"; \
 	  if [ -n "$$out" ]; then echo "gofmt -w these files:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	$(GO) run ./cmd/archcheck
 
-bench: pg-deps web chromium
+bench: vips pg-deps web chromium
 	@$(WITH_DB) $(GO) run ./cmd/bench $(BENCH_ARGS)
 
 clean:
@@ -129,6 +129,14 @@ chromium:
 	@test -x $(CHROMIUM) || { \
 	  echo "installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# libvips for the image transforms (adapters/imaging calls it through cgo,
+# so every build of the module needs its headers): Debian's libvips-dev,
+# installed when pkg-config cannot find it (as root, like Chromium).
+vips:
+	@{ command -v pkg-config >/dev/null && pkg-config --exists vips; } || { \
+	  echo "installing Debian's libvips-dev for the image transforms"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pkg-config libvips-dev >/dev/null; }
 
 # PostgreSQL binaries or a running server (see .ci/ensure-postgres).
 pg-deps:

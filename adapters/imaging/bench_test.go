@@ -43,13 +43,16 @@ func benchSource(b *testing.B) []byte {
 }
 
 // peakRSS is the process's peak resident set size in MB (Linux).
-func peakRSS() float64 {
+func peakRSS() float64 { return procStatusMB("VmHWM:") }
+
+// procStatusMB is a line of /proc/self/status in MB.
+func procStatusMB(key string) float64 {
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, key); ok {
 			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
 			return float64(kb) / 1024
 		}
@@ -63,10 +66,17 @@ func peakRSS() float64 {
 func resetPeakRSS() {
 	debug.FreeOSMemory()
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	baseRSS = procStatusMB("VmRSS:")
 }
+
+// baseRSS is the resident memory before the benchmarks (the test binary,
+// the source JPEG, libvips started): rss-peak-MB minus it is what the
+// resizes added.
+var baseRSS float64
 
 func BenchmarkResize(b *testing.B) {
 	src := benchSource(b)
+	newEngine(b, Options{}) // start libvips before measuring the base
 	resetPeakRSS()
 	b.Run("govips-jpeg", func(b *testing.B) { benchEngine(b, src, media.JPEG) })
 	b.Run("govips-webp", func(b *testing.B) { benchEngine(b, src, media.WebP) })
@@ -89,6 +99,7 @@ func benchEngine(b *testing.B, src []byte, f media.Format) {
 	vips.ReadVipsMemStats(&st)
 	b.ReportMetric(float64(st.MemHigh)/(1<<20), "vips-peak-MB")
 	b.ReportMetric(peakRSS(), "rss-peak-MB")
+	b.ReportMetric(baseRSS, "rss-base-MB")
 }
 
 func benchPureGo(b *testing.B, src []byte, k draw.Interpolator) {
@@ -107,4 +118,5 @@ func benchPureGo(b *testing.B, src []byte, k draw.Interpolator) {
 		}
 	}
 	b.ReportMetric(peakRSS(), "rss-peak-MB")
+	b.ReportMetric(baseRSS, "rss-base-MB")
 }

@@ -25,6 +25,7 @@ import (
 	httpcontent "github.com/halocms/halocms/adapters/http/content"
 	httpidentity "github.com/halocms/halocms/adapters/http/identity"
 	httployalty "github.com/halocms/halocms/adapters/http/loyalty"
+	httpmedia "github.com/halocms/halocms/adapters/http/media"
 	httppush "github.com/halocms/halocms/adapters/http/push"
 	"github.com/halocms/halocms/adapters/ids"
 	"github.com/halocms/halocms/adapters/live"
@@ -50,6 +51,7 @@ import (
 	projcontent "github.com/halocms/halocms/projections/content"
 	projidentity "github.com/halocms/halocms/projections/identity"
 	projloyalty "github.com/halocms/halocms/projections/loyalty"
+	projmedia "github.com/halocms/halocms/projections/media"
 	projpush "github.com/halocms/halocms/projections/push"
 	projrights "github.com/halocms/halocms/projections/rights"
 	rmanalytics "github.com/halocms/halocms/readmodels/analytics"
@@ -58,6 +60,7 @@ import (
 	rmcontent "github.com/halocms/halocms/readmodels/content"
 	rmidentity "github.com/halocms/halocms/readmodels/identity"
 	rmloyalty "github.com/halocms/halocms/readmodels/loyalty"
+	rmmedia "github.com/halocms/halocms/readmodels/media"
 	rmpush "github.com/halocms/halocms/readmodels/push"
 	rmrights "github.com/halocms/halocms/readmodels/rights"
 )
@@ -95,6 +98,9 @@ type app struct {
 	// Events apps report, and their daily figures.
 	analytics     *cmdanalytics.Service
 	analyticsRead *rmanalytics.Store
+
+	// The media library.
+	media mediaParts
 }
 
 func newLogger(level string) *slog.Logger {
@@ -150,7 +156,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	}
 	a.runtime = projection.NewRuntime(pool, a.store, a.listener, log, ropts,
 		projidentity.Projector{}, projrights.Projector{}, projcontent.Projector{}, projpush.Projector{},
-		projappuser.Projector{}, projloyalty.Projector{}, projanalytics.Projector{})
+		projappuser.Projector{}, projloyalty.Projector{}, projanalytics.Projector{}, projmedia.Projector{})
 	if cacheViews {
 		// The account views are kept in memory until a loyalty batch, of
 		// this process (at once) or another (when heard), changes them.
@@ -193,6 +199,10 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.analytics = cmdanalytics.NewService(a.store, ids.Generator{})
 	a.analyticsRead = rmanalytics.NewStore(pool)
 	a.auditor = rmaudit.New(a.store, a.authz, a.loyaltyRead)
+	if err := a.openMedia(ctx, waiter); err != nil {
+		a.Close()
+		return nil, err
+	}
 	lopts := cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries, CacheBytes: int64(cfg.Loyalty.CacheMiB) << 20, Log: a.log}
 	if cfg.Loyalty.SnapshotEvery > 0 {
 		lopts.Snapshots, lopts.SnapshotEvery = postgres.NewLoyaltySnapshots(pool), cfg.Loyalty.SnapshotEvery
@@ -299,6 +309,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	go a.cleanupTokens(rctx)
 	idemKeys := postgres.NewIdempotencyKeys(a.pool, httpapi.IdempotencyTTL, httpapi.IdempotencyLease)
 	go a.cleanupIdempotencyKeys(rctx, idemKeys)
+	go a.sweepMedia(rctx)
 	stopDispatcher, err := a.startDispatcher(ctx)
 	if err != nil {
 		return err
@@ -307,6 +318,10 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	stopExpirer := a.startExpirer(ctx)
 	defer stopExpirer()
 
+	files, err := a.mediaServer()
+	if err != nil {
+		return err
+	}
 	line := postgres.NewReadLine(a.cfg.ReadConcurrency)
 	contentRead := rmcontent.NewQueries(a.contents, a.authz, a.runtime, line, a.metrics,
 		rmcontent.QueriesConfig{CacheEntries: a.cfg.SearchCache, SearchTimeout: a.cfg.SearchTimeout})
@@ -323,7 +338,8 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		httppush.New(kit, httppush.Deps{Commands: a.push, Queries: rmpush.NewQueries(a.pushes, a.authz)}),
 		httpappuser.New(kit, httpappuser.Deps{Commands: a.appUsers, Queries: appUsersRead}),
 		httployalty.New(kit, httployalty.Deps{Commands: a.loyalty, Queries: rmloyalty.NewQueries(a.loyaltyRead, a.authz, line), Audit: a.auditor}),
-		httpanalytics.New(kit, httpanalytics.Deps{Commands: a.analytics, Queries: rmanalytics.NewQueries(a.analyticsRead, a.authz, appUsersRead)}))
+		httpanalytics.New(kit, httpanalytics.Deps{Commands: a.analytics, Queries: rmanalytics.NewQueries(a.analyticsRead, a.authz, appUsersRead)}),
+		httpmedia.New(kit, httpmedia.Deps{Commands: a.media.service, Queries: rmmedia.NewQueries(a.media.store, a.authz), Files: files}))
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	// Shutdown waits for the handlers: the live streams end first.

@@ -36,6 +36,7 @@ type Config struct {
 	Push            PushConfig     // CMS_PUSH_*, CMS_FCM_*, CMS_APNS_*
 	Loyalty         LoyaltyConfig  // CMS_LOYALTY_*
 	Live            LiveConfig     // CMS_LIVE_*
+	Media           MediaConfig    // CMS_MEDIA_*, CMS_PUBLIC_URL
 }
 
 // LiveConfig bounds the live streams of content changes
@@ -215,6 +216,9 @@ func loadConfig() (Config, error) {
 		return c, err
 	}
 	if c.Push, err = loadPushConfig(); err != nil {
+		return c, err
+	}
+	if c.Media, err = loadMediaConfig(c.HTTPAddr); err != nil {
 		return c, err
 	}
 	if c.Loyalty.ExpiryPoll, err = duration("CMS_LOYALTY_EXPIRY_POLL", time.Second); err != nil {

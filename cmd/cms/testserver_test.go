@@ -109,6 +109,12 @@ func startServer(t testing.TB, opts ...serverOption) *testServer {
 	if err != nil {
 		t.Fatalf("listen %s: %v", st.listen, err)
 	}
+	if st.cfg.DataDir == "" {
+		st.cfg.DataDir = t.TempDir() // media files and the signing key
+	}
+	if st.cfg.Media.PublicURL == "" {
+		st.cfg.Media.PublicURL = "http://" + ln.Addr().String()
+	}
 	ts := startOn(t, st.cfg, ln)
 	ts.dbURL = dbURL
 	return ts

@@ -184,6 +184,12 @@ func (c *bulkCreate) add(ctx context.Context, n int) {
 		return
 	}
 	id := c.s.ids.NewID()
+	values, err := c.s.resolveMedia(ctx, m, in.Content.Values)
+	if err != nil {
+		c.results[n].Err = err
+		return
+	}
+	in.Content.Values = values
 	evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, c.by)
 	if err == nil {
 		err = c.s.checkRelations(ctx, m, evs[0].(content.ItemCreated).Values, nil)

@@ -115,6 +115,9 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	if err != nil {
 		return content.Item{}, event.Position{}, err
 	}
+	if in.Content.Values, err = s.resolveMedia(ctx, m, in.Content.Values); err != nil {
+		return content.Item{}, event.Position{}, err
+	}
 	id := in.ID
 	if id == "" {
 		id = s.ids.NewID()
@@ -199,7 +202,12 @@ func (s *Service) updateItem(ctx context.Context, in ItemInput) (content.Item, e
 		if in.Module != "" && in.Module != i.Module {
 			return nil, fault.Invalidf("an item cannot move to another module").With("field", "module")
 		}
-		evs, err := i.Edit(m, in.Content, in.Dates, in.Revision, by)
+		c := in.Content
+		var err error
+		if c.Values, err = s.resolveMedia(ctx, m, c.Values); err != nil {
+			return nil, err
+		}
+		evs, err := i.Edit(m, c, in.Dates, in.Revision, by)
 		if err != nil {
 			return nil, err
 		}

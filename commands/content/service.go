@@ -84,6 +84,7 @@ type Service struct {
 	ids   IDs
 	wait  commands.Waiter
 	now   func() time.Time
+	media MediaFiles // nil: values name no media files by id
 }
 
 // NewService wires the service; every dependency is required.

@@ -201,3 +201,30 @@ func kindOfName(u string) media.Kind {
 	}
 	return media.Document
 }
+
+// SetAccess sets whether app's files need a signed URL or a token
+// (update right on the app).
+func (s *Service) SetAccess(ctx context.Context, app string, signed bool) error {
+	if err := s.Authorize(ctx, rights.Update, app); err != nil {
+		return err
+	}
+	type state struct{ signed bool }
+	_, res, err := commands.Update(ctx, s.Store, media.AccessStream(app), app, state{},
+		func(st state, ev any) state {
+			if e, ok := ev.(media.AccessSet); ok {
+				st.signed = e.Signed
+			}
+			return st
+		},
+		func(st state) ([]any, error) {
+			if st.signed == signed {
+				return nil, nil
+			}
+			return []any{media.AccessSet{App: app, Signed: signed}}, nil
+		})
+	if err != nil {
+		return err
+	}
+	s.settle(ctx, res.Last)
+	return nil
+}

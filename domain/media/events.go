@@ -66,6 +66,17 @@ type Deleted struct {
 	UsedBy []string
 }
 
+// AccessSet: who may read an app's files: anyone (public, the default),
+// or only signed URLs and tokens that may read them (Signed).
+type AccessSet struct {
+	App    string
+	Signed bool
+}
+
+// AccessStream holds an app's media settings.
+func AccessStream(app string) string { return "mediaaccess-" + app }
+
+func (AccessSet) EventType() string { return "media.access_set" }
 func (Uploaded) EventType() string  { return "media.file_uploaded" }
 func (Renamed) EventType() string   { return "media.file_renamed" }
 func (Described) EventType() string { return "media.file_described" }
@@ -76,5 +87,5 @@ func (Deleted) EventType() string   { return "media.file_deleted" }
 
 // Events lists the context's event types, for the codec's registry.
 func Events() []interface{ EventType() string } {
-	return []interface{ EventType() string }{Uploaded{}, Renamed{}, Described{}, Tagged{}, Moved{}, Replaced{}, Deleted{}}
+	return []interface{ EventType() string }{Uploaded{}, Renamed{}, Described{}, Tagged{}, Moved{}, Replaced{}, Deleted{}, AccessSet{}}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/media"
 	"github.com/halocms/halocms/projections"
 )
 
@@ -25,7 +26,7 @@ func (Projector) Handles(t string) bool {
 }
 
 func (Projector) Name() string     { return "media" }
-func (Projector) Tables() []string { return []string{"media_files", "media_usage"} }
+func (Projector) Tables() []string { return []string{"media_files", "media_usage", "media_apps"} }
 
 func (Projector) Create(ctx context.Context, db projections.DB, schema string) error {
 	_, err := db.Exec(ctx, fmt.Sprintf(`
@@ -67,7 +68,11 @@ CREATE TABLE %[1]s.media_usage (
     removed_at   bigint  NOT NULL DEFAULT 0,
     PRIMARY KEY (ref_type, ref_id)
 );
-CREATE INDEX ON %[1]s.media_usage USING gin (files);`, schema))
+CREATE INDEX ON %[1]s.media_usage USING gin (files);
+CREATE TABLE %[1]s.media_apps (
+    app    text    PRIMARY KEY,
+    signed boolean NOT NULL
+);`, schema))
 	return err
 }
 
@@ -79,6 +84,14 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 	}
 	if err := applyUsage(ctx, db, schema, events); err != nil {
 		return fmt.Errorf("media projection: %w", err)
+	}
+	for _, r := range events {
+		if e, ok := r.Data.(media.AccessSet); ok {
+			if _, err := db.Exec(ctx, `INSERT INTO `+schema+`.media_apps (app, signed) VALUES ($1, $2)
+				ON CONFLICT (app) DO UPDATE SET signed = EXCLUDED.signed`, e.App, e.Signed); err != nil {
+				return fmt.Errorf("media projection: %w", err)
+			}
+		}
 	}
 	return nil
 }

@@ -114,3 +114,11 @@ func (q *Queries) Facets(ctx context.Context, app string, malformed error) (Face
 	}
 	return q.store.Facets(ctx, app)
 }
+
+// Access answers whether app's files need a signed URL or a token.
+func (q *Queries) Access(ctx context.Context, app string, malformed error) (bool, error) {
+	if err := q.reader(ctx, app, malformed); err != nil {
+		return false, err
+	}
+	return q.store.Signed(ctx, app)
+}

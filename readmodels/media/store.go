@@ -269,3 +269,10 @@ func (s *Store) Ref(ctx context.Context, id string) (Ref, error) {
 	}
 	return r, err
 }
+
+// Signed reports whether app's files need a signed URL or a token.
+func (s *Store) Signed(ctx context.Context, app string) (bool, error) {
+	var signed bool
+	err := s.pool.QueryRow(ctx, `SELECT coalesce((SELECT signed FROM media_apps WHERE app = $1), false)`, app).Scan(&signed)
+	return signed, err
+}

@@ -1,6 +1,7 @@
 package media
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -29,14 +30,14 @@ func (s *Server) signature(path string, exp int64) string {
 func (s *Server) sign(u string, now time.Time) string {
 	exp := now.Add(SignedURLTTL).Unix()
 	path := u[len(s.cfg.URLs.Base):]
-	return u + "?exp=" + strconv.FormatInt(exp, 10) + "&sig=" + s.signature(path, exp)
+	return u + "?expires=" + strconv.FormatInt(exp, 10) + "&signature=" + s.signature(path, exp)
 }
 
 // signedOK reports whether the request carries a valid, unexpired
 // signature of its path.
 func (s *Server) signedOK(r *http.Request) bool {
 	q := r.URL.Query()
-	sig, expS := q.Get("sig"), q.Get("exp")
+	sig, expS := q.Get("signature"), q.Get("expires")
 	if sig == "" || expS == "" {
 		return false
 	}
@@ -47,13 +48,26 @@ func (s *Server) signedOK(r *http.Request) bool {
 	return hmac.Equal([]byte(sig), []byte(s.signature(r.URL.EscapedPath(), exp)))
 }
 
+// signedApp reports whether app's media needs signed URLs or tokens,
+// from memory for RefTTL.
+func (s *Server) signedApp(ctx context.Context, app string) (bool, error) {
+	if v, ok := s.signedCache.Get(app); ok {
+		return v, nil
+	}
+	v, err := s.access.Signed(ctx, app)
+	if err == nil {
+		s.signedCache.Add(app, v)
+	}
+	return v, err
+}
+
 // allowed decides who may read a file: anyone when its app's media is
 // public (public true); otherwise a valid signed URL, a CMS user who may
 // read the app, or the app's own tokens (app and identified users) for a
 // file a published item references.
 func (s *Server) allowed(r *http.Request, ref rmmedia.Ref) (public bool, err error) {
 	ctx := r.Context()
-	signed, err := s.access.Signed(ctx, ref.App)
+	signed, err := s.signedApp(ctx, ref.App)
 	if err != nil || !signed {
 		return err == nil, err
 	}
@@ -78,7 +92,7 @@ func (s *Server) allowed(r *http.Request, ref rmmedia.Ref) (public bool, err err
 
 // fileJSON is a file on the wire, with its URLs (signed for an app whose
 // media is not public). single: with what uses it.
-func (s *Server) fileJSON(f rmmedia.File, single bool) fileJSON {
+func (s *Server) fileJSON(ctx context.Context, f rmmedia.File, single bool) fileJSON {
 	out := fileJSON{ID: f.ID, App: f.App, Name: f.Name, Folder: f.Folder, Tags: f.Tags, Alt: orEmpty(f.Alt), Caption: orEmpty(f.Caption),
 		Kind: f.Kind, MIME: f.MIME, Size: f.Size, SHA256: f.SHA256, Width: f.Width, Height: f.Height, DurationMS: f.DurationMS,
 		Version: f.Version, External: f.URL != "", UploadedBy: f.UploadedBy, UploadedAt: f.UploadedAt, UpdatedAt: f.UpdatedAt, Uses: f.Uses}
@@ -97,6 +111,14 @@ func (s *Server) fileJSON(f rmmedia.File, single bool) fileJSON {
 	out.ContentURL = u.Version(f.ID, f.SHA256, f.Name)
 	if f.Kind == "image" && f.MIME != "image/svg+xml" {
 		out.ThumbnailURL = u.Derived(f.ID, f.SHA256, "t_thumb", f.Name)
+	}
+	if signed, err := s.signedApp(ctx, f.App); err != nil || signed {
+		// Unknown (the database failed a moment): signed URLs work either way.
+		now := time.Now()
+		out.URL, out.ContentURL = s.sign(out.URL, now), s.sign(out.ContentURL, now)
+		if out.ThumbnailURL != "" {
+			out.ThumbnailURL = s.sign(out.ThumbnailURL, now)
+		}
 	}
 	return out
 }

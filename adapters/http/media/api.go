@@ -27,6 +27,7 @@ type Commands interface {
 	Delete(ctx context.Context, id string, force bool) error
 	SaveURL(ctx context.Context, b cmdmedia.ByURL) (media.File, bool, error)
 	DeleteURL(ctx context.Context, app, url string, force bool) (media.File, error)
+	SetAccess(ctx context.Context, app string, signed bool) error
 	MaxBytes() int64
 }
 
@@ -35,6 +36,7 @@ type Queries interface {
 	List(ctx context.Context, req rmmedia.ListRequest) ([]rmmedia.File, int, error)
 	File(ctx context.Context, id string) (rmmedia.File, error)
 	Facets(ctx context.Context, app string, malformed error) (rmmedia.Facets, error)
+	Access(ctx context.Context, app string, malformed error) (bool, error)
 }
 
 // Deps are the services the endpoints call. All are required.
@@ -76,6 +78,8 @@ func (s *API) Routes(r chi.Router) {
 	r.Delete("/api/media/file/{id}", s.kit.Handle(s.delete))
 	r.Put("/api/media/file/{id}/content", s.kit.Handle(s.replace))
 	r.Get("/api/media/facets", s.kit.Handle(s.facets))
+	r.Get("/api/media/settings", s.kit.Handle(s.settings))
+	r.Put("/api/media/settings", s.kit.Handle(s.setSettings))
 }
 
 // OptionalAuthRoutes registers the file server: public files need no

@@ -62,7 +62,7 @@ func (s *API) list(w http.ResponseWriter, r *http.Request) error {
 		Pagination httpapi.PaginationJSON `json:"pagination"`
 	}{Items: make([]fileJSON, len(files)), Pagination: httpapi.Pagination(max(req.Page, 1), req.Limit, total)}
 	for i, f := range files {
-		out.Items[i] = s.Files.fileJSON(f, false)
+		out.Items[i] = s.Files.fileJSON(r.Context(), f, false)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteJSON(w, http.StatusOK, out)
@@ -76,7 +76,7 @@ func (s *API) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	httpapi.WriteJSON(w, http.StatusOK, s.Files.fileJSON(f, true))
+	httpapi.WriteJSON(w, http.StatusOK, s.Files.fileJSON(r.Context(), f, true))
 	return nil
 }
 
@@ -171,7 +171,7 @@ func (s *API) updateByURL(w http.ResponseWriter, r *http.Request) error {
 			}
 			return err
 		}
-		out := s.Files.fileJSON(rmmedia.File{ID: f.ID, App: f.App, Name: f.Name, Folder: f.Folder, Tags: f.Tags, URL: f.URL,
+		out := s.Files.fileJSON(r.Context(), rmmedia.File{ID: f.ID, App: f.App, Name: f.Name, Folder: f.Folder, Tags: f.Tags, URL: f.URL,
 			Kind: string(f.Bytes.Kind), MIME: f.Bytes.MIME, SHA256: f.Bytes.SHA256, Size: f.Bytes.Size, Version: f.Version}, false)
 		out.Deleted = true
 		httpapi.WriteJSON(w, http.StatusOK, out)
@@ -184,12 +184,20 @@ func (s *API) updateByURL(w http.ResponseWriter, r *http.Request) error {
 	return s.answerFile(w, r, http.StatusOK, f.ID)
 }
 
-type countJSON struct {
-	Path  string `json:"path,omitempty"`
-	Name  string `json:"name,omitempty"`
-	Kind  string `json:"kind,omitempty"`
-	Count int    `json:"count"`
-}
+type (
+	folderJSON struct {
+		Path  string `json:"path"`
+		Count int    `json:"count"`
+	}
+	tagJSON struct {
+		Name  string `json:"name"`
+		Count int    `json:"count"`
+	}
+	kindJSON struct {
+		Kind  string `json:"kind"`
+		Count int    `json:"count"`
+	}
+)
 
 // facets serves GET /api/media/facets?app=.
 func (s *API) facets(w http.ResponseWriter, r *http.Request) error {
@@ -203,18 +211,18 @@ func (s *API) facets(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := struct {
-		Folders []countJSON `json:"folders"`
-		Tags    []countJSON `json:"tags"`
-		Kinds   []countJSON `json:"kinds"`
-	}{Folders: []countJSON{}, Tags: []countJSON{}, Kinds: []countJSON{}}
+		Folders []folderJSON `json:"folders"`
+		Tags    []tagJSON    `json:"tags"`
+		Kinds   []kindJSON   `json:"kinds"`
+	}{Folders: []folderJSON{}, Tags: []tagJSON{}, Kinds: []kindJSON{}}
 	for _, c := range fc.Folders {
-		out.Folders = append(out.Folders, countJSON{Path: c.Value, Count: c.Count})
+		out.Folders = append(out.Folders, folderJSON{Path: c.Value, Count: c.Count})
 	}
 	for _, c := range fc.Tags {
-		out.Tags = append(out.Tags, countJSON{Name: c.Value, Count: c.Count})
+		out.Tags = append(out.Tags, tagJSON{Name: c.Value, Count: c.Count})
 	}
 	for _, c := range fc.Kinds {
-		out.Kinds = append(out.Kinds, countJSON{Kind: c.Value, Count: c.Count})
+		out.Kinds = append(out.Kinds, kindJSON{Kind: c.Value, Count: c.Count})
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteJSON(w, http.StatusOK, out)

@@ -76,16 +76,17 @@ type ServerConfig struct {
 // Server serves the files: originals with ETag, Range and caching, and
 // derived images, each computed once and kept.
 type Server struct {
-	cfg        ServerConfig
-	storage    Storage
-	refs       Refs
-	authz      Authorizer
-	transforms Transforms
-	access     Access
-	kit        *httpapi.Kit
-	refCache   *expirable.LRU[string, rmmedia.Ref]
-	derived    *lru.Cache[string, derivedImage]
-	flight     singleflight.Group
+	cfg         ServerConfig
+	storage     Storage
+	refs        Refs
+	authz       Authorizer
+	transforms  Transforms
+	access      Access
+	kit         *httpapi.Kit
+	refCache    *expirable.LRU[string, rmmedia.Ref]
+	signedCache *expirable.LRU[string, bool]
+	derived     *lru.Cache[string, derivedImage]
+	flight      singleflight.Group
 }
 
 // derivedImage is a derived image kept in memory.
@@ -109,7 +110,8 @@ func NewServer(storage Storage, refs Refs, authz Authorizer, transforms Transfor
 	// Entries are counted, not weighed: a thumbnail is some 10 KiB.
 	derived, _ := lru.New[string, derivedImage](int(cfg.DerivedCacheBytes / (32 << 10)))
 	return &Server{cfg: cfg, storage: storage, refs: refs, authz: authz, transforms: transforms, access: acc,
-		refCache: expirable.NewLRU[string, rmmedia.Ref](100_000, nil, cfg.RefTTL), derived: derived}
+		refCache:    expirable.NewLRU[string, rmmedia.Ref](100_000, nil, cfg.RefTTL),
+		signedCache: expirable.NewLRU[string, bool](10_000, nil, cfg.RefTTL), derived: derived}
 }
 
 var (
@@ -252,12 +254,16 @@ func safety(h http.Header, ref rmmedia.Ref) {
 // from storage, or computed once (concurrent requests for the same image
 // wait for one computation) and kept in both.
 func (s *Server) serveDerived(w http.ResponseWriter, r *http.Request, req request) error {
+	if err := req.transform.Validate(media.DefaultBounds); err != nil {
+		return err
+	}
 	if err := s.transforms.Allow(r.URL.Path, req.transform, r.URL.Query()); err != nil {
 		return err
 	}
 	if req.ref.Kind != string(media.Image) || req.ref.MIME == "image/svg+xml" {
 		return fault.Invalidf("only raster images can be transformed; this file is %s", req.ref.MIME)
 	}
+	req.transform = req.transform.Resolve(req.ref.MIME)
 	key := media.DerivedKey(req.sha, req.transform.Canonical())
 	img, ok := s.derived.Get(key)
 	if !ok {

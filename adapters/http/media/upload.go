@@ -158,6 +158,6 @@ func (s *API) answerFile(w http.ResponseWriter, r *http.Request, status int, id 
 	if status == http.StatusCreated {
 		w.Header().Set("Location", "/api/media/file/"+id)
 	}
-	httpapi.WriteJSON(w, status, s.Files.fileJSON(f, true))
+	httpapi.WriteJSON(w, status, s.Files.fileJSON(r.Context(), f, true))
 	return nil
 }
