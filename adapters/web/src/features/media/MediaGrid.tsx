@@ -1,7 +1,7 @@
 // The library's two views of one page of files: cards (a thumbnail or
 // the kind's icon, name, size, uses) and a table. A file's name opens its
 // details; in the picker each card has "Use" instead.
-import { Anchor, Badge, Button, Card, Group, SimpleGrid, Stack, Table, Text, UnstyledButton, VisuallyHidden } from "@mantine/core";
+import { Anchor, Box, Button, Card, Stack, Table, Text, UnstyledButton, VisuallyHidden } from "@mantine/core";
 import type { MediaFile } from "./api";
 import { formatDate, formatSize, kindLabel, Thumb } from "./format";
 
@@ -18,7 +18,7 @@ const usesText = (n: number) => (n === 0 ? "Not used" : `Used ${n} time${n === 1
 /** MediaGrid shows files as cards. */
 export function MediaGrid({ files, onOpen, onUse }: ViewProps) {
   return (
-    <SimpleGrid cols={{ base: 2, sm: 3, md: 4, lg: 6 }} spacing="sm" role="list" aria-label="Files">
+    <Box role="list" aria-label="Files" style={{ display: "grid", gap: "var(--mantine-spacing-sm)", gridTemplateColumns: `repeat(auto-fill, minmax(${onUse ? 150 : 170}px, 1fr))` }}>
       {files.map((f) => (
         <Card key={f.id} withBorder padding="xs" radius="md" role="listitem">
           <Card.Section>
@@ -42,14 +42,12 @@ export function MediaGrid({ files, onOpen, onUse }: ViewProps) {
                 {f.name}
               </Text>
             )}
-            <Group gap={6} justify="space-between" wrap="nowrap">
-              <Text size="xs" c="dimmed">
-                {kindLabel(f.kind)} · {formatSize(f.size)}
-              </Text>
-              <Badge size="xs" variant="light" color={f.uses ? "blue" : "gray"} aria-label={usesText(f.uses)}>
-                {f.uses} {f.uses === 1 ? "use" : "uses"}
-              </Badge>
-            </Group>
+            <Text size="xs" c="dimmed">
+              {kindLabel(f.kind)} · {formatSize(f.size)}
+            </Text>
+            <Text size="xs" c={f.uses ? "indigo.8" : "dimmed"}>
+              {usesText(f.uses)}
+            </Text>
             {onUse && (
               <Button size="xs" mt={4} onClick={() => onUse(f)} aria-label={`Use ${f.name}`}>
                 Use
@@ -58,7 +56,7 @@ export function MediaGrid({ files, onOpen, onUse }: ViewProps) {
           </Stack>
         </Card>
       ))}
-    </SimpleGrid>
+    </Box>
   );
 }
 

@@ -105,9 +105,11 @@ function UploadRow({ upload: u, onDismiss }: { upload: Upload; onDismiss: () => 
   const pct = Math.round(u.progress * 100);
   if (u.state === "failed") {
     return (
-      <Alert role="listitem" color="red" variant="light" p="xs" title={`${u.name} was not uploaded`} withCloseButton closeButtonLabel={`Dismiss ${u.name}`} onClose={onDismiss}>
-        {u.error}
-      </Alert>
+      <div role="listitem">
+        <Alert role="alert" color="red" variant="light" p="xs" title={`${u.name} was not uploaded`} withCloseButton closeButtonLabel={`Dismiss ${u.name}`} onClose={onDismiss}>
+          {u.error}
+        </Alert>
+      </div>
     );
   }
   return (
@@ -120,8 +122,8 @@ function UploadRow({ upload: u, onDismiss }: { upload: Upload; onDismiss: () => 
       </Text>
       <Progress value={pct} aria-label={`Uploading ${u.name}`} style={{ flex: 1 }} color={u.state === "done" ? "green" : undefined} />
       {u.state === "done" ? (
-        <Group gap={4} c="green.9" wrap="nowrap">
-          <IconCheck size={16} aria-hidden />
+        <Group gap={4} wrap="nowrap">
+          <IconCheck size={16} color="var(--mantine-color-green-8)" aria-hidden />
           <Text size="xs">Uploaded</Text>
         </Group>
       ) : (

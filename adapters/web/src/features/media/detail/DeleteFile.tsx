@@ -40,7 +40,7 @@ export function DeleteFile({ file, onDeleted }: { file: MediaFile; onDeleted: ()
 
   return (
     <>
-      <Button color="red" variant="light" leftSection={<IconTrash size={16} aria-hidden />} onClick={() => setOpened(true)}>
+      <Button color="red.9" variant="outline" leftSection={<IconTrash size={16} aria-hidden />} onClick={() => setOpened(true)}>
         Delete…
       </Button>
       <Modal opened={opened} onClose={close} title={`Delete “${file.name}”?`}>
@@ -53,7 +53,7 @@ export function DeleteFile({ file, onDeleted }: { file: MediaFile; onDeleted: ()
               <List size="sm" aria-label="Uses of the file">
                 {uses.map((u) => (
                   <List.Item key={`${u.type}-${u.id}`}>
-                    <UseLink app={file.app} use={u} />
+                    <UseLink app={file.app} use={u} onTint />
                   </List.Item>
                 ))}
               </List>
@@ -71,11 +71,11 @@ export function DeleteFile({ file, onDeleted }: { file: MediaFile; onDeleted: ()
               Cancel
             </Button>
             {uses ? (
-              <Button color="red" loading={del.isPending} onClick={() => run(true)}>
+              <Button color="red.9" loading={del.isPending} onClick={() => run(true)}>
                 Delete anyway
               </Button>
             ) : (
-              <Button color="red" loading={del.isPending} onClick={() => run(false)}>
+              <Button color="red.9" loading={del.isPending} onClick={() => run(false)}>
                 Delete
               </Button>
             )}

@@ -55,7 +55,7 @@ export function MetadataForm(props: { file: MediaFile; folders: string[]; tags: 
   return (
     <form onSubmit={submit} noValidate aria-label="Details of the file">
       <Stack gap="sm">
-        <TextInput label="Name" value={draft.name} onChange={(e) => set({ name: e.currentTarget.value })} readOnly={props.readOnly} error={at("name")} required />
+        <TextInput label="Name" value={draft.name} onChange={(e) => set({ name: e.currentTarget.value })} readOnly={props.readOnly} error={at("name")} withAsterisk={!props.readOnly} />
         <Autocomplete
           label="Folder"
           description="Levels separated by “/”; empty for the top level"

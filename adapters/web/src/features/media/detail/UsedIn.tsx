@@ -4,12 +4,12 @@ import { Anchor, Badge, Group, List, Text } from "@mantine/core";
 import { Link } from "react-router";
 import type { MediaUse } from "../api";
 
-/** UseLink: one use, an item as a link to its editor. */
-export function UseLink({ app, use }: { app: string; use: MediaUse }) {
+/** UseLink: one use, an item as a link to its editor (onTint: on a coloured alert, darker and underlined). */
+export function UseLink({ app, use, onTint }: { app: string; use: MediaUse; onTint?: boolean }) {
   if (use.type === "item") {
     return (
       <Group gap={6} component="span" wrap="nowrap">
-        <Anchor component={Link} to={`/apps/${app}/items/${use.id}`} size="sm">
+        <Anchor component={Link} to={`/apps/${app}/items/${use.id}`} size="sm" c={onTint ? "indigo.9" : undefined} underline={onTint ? "always" : undefined}>
           {use.name}
         </Anchor>
         {use.published !== undefined && (
