@@ -8,21 +8,26 @@ import { adminPassword } from "../playwright.config";
 
 const T = (n: number) => n.toString().padStart(24, "0");
 
-/** png draws an 800×600 picture in the browser and answers its PNG bytes. */
-async function png(page: Page, colour = "#3b82f6"): Promise<Buffer> {
-  const url = await page.evaluate((c) => {
-    const canvas = document.createElement("canvas");
-    canvas.width = 800;
-    canvas.height = 600;
-    const g = canvas.getContext("2d")!;
-    g.fillStyle = c;
-    g.fillRect(0, 0, 800, 600);
-    g.fillStyle = "#ffffff";
-    g.fillRect(200, 150, 400, 300);
-    return canvas.toDataURL("image/png");
-  }, colour);
+/** png draws a picture (800×600 unless told) in the browser and answers its PNG bytes. */
+async function png(page: Page, colour = "#3b82f6", w = 800, h = 600): Promise<Buffer> {
+  const url = await page.evaluate(
+    ([c, w, h]) => {
+      const canvas = document.createElement("canvas");
+      canvas.width = w;
+      canvas.height = h;
+      const g = canvas.getContext("2d")!;
+      g.fillStyle = c;
+      g.fillRect(0, 0, w, h);
+      g.fillStyle = "#ffffff";
+      g.fillRect(w / 4, h / 4, w / 2, h / 2);
+      return canvas.toDataURL("image/png");
+    },
+    [colour, w, h] as const,
+  );
   return Buffer.from(url.split(",")[1], "base64");
 }
+
+const zip = Buffer.from("504b0304140000000800000000000000000000000000000000000500000068656c6c6f", "hex");
 
 /** upload stores a file through the API (multipart), as the set-up of a test. */
 async function upload(api: Api, app: string, name: string, bytes: Buffer, extra: { folder?: string; tags?: string } = {}, want = [201]) {
@@ -53,7 +58,6 @@ test("the library: drop files to upload them (progress, a refusal in the API's w
   await expect(page.getByRole("navigation", { name: "Folders" }).getByRole("button", { name: /cats/ })).toBeVisible();
 
   // Drop a picture and a file of a type not allowed (a zip archive).
-  const zip = Buffer.from("504b0304140000000800000000000000000000000000000000000500000068656c6c6f", "hex");
   await page.locator('input[type="file"]').setInputFiles([
     { name: "sky.png", mimeType: "image/png", buffer: picture },
     { name: "bundle.zip", mimeType: "application/zip", buffer: zip },
@@ -128,10 +132,13 @@ test("the picker in the item editor, used in, and delete refused while used then
   const picker = page.getByRole("dialog", { name: /Choose from the library/ });
   await expect(picker.getByRole("button", { name: "Use summer.png" })).toBeVisible();
   await expect(picker.getByRole("button", { name: "Use winter.png" })).toBeVisible();
-  await picker.getByLabel("Search by name").fill("summ");
-  await expect(picker.getByRole("button", { name: "Use winter.png" })).toHaveCount(0);
+  // Upload in place: the new file is offered at once.
+  await picker.locator('input[type="file"]').setInputFiles({ name: "autumn.png", mimeType: "image/png", buffer: await png(page, "#b45309") });
+  await expect(picker.getByRole("button", { name: "Use autumn.png" })).toBeVisible();
   await expectAccessible(page, "the media picker");
   await screenshot(page, "media-picker");
+  await picker.getByLabel("Search by name").fill("summ");
+  await expect(picker.getByRole("button", { name: "Use winter.png" })).toHaveCount(0);
   await picker.getByRole("button", { name: "Use summer.png" }).click();
   await expect(picker).toBeHidden();
   const cover = page.getByLabel("cover").and(page.locator("input"));
@@ -147,6 +154,20 @@ test("the picker in the item editor, used in, and delete refused while used then
   const drawer = page.getByRole("dialog", { name: "summer.png" });
   const usedIn = drawer.getByRole("list", { name: "Used in" });
   await expect(usedIn.getByRole("link", { name: "Summer poster" })).toHaveAttribute("href", `/cms/apps/${app.id}/items/${item.id}`);
+
+  // Replace: new bytes of the same kind keep the address; another kind is refused in the API's words.
+  const choose = async (name: string, buffer: Buffer) => {
+    const chooser = page.waitForEvent("filechooser");
+    await drawer.getByRole("button", { name: "Replace…" }).click();
+    await (await chooser).setFiles({ name, mimeType: "application/octet-stream", buffer });
+  };
+  await choose("summer-small.png", await png(page, "#f59e0b", 400, 300));
+  await expect(drawer.getByText("400 × 300 px")).toBeVisible();
+  const replaced = await admin.call("GET", `/api/media/file/${file.id}`);
+  expect([replaced.version, replaced.url, replaced.width]).toEqual([2, file.url, 400]);
+  await choose("summer.zip", zip);
+  await expect(drawer.getByRole("alert").filter({ hasText: "Not replaced" })).toContainText(/.{10,}/);
+  expect((await admin.call("GET", `/api/media/file/${file.id}`)).version).toBe(2);
 
   // Delete is refused while the item uses it, naming the item; "Delete anyway" deletes it.
   await drawer.getByRole("button", { name: "Delete…" }).click();

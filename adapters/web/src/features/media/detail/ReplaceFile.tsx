@@ -36,7 +36,7 @@ export function ReplaceFile({ file }: { file: MediaFile }) {
       </FileButton>
       {progress !== null && <Progress value={Math.round(progress * 100)} aria-label={`Replacing ${file.name}`} />}
       {error && (
-        <Alert color="red" title="Not replaced" withCloseButton closeButtonLabel="Dismiss" onClose={() => setError(undefined)}>
+        <Alert role="alert" color="red" title="Not replaced" withCloseButton closeButtonLabel="Dismiss" onClose={() => setError(undefined)}>
           {error}
         </Alert>
       )}
