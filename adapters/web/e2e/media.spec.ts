@@ -163,8 +163,12 @@ test("the picker in the item editor, used in, and delete refused while used then
   };
   await choose("summer-small.png", await png(page, "#f59e0b", 400, 300));
   await expect(drawer.getByText("400 × 300 px")).toBeVisible();
-  const replaced = await admin.call("GET", `/api/media/file/${file.id}`);
-  expect([replaced.version, replaced.url, replaced.width]).toEqual([2, file.url, 400]);
+  await expect
+    .poll(async () => {
+      const f = await admin.call("GET", `/api/media/file/${file.id}`);
+      return [f.version, f.url, f.width];
+    })
+    .toEqual([2, file.url, 400]);
   await choose("summer.zip", zip);
   await expect(drawer.getByRole("alert").filter({ hasText: "Not replaced" })).toContainText(/.{10,}/);
   expect((await admin.call("GET", `/api/media/file/${file.id}`)).version).toBe(2);
