@@ -93,7 +93,7 @@ test("the library: drop files to upload them (progress, a refusal in the API's w
   // Details: the metadata form and the transform preview.
   await row.getByRole("button", { name: "sky.png" }).click();
   const drawer = page.getByRole("dialog", { name: "sky.png" });
-  await expect(drawer.getByText("800 × 600 px")).toBeVisible();
+  await expect(drawer.getByText("800 × 600 px", { exact: true })).toBeVisible();
   await drawer.getByLabel("Tags").fill("sky");
   await drawer.getByLabel("Tags").press("Enter");
   await drawer.getByLabel("New locale").fill("en");
@@ -162,7 +162,7 @@ test("the picker in the item editor, used in, and delete refused while used then
     await (await chooser).setFiles({ name, mimeType: "application/octet-stream", buffer });
   };
   await choose("summer-small.png", await png(page, "#f59e0b", 400, 300));
-  await expect(drawer.getByText("400 × 300 px")).toBeVisible();
+  await expect(drawer.getByText("400 × 300 px", { exact: true })).toBeVisible();
   await expect
     .poll(async () => {
       const f = await admin.call("GET", `/api/media/file/${file.id}`);
