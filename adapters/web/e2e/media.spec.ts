@@ -79,7 +79,20 @@ test("the library: drop files to upload them (progress, a refusal in the API's w
   await expect(page).toHaveURL(/folder=pets%2Fcats/);
   await expect(card(page, "tom.png")).toBeVisible();
   await expect(card(page, "sky.png")).toHaveCount(0);
+  // A new folder inside it takes the uploads that follow.
+  await page.getByRole("button", { name: "New folder…" }).click();
+  await page.getByLabel("Folder name").fill("kittens");
+  await page.getByRole("button", { name: "Open the new folder" }).click();
+  await expect(page).toHaveURL(/folder=pets%2Fcats%2Fkittens/);
+  await expect(page.getByText("The library is empty.").or(page.getByText("No files match."))).toBeVisible();
+  await page.locator('input[type="file"]').setInputFiles({ name: "kitten.png", mimeType: "image/png", buffer: await png(page, "#a855f7") });
+  await expect(card(page, "kitten.png")).toBeVisible();
+  const inFolder = await admin.call("GET", `/api/media/file?app=${app.id}&folder=${encodeURIComponent("pets/cats/kittens")}`);
+  expect(inFolder.items.map((f: { name: string }) => f.name)).toEqual(["kitten.png"]);
   await page.getByRole("navigation", { name: "Folders" }).getByRole("button", { name: "All files" }).click();
+  await page.getByLabel("Uploaded by me").check();
+  await expect(page).toHaveURL(/by=/);
+  await expect(card(page, "kitten.png")).toBeVisible();
   await page.getByLabel("Search by name").fill("sky");
   await expect(page).toHaveURL(/q=sky/);
   await expect(card(page, "tom.png")).toHaveCount(0);

@@ -15,7 +15,7 @@ import { useMediaFacets, useMediaList } from "./api";
 import { MediaDetail } from "./detail/MediaDetail";
 import { MediaGrid, MediaTable } from "./MediaGrid";
 import { pageSizes, useLibraryParams } from "./params";
-import { FolderPath, FolderTree, TagChips } from "./Sidebar";
+import { FolderPath, FolderTree, NewFolder, TagChips } from "./Sidebar";
 import { Toolbar } from "./Toolbar";
 import { Uploader } from "./Uploader";
 
@@ -60,7 +60,10 @@ function Library({ app }: { app: string }) {
     <Grid gap="md">
       <Grid.Col span={{ base: 12, md: 3, lg: 2 }}>
         <Stack gap="md">
-          <FolderTree folders={facets.data?.folders ?? []} current={params.folder} onChange={(folder) => update({ folder })} />
+          <Stack gap={4}>
+            <FolderTree folders={facets.data?.folders ?? []} current={params.folder} onChange={(folder) => update({ folder })} />
+            {mayWrite && <NewFolder current={params.folder} onCreate={(folder) => update({ folder })} />}
+          </Stack>
           <TagChips tags={facets.data?.tags ?? []} chosen={params.tags} onChange={(tags) => update({ tags })} />
           {facets.isError && (
             <Text size="xs" c="red.8">

@@ -1,8 +1,9 @@
 // The library's side panel: the app's folders as a tree (every level,
 // with how many files are directly in it) and its tags as chips to filter
 // by, both from GET /api/media/facets.
-import { Anchor, Breadcrumbs, Chip, Group, NavLink, Stack, Text } from "@mantine/core";
-import { IconFolder, IconFolders } from "@tabler/icons-react";
+import { Anchor, Breadcrumbs, Button, Chip, Group, NavLink, Popover, Stack, Text, TextInput } from "@mantine/core";
+import { IconFolder, IconFolderPlus, IconFolders } from "@tabler/icons-react";
+import { useState, type FormEvent } from "react";
 
 interface Folder {
   path: string;
@@ -52,7 +53,55 @@ export function FolderTree(props: { folders: Folder[]; current: string | null; o
       {item("All files", null, undefined, 0, true)}
       {item("Top level", "", top, 0)}
       {folderTree(props.folders).map((f) => item(f.name, f.path, f.count, f.depth + 1))}
+      {props.current && !props.folders.some((f) => f.path === props.current) && item(props.current, props.current, 0, 1)}
     </nav>
+  );
+}
+
+const segmentRE = /^[^/\\]+$/;
+
+/**
+ * NewFolder: a folder exists while files are in it, so "creating" one
+ * opens it, empty, for the uploads that follow (inside the current one).
+ */
+export function NewFolder({ current, onCreate }: { current: string | null; onCreate: (path: string) => void }) {
+  const [opened, setOpened] = useState(false);
+  const [name, setName] = useState("");
+  const [error, setError] = useState<string>();
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const n = name.trim();
+    if (!segmentRE.test(n)) return setError("A name without “/”");
+    onCreate(current ? `${current}/${n}` : n);
+    setOpened(false);
+    setName("");
+    setError(undefined);
+  };
+  return (
+    <Popover opened={opened} onChange={setOpened} position="bottom-start" trapFocus withArrow>
+      <Popover.Target>
+        <Button variant="subtle" size="xs" leftSection={<IconFolderPlus size={16} aria-hidden />} onClick={() => setOpened((o) => !o)} justify="start">
+          New folder…
+        </Button>
+      </Popover.Target>
+      <Popover.Dropdown>
+        <form onSubmit={submit} noValidate>
+          <Stack gap="xs">
+            <TextInput
+              label="Folder name"
+              description={current ? `Inside “${current}”` : "At the top level"}
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              error={error}
+              data-autofocus
+            />
+            <Button type="submit" size="xs">
+              Open the new folder
+            </Button>
+          </Stack>
+        </form>
+      </Popover.Dropdown>
+    </Popover>
   );
 }
 

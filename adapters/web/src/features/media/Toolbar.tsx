@@ -1,10 +1,11 @@
 // The library's toolbar: search by name (in the address once typed),
 // kind, sort, and the grid or list view.
-import { Group, SegmentedControl, Select, TextInput } from "@mantine/core";
+import { Checkbox, Group, SegmentedControl, Select, TextInput } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { IconLayoutGrid, IconList, IconSearch } from "@tabler/icons-react";
 import { useEffect, useState } from "react";
 import type { MediaKind } from "./api";
+import { useSelf } from "../access/hooks";
 import { kinds } from "./format";
 import { sorts, type LibraryParams, type SetLibraryParams } from "./params";
 
@@ -33,6 +34,7 @@ export function SearchInput({ value, onChange }: { value: string; onChange: (q: 
 }
 
 export function Toolbar({ params, update }: { params: LibraryParams; update: SetLibraryParams }) {
+  const self = useSelf().data;
   return (
     <Group gap="xs" wrap="wrap">
       <SearchInput value={params.q} onChange={(q) => update({ q }, { replace: true })} />
@@ -52,6 +54,13 @@ export function Toolbar({ params, update }: { params: LibraryParams; update: Set
         allowDeselect={false}
         w={170}
       />
+      {self && (
+        <Checkbox
+          label="Uploaded by me"
+          checked={params.uploadedBy === self.id}
+          onChange={(e) => update({ uploadedBy: e.currentTarget.checked ? self.id : "" })}
+        />
+      )}
       <SegmentedControl
         aria-label="View"
         value={params.view}
