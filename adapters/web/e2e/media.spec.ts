@@ -90,7 +90,8 @@ test("the library: drop files to upload them (progress, a refusal in the API's w
   const inFolder = await admin.call("GET", `/api/media/file?app=${app.id}&folder=${encodeURIComponent("pets/cats/kittens")}`);
   expect(inFolder.items.map((f: { name: string }) => f.name)).toEqual(["kitten.png"]);
   await page.getByRole("navigation", { name: "Folders" }).getByRole("button", { name: "All files" }).click();
-  await page.getByLabel("Uploaded by me").check();
+  await page.getByLabel("Uploaded by me").click(); // checked once the address says so
+  await expect(page.getByLabel("Uploaded by me")).toBeChecked();
   await expect(page).toHaveURL(/by=/);
   await expect(card(page, "kitten.png")).toBeVisible();
   await page.getByLabel("Search by name").fill("sky");
@@ -157,7 +158,9 @@ test("the picker in the item editor, used in, and delete refused while used then
   const cover = page.getByLabel("cover").and(page.locator("input"));
   const url = new URL(file.url, page.url()).href;
   await expect(cover).toHaveValue(url);
-  await expect(page.getByRole("img", { name: "Preview of cover" })).toBeVisible();
+  const thumb = page.getByRole("img", { name: "Preview of cover" });
+  await expect(thumb).toHaveAttribute("src", /\/media\/.+\?preset=small$/);
+  await expect.poll(() => thumb.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(400);
   await page.getByRole("button", { name: "Save", exact: true }).click();
   await expect.poll(async () => (await admin.call("GET", `/api/generalcontent/instance/${item.id}`)).values.cover).toBe(url);
 

@@ -54,6 +54,21 @@ export function transformed(url: string, t: Transform): string {
   return u.origin === window.location.origin ? u.pathname + u.search : u.href;
 }
 
+/**
+ * smallPreview: for an image of this server's library (an address without
+ * a query, which a signed one has), its "small" preset (400 px wide);
+ * any other address as it is.
+ */
+export function smallPreview(url: string): string {
+  try {
+    const u = new URL(url, window.location.origin);
+    if (u.origin !== window.location.origin || !u.pathname.startsWith("/media/") || u.search) return url;
+    return `${u.pathname}?preset=small`;
+  } catch {
+    return url;
+  }
+}
+
 /** Thumb: a file's thumbnail (images) or its kind's icon, in a square box. */
 export function Thumb({ file, size, radius = "sm" }: { file: MediaFile; size: number | string; radius?: MantineSize }) {
   if (file.kind === "image" && (file.thumbnailUrl || !file.external)) {

@@ -4,6 +4,7 @@
 // from the app's library.
 import { Anchor, Box, ColorInput, Group, Image, NumberInput, Stack, Switch, Text, TextInput, Textarea } from "@mantine/core";
 import { fieldType } from "../../../../lib/fieldTypes";
+import { smallPreview } from "../../../media/format";
 import { kindOfWidget, LibraryButton } from "../../../media/picker/LibraryButton";
 import { maxLengthOf } from "../validate";
 import { orNull, str, type WidgetProps } from "./props";
@@ -167,7 +168,7 @@ export function UrlWidget(p: WidgetProps & { widget: string }) {
 function Preview({ widget, url, label }: { widget: string; url: string; label: string }) {
   switch (widget) {
     case "image":
-      return <Image src={url} alt={`Preview of ${label}`} mah={180} w="auto" fit="contain" radius="sm" fallbackSrc="" />;
+      return <Image src={smallPreview(url)} alt={`Preview of ${label}`} mah={180} w="auto" fit="contain" radius="sm" fallbackSrc="" />;
     case "video":
       return (
         <Box component="video" src={url} controls preload="metadata" aria-label={`Preview of ${label}`} mah={200} maw="100%" />
