@@ -238,3 +238,60 @@ test("rights: a reader sees no upload, edit or delete and the API refuses them; 
   await expect(page.getByRole("list", { name: "Files" })).toHaveCount(0);
   await reader.call("GET", `/api/media/file?app=${other.id}`, undefined, [403]);
 });
+
+/** wav: one second of silence, 8 kHz, 8-bit mono. */
+function wav(): Buffer {
+  const n = 8000;
+  const b = Buffer.alloc(44 + n, 128);
+  b.write("RIFF", 0);
+  b.writeUInt32LE(36 + n, 4);
+  b.write("WAVEfmt ", 8);
+  b.writeUInt32LE(16, 16);
+  b.writeUInt16LE(1, 20); // PCM
+  b.writeUInt16LE(1, 22); // mono
+  b.writeUInt32LE(8000, 24);
+  b.writeUInt32LE(8000, 28);
+  b.writeUInt16LE(1, 32);
+  b.writeUInt16LE(8, 34);
+  b.write("data", 36);
+  b.writeUInt32LE(n, 40);
+  return b;
+}
+
+const pdf = Buffer.from(
+  "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n" +
+    "3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n",
+);
+
+test("kinds: audio and a PDF show their kind's icon, a player and a frame; the kind filter keeps to one kind", async ({ page }) => {
+  const admin = await Api.admin();
+  const app = await admin.app(unique("Media app"));
+  await signIn(page, "admin", adminPassword);
+  await upload(admin, app.id, "silence.wav", wav());
+  await upload(admin, app.id, "leaflet.pdf", pdf);
+  await upload(admin, app.id, "photo.png", await png(page));
+
+  await page.goto(`/cms/apps/${app.id}/media`);
+  await expect(files(page).getByRole("listitem")).toHaveCount(3);
+  await expect(card(page, "silence.wav")).toContainText("Audio");
+  await expect(card(page, "silence.wav").locator("img")).toHaveCount(0); // the kind's icon, no thumbnail
+  await expect(card(page, "leaflet.pdf")).toContainText("Document");
+
+  await page.getByLabel("Kind", { exact: true }).and(page.locator("input")).click();
+  await page.getByRole("option", { name: "Audio" }).click();
+  await expect(page).toHaveURL(/kind=audio/);
+  await expect(files(page).getByRole("listitem")).toHaveCount(1);
+  await card(page, "silence.wav").getByRole("button", { name: "silence.wav" }).click();
+  const drawer = page.getByRole("dialog", { name: "silence.wav" });
+  await expect(drawer.locator("audio[controls]")).toHaveAttribute("src", /\/media\/.+silence\.wav$/);
+  await expect(drawer.getByRole("region", { name: "Transform preview" })).toHaveCount(0);
+  await drawer.getByRole("button", { name: "Close the file's details" }).click();
+
+  await page.getByLabel("Kind", { exact: true }).and(page.locator("input")).click();
+  await page.getByRole("option", { name: "Documents" }).click();
+  await card(page, "leaflet.pdf").getByRole("button", { name: "leaflet.pdf" }).click();
+  const doc = page.getByRole("dialog", { name: "leaflet.pdf" });
+  await expect(doc.locator("iframe[title='Preview of leaflet.pdf']")).toHaveAttribute("src", /\/media\/.+leaflet\.pdf$/);
+  await expect(doc.getByRole("link", { name: "Download or open the file" })).toBeVisible();
+  await expectAccessible(page, "a document's details");
+});
