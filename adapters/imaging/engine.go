@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -133,6 +134,12 @@ func (e *Engine) Transform(ctx context.Context, src io.Reader, t media.Transform
 	if err := t.Validate(e.opt.Bounds); err != nil {
 		return nil, "", err
 	}
+	// A slot first: requests waiting for one hold no source in memory.
+	release, err := e.acquire(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
 	buf, err := readSource(src, e.opt.MaxSourceBytes)
 	if err != nil {
 		return nil, "", fmt.Errorf("imaging: read source: %w", err)
@@ -145,11 +152,6 @@ func (e *Engine) Transform(ctx context.Context, src io.Reader, t media.Transform
 	if !ok {
 		return nil, "", fault.New(fault.Unsupported, "the file is not an image that can be transformed (JPEG, PNG, GIF, WebP, AVIF or SVG)")
 	}
-	release, err := e.acquire(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer release()
 	sw, sh, err := e.header(buf, name)
 	if err != nil {
 		return nil, "", err
@@ -266,12 +268,19 @@ func (e *Engine) encode(img *vips.ImageRef, t media.Transform) ([]byte, string, 
 const avifEffort = 1
 
 // readSource reads at most max+1 bytes of src, in one allocation when src
-// says its length (a bytes.Reader, a strings.Reader).
+// says its length (a bytes.Reader, a strings.Reader, a regular file).
 func readSource(src io.Reader, max int64) ([]byte, error) {
 	if l, ok := src.(interface{ Len() int }); ok && int64(l.Len()) <= max {
 		buf := make([]byte, l.Len())
 		_, err := io.ReadFull(src, buf)
 		return buf, err
+	}
+	if f, ok := src.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() <= max {
+			buf := make([]byte, fi.Size())
+			_, err := io.ReadFull(src, buf)
+			return buf, err
+		}
 	}
 	return io.ReadAll(io.LimitReader(src, max+1))
 }

@@ -9,6 +9,7 @@
 //	go run ./cmd/bench -only push -push-devices 100000
 //	go run ./cmd/bench -only loyalty -loyalty-transactions 20000
 //	go run ./cmd/bench -only events -events-rounds 3 -events-duration 4s
+//	go run ./cmd/bench -only media -media-rounds 5 -media-images 32
 //
 // It works in a database of its own, cms_bench_<random>, created on the
 // server of DATABASE_URL (or, when that is unset, the local server or
@@ -117,6 +118,14 @@
 //     beside the reports and alone, with the server's CPU; finally the
 //     analytics projection must count every accepted report. About 1.5
 //     minutes on a 2-core machine.
+//   - media: the media library (media.go): a -media-upload-mb WAV
+//     (default 256 MiB) streamed to POST /api/media/file against dd of the
+//     same size into the server's data directory, in -media-rounds
+//     alternating rounds (target: upload >= 80% of dd); -media-images
+//     4000×3000 JPEGs made 320..640 pixels wide as WebP by 16 clients, each
+//     request a first computation (p99 target < 300 ms; the server's peak
+//     RSS meanwhile, target < 300 MB); one such image again and again for
+//     -media-duration (targets >= 10,000 req/s, p99 < 10 ms).
 //
 // Each catch-up read and the rebuild stop after -phase-budget (default 2m)
 // and then report the rate of the part done, marked PARTIAL, so that a slow
@@ -124,7 +133,9 @@
 // run. The default run takes about 2 minutes on a 2-core machine, plus
 // about 2.5 minutes for the content phase, 2.5 for the loyalty phase
 // (about half of it seeding a million events and the server's live
-// projections catching up with them) and 1.5 for the events phase.
+// projections catching up with them), 1.5 for the events phase and 1 for
+// the media phase (which writes about 3.5 GiB into the temporary
+// directory, kept until the phase ends).
 //
 // The server may be shared: the number of other active sessions is printed
 // before each timed phase, because they take CPU and fsyncs from the
@@ -204,6 +215,11 @@ type config struct {
 	// writes phase (writes.go)
 	writesDuration time.Duration
 	writesRounds   int
+	// media phase (media.go)
+	mediaUploadMB int
+	mediaRounds   int
+	mediaImages   int
+	mediaDuration time.Duration
 }
 
 func main() {
@@ -214,7 +230,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 10, "append phase: alternate raw and store measurements in this many rounds (-duration each in total)")
 	flag.IntVar(&cfg.events, "events", 1_000_000, "events to load for the read and rebuild phases")
 	flag.IntVar(&cfg.batch, "batch", 10_000, "ReadAll batch size of the catch-up read")
-	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content, writes, push, loyalty, web or events (read and rebuild load -events first)")
+	flag.StringVar(&cfg.only, "only", "", "run one phase only: append, read, rebuild, content, writes, push, loyalty, web, events or media (read and rebuild load -events first)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the benchmark database instead of dropping it")
 	flag.DurationVar(&cfg.timeout, "timeout", 45*time.Minute, "abort the whole run after this long")
 	flag.DurationVar(&cfg.phaseBudget, "phase-budget", 2*time.Minute, "stop each catch-up read and the rebuild after this long and report the partial rate")
@@ -239,6 +255,10 @@ func main() {
 	flag.IntVar(&cfg.eventsItems, "events-items", 10_000, "events phase: items imported for the search (b)")
 	flag.IntVar(&cfg.eventsRounds, "events-rounds", 3, "events phase: rounds of (b) alone and (b) beside the reports, for each of (b) and (b) no-cache")
 	flag.DurationVar(&cfg.eventsDuration, "events-duration", 4*time.Second, "events phase: timed length of each measurement of a round (after a 1s warm-up)")
+	flag.IntVar(&cfg.mediaUploadMB, "media-upload-mb", 256, "media phase: size of the uploaded file (and of dd's) in MiB")
+	flag.IntVar(&cfg.mediaRounds, "media-rounds", 7, "media phase: alternating rounds of dd and an upload")
+	flag.IntVar(&cfg.mediaImages, "media-images", 32, "media phase: distinct 4000×3000 JPEGs uploaded, each made at 5 widths by the first-transform measurement")
+	flag.DurationVar(&cfg.mediaDuration, "media-duration", 10*time.Second, "media phase: timed length of the cached-transform measurement (after a 1s warm-up)")
 	flag.Parse()
 
 	if err := cfg.validate(); err != nil {
@@ -267,9 +287,12 @@ func main() {
 
 func (c *config) validate() error {
 	switch c.only {
-	case "", "append", "read", "rebuild", "content", "writes", "push", "loyalty", "web", "events":
+	case "", "append", "read", "rebuild", "content", "writes", "push", "loyalty", "web", "events", "media":
 	default:
-		return fmt.Errorf("-only %q: want append, read, rebuild, content, writes, push, loyalty, web or events", c.only)
+		return fmt.Errorf("-only %q: want append, read, rebuild, content, writes, push, loyalty, web, events or media", c.only)
+	}
+	if err := c.validateMedia(); err != nil {
+		return err
 	}
 	if err := c.validateEvents(); err != nil {
 		return err
@@ -407,6 +430,11 @@ func run(ctx context.Context, cfg config) (*results, error) {
 	if cfg.runs("web") {
 		if err := profiled(cfg, "web", func() error { return webPhase(ctx, cfg, serverURL, res) }); err != nil {
 			return res, fmt.Errorf("web phase: %w", err)
+		}
+	}
+	if cfg.runs("media") {
+		if err := profiled(cfg, "media", func() error { return mediaPhase(ctx, cfg, serverURL, res) }); err != nil {
+			return res, fmt.Errorf("media phase: %w", err)
 		}
 	}
 	return res, nil

@@ -310,6 +310,7 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 	idemKeys := postgres.NewIdempotencyKeys(a.pool, httpapi.IdempotencyTTL, httpapi.IdempotencyLease)
 	go a.cleanupIdempotencyKeys(rctx, idemKeys)
 	go a.sweepMedia(rctx)
+	go a.sweepUploads(rctx)
 	stopDispatcher, err := a.startDispatcher(ctx)
 	if err != nil {
 		return err
@@ -339,7 +340,8 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		httpappuser.New(kit, httpappuser.Deps{Commands: a.appUsers, Queries: appUsersRead}),
 		httployalty.New(kit, httployalty.Deps{Commands: a.loyalty, Queries: rmloyalty.NewQueries(a.loyaltyRead, a.authz, line), Audit: a.auditor}),
 		httpanalytics.New(kit, httpanalytics.Deps{Commands: a.analytics, Queries: rmanalytics.NewQueries(a.analyticsRead, a.authz, appUsersRead)}),
-		httpmedia.New(kit, httpmedia.Deps{Commands: a.media.service, Queries: rmmedia.NewQueries(a.media.store, a.authz), Files: files}))
+		httpmedia.New(kit, httpmedia.Deps{Commands: a.media.service, Queries: rmmedia.NewQueries(a.media.store, a.authz), Files: files,
+			Uploads: a.media.uploads}))
 	srv := &http.Server{Addr: a.cfg.HTTPAddr, Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	// Shutdown waits for the handlers: the live streams end first.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 )
 
 // MediaConfig configures the media library (CMS_MEDIA_*).
@@ -26,9 +27,17 @@ type MediaConfig struct {
 	// transform of an allowed size) or "signed" (presets and signed
 	// transforms only) (CMS_MEDIA_TRANSFORMS).
 	Transforms string
+	// Types are the MIME types uploads may be (CMS_MEDIA_TYPES,
+	// comma-separated; default: web images, video, audio, PDF, text, HTML
+	// and CSV). Executables and archives are never accepted.
+	Types []string
 	// ClamdAddr scans every upload with clamd when set
 	// (CMS_MEDIA_CLAMD, "unix:/run/clamav/clamd.ctl" or "tcp:host:3310").
 	ClamdAddr string
+	// UploadStall is how long a resumable upload's chunk may send nothing
+	// before its request ends, keeping what came (CMS_MEDIA_UPLOAD_STALL,
+	// default 60s).
+	UploadStall time.Duration
 }
 
 // S3Config is the s3 storage's (CMS_MEDIA_S3_*).
@@ -48,6 +57,21 @@ func loadMediaConfig(httpAddr string) (MediaConfig, error) {
 			Region: os.Getenv("CMS_MEDIA_S3_REGION"), AccessKey: os.Getenv("CMS_MEDIA_S3_ACCESS_KEY"),
 			SecretKey: os.Getenv("CMS_MEDIA_S3_SECRET_KEY"), Prefix: os.Getenv("CMS_MEDIA_S3_PREFIX"),
 			UseSSL: os.Getenv("CMS_MEDIA_S3_USE_SSL") == "true"},
+	}
+	for _, t := range strings.Split(os.Getenv("CMS_MEDIA_TYPES"), ",") {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+			if !strings.Contains(t, "/") {
+				return c, fmt.Errorf("CMS_MEDIA_TYPES: %q is not a MIME type (like image/jpeg)", t)
+			}
+			if neverAccepted(t) {
+				return c, fmt.Errorf("CMS_MEDIA_TYPES: %s is an executable or an archive, which are never accepted", t)
+			}
+			c.Types = append(c.Types, t)
+		}
+	}
+	var err error
+	if c.UploadStall, err = duration("CMS_MEDIA_UPLOAD_STALL", 60*time.Second); err != nil {
+		return c, err
 	}
 	mb, err := integer("CMS_MEDIA_MAX_MB", 100)
 	if err != nil {
@@ -80,4 +104,19 @@ func loadMediaConfig(httpAddr string) (MediaConfig, error) {
 		return c, fmt.Errorf("CMS_PUBLIC_URL: %q, want an http or https address", c.PublicURL)
 	}
 	return c, nil
+}
+
+// neverAccepted are the types no configuration may allow: programs and
+// archives (which hide anything, zip bombs included).
+func neverAccepted(t string) bool {
+	for _, bad := range []string{"application/x-executable", "application/x-elf", "application/vnd.microsoft.portable-executable",
+		"application/x-msdownload", "application/x-dosexec", "application/x-mach-binary", "application/x-sharedlib",
+		"text/x-shellscript", "application/x-sh", "application/zip", "application/gzip", "application/x-gzip",
+		"application/x-7z-compressed", "application/x-rar-compressed", "application/vnd.rar", "application/x-tar",
+		"application/x-bzip2", "application/x-xz", "application/zstd", "application/java-archive"} {
+		if t == bad {
+			return true
+		}
+	}
+	return false
 }

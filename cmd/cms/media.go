@@ -123,6 +123,7 @@ type mediaParts struct {
 	urls    httpmedia.URLs
 	key     []byte
 	engine  *imaging.Engine
+	uploads *httpmedia.Uploads // resumable (tus) uploads
 }
 
 // openMedia wires the media library (storage, probe, commands, read
@@ -139,14 +140,21 @@ func (a *app) openMedia(ctx context.Context, waiter commands.Waiter) error {
 	urls := httpmedia.URLs{Base: a.cfg.Media.PublicURL}
 	a.media.storage, a.media.key, a.media.urls = st, key, urls
 	a.media.store = rmmedia.NewStore(a.pool)
-	deps := cmdmedia.Deps{Store: a.store, Authorizer: a.authz, Storage: st, Prober: prober{}, Usage: a.media.store,
+	var allowed mediaprobe.Allowed
+	for _, t := range a.cfg.Media.Types {
+		if allowed == nil {
+			allowed = mediaprobe.Allowed{}
+		}
+		allowed[t] = true
+	}
+	deps := cmdmedia.Deps{Store: a.store, Authorizer: a.authz, Storage: st, Prober: prober{mediaprobe.Options{Allowed: allowed}}, Usage: a.media.store,
 		Log: a.store, Registered: a.media.store, IDs: ids.Generator{}, Wait: waiter}
 	if a.cfg.Media.ClamdAddr != "" {
 		return fmt.Errorf("CMS_MEDIA_CLAMD: virus scanning is not available in this build yet")
 	}
 	a.media.service = cmdmedia.NewService(deps, cmdmedia.Config{MaxBytes: a.cfg.Media.MaxBytes, OwnURL: urls.FileID})
 	a.content.UseMedia(mediaFiles{store: a.media.store, urls: urls})
-	return nil
+	return a.openUploads()
 }
 
 // mediaServer makes the file server, with the image engine.

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/halocms/halocms/adapters/projection"
 )
 
 // TestMediaUsedInAndDeleteProtection: an item and a push that use a file
@@ -60,6 +64,18 @@ func TestMediaUsedInAndDeleteProtection(t *testing.T) {
 	}
 	if r := ts.fetch(g.URL, "", nil); r.Status != 404 {
 		t.Fatalf("deleted file's URL: %s", r)
+	}
+
+	// The library and its uses rebuild from the log to the same tables,
+	// and answer alike.
+	before := ts.get(mediaPath+"?app="+app.ID, ts.admin)
+	for _, size := range []int{1, 10_000} {
+		if _, err := ts.app.runtime.RebuildWith(context.Background(), "media", projection.RebuildOptions{BatchSize: size, Verify: true}); err != nil {
+			t.Fatalf("rebuild in batches of %d: %v", size, err)
+		}
+		if after := ts.get(mediaPath+"?app="+app.ID, ts.admin); string(after.Body) != string(before.Body) {
+			t.Fatalf("after the rebuild in batches of %d:\n%s\nwas\n%s", size, after.Body, before.Body)
+		}
 	}
 }
 
@@ -118,6 +134,12 @@ func TestMediaSignedAccess(t *testing.T) {
 		t.Fatalf("app token, concept: %s", r)
 	}
 	ts.transit(ts.admin, it.ID, "publish", nil)
+	// The media projection follows the publication within moments (the
+	// publish waits for the content projections only).
+	deadline := time.Now().Add(10 * time.Second)
+	for ts.fetch(stable.String(), appTok, nil).Status != 200 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	for name, c := range map[string]struct {
 		url, token string
 		status     int

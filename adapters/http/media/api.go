@@ -1,6 +1,14 @@
 // Package media serves an app's media library: uploads, the library's
 // lists and metadata, updateByUrl, and the files themselves with their
 // image transforms.
+//
+// Resumable uploads (/api/media/uploads) speak the tus protocol through
+// github.com/tus/tusd/v2 (MIT), the protocol's reference server used as a
+// library: the clients apps and browsers use (tus-js-client, TUSKit,
+// tus-android-client) work unchanged, on the local and the s3 storage
+// alike, where S3 multipart uploads would tie clients to S3 (see
+// docs/media-uploads.md). golang.org/x/exp comes with it: tusd logs
+// through its slog.
 package media
 
 import (
@@ -39,11 +47,13 @@ type Queries interface {
 	Access(ctx context.Context, app string, malformed error) (bool, error)
 }
 
-// Deps are the services the endpoints call. All are required.
+// Deps are the services the endpoints call. All but Uploads are
+// required; without Uploads, the resumable upload endpoints answer 404.
 type Deps struct {
 	Commands Commands
 	Queries  Queries
-	Files    *Server // serves the files (see Server)
+	Files    *Server  // serves the files (see Server)
+	Uploads  *Uploads // resumable (tus) uploads (see NewUploads)
 }
 
 // API serves the media endpoints.
@@ -58,7 +68,11 @@ func New(kit *httpapi.Kit, d Deps) *API {
 		panic("media.New: nil dependency")
 	}
 	d.Files.kit = kit
-	return &API{Deps: d, kit: kit}
+	api := &API{Deps: d, kit: kit}
+	if d.Uploads != nil {
+		d.Uploads.api = api
+	}
+	return api
 }
 
 //go:embed openapi.yaml
@@ -80,6 +94,7 @@ func (s *API) Routes(r chi.Router) {
 	r.Get("/api/media/facets", s.kit.Handle(s.facets))
 	r.Get("/api/media/settings", s.kit.Handle(s.settings))
 	r.Put("/api/media/settings", s.kit.Handle(s.setSettings))
+	s.uploadRoutes(r)
 }
 
 // OptionalAuthRoutes registers the file server: public files need no
@@ -95,10 +110,12 @@ func (s *API) OptionalAuthRoutes(r chi.Router) {
 // other fields and the parts' headers.
 const multipartSlack = 1 << 20
 
-// BodyLimit lets uploads be as large as the upload limit.
+// BodyLimit lets uploads be as large as the upload limit: multipart ones,
+// and the chunks of resumable ones (a creation may carry the first).
 func (s *API) BodyLimit(path string) (int64, bool) {
 	p := strings.TrimSuffix(path, "/")
-	if p == "/api/media/file" || (strings.HasPrefix(p, "/api/media/file/") && strings.HasSuffix(p, "/content")) {
+	if p == "/api/media/file" || (strings.HasPrefix(p, "/api/media/file/") && strings.HasSuffix(p, "/content")) ||
+		p == uploadsPath || strings.HasPrefix(p, uploadsPath+"/") {
 		return s.Commands.MaxBytes() + multipartSlack, true
 	}
 	return 0, false

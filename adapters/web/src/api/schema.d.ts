@@ -2218,6 +2218,143 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/media/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who may read an app's files
+         * @description `access` is `public` (the default: anyone with a file's URL reads it, as HALO's Cloudinary
+         *     URLs were) or `signed` (only signed URLs, CMS users who may read the app, and the app's own
+         *     tokens for files that its published content uses; the API then answers signed URLs, valid
+         *     for 24 hours). Who may call: CMS users holding `read` on the app.
+         */
+        get: operations["mediaSettings"];
+        /**
+         * Make an app's files public or signed
+         * @description Who may call — CMS users holding `update` on the app.
+         */
+        put: operations["setMediaSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/media/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a resumable upload (tus creation)
+         * @description Starts an upload of `Upload-Length` bytes with the tus protocol 1.0.0
+         *     (https://tus.io/protocols/resumable-upload), for clients such as tus-js-client, TUSKit
+         *     (iOS) and tus-android-client. `Upload-Metadata` (comma-separated `key base64(value)`
+         *     pairs) carries `app` (the app's id or number, required), `filename` (the file's name in the
+         *     library), `folder` and `tags` (comma-separated). Everything is checked now, before a byte is
+         *     taken: the caller must be a CMS user holding `write` on the app (403), the length must be
+         *     given (`Upload-Defer-Length` is not supported: 400) and within the upload limit (413), the
+         *     name, folder and tags valid (400). The answer's `Location` is the upload's URL, for the
+         *     `PATCH` requests that send the bytes. The body may hold the first chunk
+         *     (`Content-Type: application/offset+octet-stream`). Only the user who created an upload may
+         *     see, resume or end it. Uploads untouched for a day are removed.
+         */
+        post: operations["tusCreateUpload"];
+        delete?: never;
+        /**
+         * Resumable uploads (tus) - what the server supports
+         * @description tus 1.0.0 discovery: `Tus-Version`, `Tus-Extension` (creation, creation-with-upload,
+         *     termination) and `Tus-Max-Size` (the upload limit). Who may call: any CMS user.
+         */
+        options: operations["tusDiscover"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/media/uploads/{id}": {
+        parameters: {
+            query?: never;
+            header?: {
+                "Tus-Resumable"?: "1.0.0";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Abandon a resumable upload (tus termination)
+         * @description Removes the upload and the bytes received. Only its creator may.
+         */
+        delete: operations["tusTerminateUpload"];
+        options?: never;
+        /**
+         * Where a resumable upload is (tus)
+         * @description `Upload-Offset`: how many bytes the server has, where the next `PATCH` starts;
+         *     `Upload-Length` and `Upload-Metadata` as created (with `app` resolved to the app's id and the
+         *     creator as `owner`). Another user's upload, a finished one (it is in the library now) or
+         *     one removed is 404.
+         */
+        head: operations["tusUploadOffset"];
+        /**
+         * Send bytes of a resumable upload (tus)
+         * @description Appends the body (`Content-Type: application/offset+octet-stream`) at `Upload-Offset`, which
+         *     must be where the upload is (409 otherwise: ask with `HEAD`). Needs `write` on the app still.
+         *     The request that completes the upload adds the file to the app's library, checked as
+         *     `POST /api/media/file` checks it (its type sniffed from the bytes), and answers 204 with
+         *     `Media-File-Id` (the media file's id: `GET /api/media/file/{id}`) and `Media-File-Url` (its
+         *     URL); the upload is then removed. A file refused then (415 a type not allowed, 413 an image
+         *     of too many pixels, 400 a truncated file) is answered with its HALO error and removed; a
+         *     failure of the server's (500, 503) keeps it: the same `PATCH` at the end offset with an empty
+         *     body tries again.
+         */
+        patch: operations["tusUploadChunk"];
+        trace?: never;
+    };
+    "/media/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file's bytes (its current version)
+         * @description The file server. Paths: `/media/{id}/{name}` serves the current version (`ETag` is its
+         *     SHA-256, `Cache-Control: max-age=60, must-revalidate`); `/media/{id}/{sha256}/{name}` one
+         *     version, cached forever (`immutable`); a transform as a path segment before the name
+         *     (`/media/{id}/{sha256}/w_400,h_300,c_fill,f_webp/{name}`, Cloudinary-style, or `t_thumb` for
+         *     a preset) or as query parameters (`?width=400&height=300&fit=cover&format=webp`, short
+         *     `w h fit g q fm`, or `preset=`). `Range` works on every file (audio and video seek). The
+         *     name segment is for people and downloads, and ignored. Each derived image is computed once
+         *     and kept. Transforms are bounded: presets, signed transforms (`sig`), or, unless the server
+         *     runs with `CMS_MEDIA_TRANSFORMS=signed`, sizes from a fixed list (see docs/media-transforms.md).
+         *     SVG, HTML and other documents are sent as attachments with `Content-Security-Policy: sandbox`.
+         *     Who may read: anyone for an app whose media is public; otherwise a signed URL (`expires`,
+         *     `signature`), a CMS user's token that may read the app, or the app's tokens for files its
+         *     published content uses. An external reference answers 302 to its address.
+         */
+        get: operations["serveMediaFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4096,6 +4233,12 @@ export interface components {
                     [key: string]: number;
                 };
             }[];
+        };
+        MediaSettings: {
+            /** @description The app's id (or number when sent). */
+            app: string;
+            /** @enum {string} */
+            access: "public" | "signed";
         };
         /** @enum {string} */
         MediaKind: "image" | "video" | "audio" | "document";
@@ -9108,6 +9251,272 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+        };
+    };
+    mediaSettings: {
+        parameters: {
+            query: {
+                app: string;
+            };
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    setMediaSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MediaSettings"];
+            };
+        };
+        responses: {
+            /** @description The settings as set */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    tusCreateUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                "Tus-Resumable": "1.0.0";
+                "Upload-Length": number;
+                /** @example app NjVhYmM=,filename Y2F0LmpwZw== */
+                "Upload-Metadata": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload, at `Location` */
+            201: {
+                headers: {
+                    Location?: string;
+                    /** @description The bytes received when the body held a first chunk. */
+                    "Upload-Offset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Tus-Resumable is missing or not 1.0.0 */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            413: components["responses"]["PayloadTooLarge"];
+        };
+    };
+    tusDiscover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The protocol's capabilities, in headers */
+            200: {
+                headers: {
+                    "Tus-Version"?: string;
+                    "Tus-Extension"?: string;
+                    "Tus-Max-Size"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    tusTerminateUpload: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Tus-Resumable"?: "1.0.0";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    tusUploadOffset: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Tus-Resumable"?: "1.0.0";
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload's state, in headers */
+            200: {
+                headers: {
+                    "Upload-Offset"?: number;
+                    "Upload-Length"?: number;
+                    "Upload-Metadata"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    tusUploadChunk: {
+        parameters: {
+            query?: never;
+            header: {
+                "Tus-Resumable"?: "1.0.0";
+                "Upload-Offset": number;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/offset+octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The bytes were kept (and, for the last ones, the file is in the library) */
+            204: {
+                headers: {
+                    "Upload-Offset"?: number;
+                    /** @description The media file the finished upload became. */
+                    "Media-File-Id"?: string;
+                    /** @description That file's URL. */
+                    "Media-File-Url"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    serveMediaFile: {
+        parameters: {
+            query?: {
+                width?: number;
+                height?: number;
+                fit?: "cover" | "contain" | "fill" | "inside";
+                gravity?: string;
+                quality?: number;
+                format?: "jpeg" | "png" | "webp" | "avif";
+                preset?: string;
+            };
+            header?: {
+                Range?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description A range of the bytes */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An external reference */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified (If-None-Match) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     putPocketNoSelf: {
