@@ -16,7 +16,7 @@ import { MediaDetail } from "./detail/MediaDetail";
 import { MediaGrid, MediaTable } from "./MediaGrid";
 import { pageSizes, useLibraryParams } from "./params";
 import { FolderPath, FolderTree, NewFolder, TagChips } from "./Sidebar";
-import { Toolbar } from "./Toolbar";
+import { Toolbar, ViewSwitch } from "./Toolbar";
 import { Uploader } from "./Uploader";
 
 export function MediaPage() {
@@ -76,9 +76,12 @@ function Library({ app }: { app: string }) {
         <Stack gap="sm">
           <Group justify="space-between" wrap="wrap">
             <FolderPath folder={params.folder} onChange={(folder) => update({ folder })} />
-            <Text size="sm" c="dimmed" aria-live="polite">
-              {list.data ? `${total.toLocaleString()} file${total === 1 ? "" : "s"}${filtered ? " shown" : ""}` : ""}
-            </Text>
+            <Group gap="sm">
+              <Text size="sm" c="dimmed" aria-live="polite">
+                {list.data ? `${total.toLocaleString()} file${total === 1 ? "" : "s"}${filtered ? " shown" : ""}` : ""}
+              </Text>
+              <ViewSwitch params={params} update={update} />
+            </Group>
           </Group>
           <Toolbar params={params} update={update} />
           {mayWrite && <Uploader app={app} folder={params.folder ?? ""} />}

@@ -1,5 +1,5 @@
 // The library's toolbar: search by name (in the address once typed),
-// kind, sort, and the grid or list view.
+// kind, uploaded by me, sort; and the grid or list switch.
 import { Checkbox, Group, SegmentedControl, Select, TextInput } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { IconLayoutGrid, IconList, IconSearch } from "@tabler/icons-react";
@@ -61,16 +61,23 @@ export function Toolbar({ params, update }: { params: LibraryParams; update: Set
           onChange={(e) => update({ uploadedBy: e.currentTarget.checked ? self.id : "" })}
         />
       )}
-      <SegmentedControl
-        aria-label="View"
-        value={params.view}
-        onChange={(v) => update({ view: v as LibraryParams["view"] })}
-        data={[
-          { value: "grid", label: <ViewLabel icon={<IconLayoutGrid size={16} aria-hidden />} text="Grid" /> },
-          { value: "list", label: <ViewLabel icon={<IconList size={16} aria-hidden />} text="List" /> },
-        ]}
-      />
     </Group>
+  );
+}
+
+/** ViewSwitch: cards or a table. */
+export function ViewSwitch({ params, update }: { params: LibraryParams; update: SetLibraryParams }) {
+  return (
+    <SegmentedControl
+      aria-label="View"
+      size="xs"
+      value={params.view}
+      onChange={(v) => update({ view: v as LibraryParams["view"] })}
+      data={[
+        { value: "grid", label: <ViewLabel icon={<IconLayoutGrid size={14} aria-hidden />} text="Grid" /> },
+        { value: "list", label: <ViewLabel icon={<IconList size={14} aria-hidden />} text="List" /> },
+      ]}
+    />
   );
 }
 

@@ -39,7 +39,7 @@ export function TransformPreview({ file }: { file: MediaFile }) {
           data={sizes.map((n) => ({ value: String(n), label: `${n} px` }))}
           value={t.w ? String(t.w) : null}
           onChange={(v) => set({ w: v ? Number(v) : undefined })}
-          w={110}
+          w={130}
           clearable
         />
         <Select
@@ -48,11 +48,11 @@ export function TransformPreview({ file }: { file: MediaFile }) {
           data={sizes.map((n) => ({ value: String(n), label: `${n} px` }))}
           value={t.h ? String(t.h) : null}
           onChange={(v) => set({ h: v ? Number(v) : undefined })}
-          w={110}
+          w={130}
           clearable
         />
-        <Select label="Fit" placeholder="Default" data={fits} value={t.fit ?? null} onChange={(v) => set({ fit: v ?? undefined })} w={190} clearable />
-        <Select label="Format" data={formats} value={t.fm ?? ""} onChange={(v) => set({ fm: v ?? "" })} w={190} allowDeselect={false} />
+        <Select label="Fit" placeholder="Default" data={fits} value={t.fit ?? null} onChange={(v) => set({ fit: v ?? undefined })} w={200} clearable />
+        <Select label="Format" data={formats} value={t.fm ?? ""} onChange={(v) => set({ fm: v ?? "" })} w={180} allowDeselect={false} />
       </Group>
       <TextInput
         label="Address of the derived image"
