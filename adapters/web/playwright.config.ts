@@ -46,6 +46,7 @@ export default defineConfig({
     env: {
       DATABASE_URL: process.env.E2E_DATABASE_URL ?? "",
       CMS_HTTP_ADDR: `127.0.0.1:${port}`,
+      CMS_PUBLIC_URL: baseURL, // media URLs on the page's own origin
       CMS_ADMIN_USERNAME: "admin",
       CMS_ADMIN_PASSWORD: adminPassword,
       CMS_BCRYPT_COST: "4",

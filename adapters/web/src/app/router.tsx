@@ -57,6 +57,10 @@ export const router = createBrowserRouter(
               lazy: () => import("../features/activity/ActivityPage").then((m) => ({ Component: m.ActivityPage })),
             },
             {
+              path: "media",
+              lazy: () => import("../features/media/MediaPage").then((m) => ({ Component: m.MediaPage })),
+            },
+            {
               path: "items/:itemId/history",
               lazy: () => import("../features/items/HistoryPage").then((m) => ({ Component: m.HistoryPage })),
             },

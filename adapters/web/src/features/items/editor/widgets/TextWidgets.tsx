@@ -1,8 +1,11 @@
 // Widgets for single values: text, long text, numbers, yes/no, colours,
 // and addresses of web pages, images, videos, audio, documents and
-// YouTube videos (with a preview).
+// YouTube videos (with a preview). Media addresses can also be chosen
+// from the app's library.
 import { Anchor, Box, ColorInput, Group, Image, NumberInput, Stack, Switch, Text, TextInput, Textarea } from "@mantine/core";
 import { fieldType } from "../../../../lib/fieldTypes";
+import { smallPreview } from "../../../media/format";
+import { kindOfWidget, LibraryButton } from "../../../media/picker/LibraryButton";
 import { maxLengthOf } from "../validate";
 import { orNull, str, type WidgetProps } from "./props";
 
@@ -118,12 +121,22 @@ const youtubeId = (s: string): string | undefined => {
   return m?.[1];
 };
 
-/** UrlWidget: an address, with a preview for images, videos, audio and YouTube. */
+/** UrlWidget: an address, with a preview for images, videos, audio and YouTube, and media chosen from the library. */
 export function UrlWidget(p: WidgetProps & { widget: string }) {
   const v = str(p.value);
   const types = p.field.rules.mediaTypes;
   const ok = !p.error && /^https?:\/\/\S+$/.test(v);
   const name = fieldType(p.field.type)?.name ?? "Address";
+  const kind = kindOfWidget(p.widget);
+  const library =
+    kind && !p.readOnly
+      ? (input: React.ReactNode) => (
+          <Group gap="xs" wrap="nowrap" align="start">
+            <Box style={{ flex: 1 }}>{input}</Box>
+            <LibraryButton app={p.appId} kind={kind} label={p.label} onPick={(url) => p.onChange(url)} />
+          </Group>
+        )
+      : undefined;
   return (
     <Stack gap={4}>
       <TextInput
@@ -137,6 +150,7 @@ export function UrlWidget(p: WidgetProps & { widget: string }) {
         onChange={(e) => p.onChange(orNull(e.currentTarget.value.trim()))}
         error={p.error}
         readOnly={p.readOnly}
+        inputContainer={library}
       />
       {ok && <Preview widget={p.widget} url={v} label={p.label} />}
       {!p.error && p.widget === "youtube" && youtubeId(v) && (
@@ -154,7 +168,7 @@ export function UrlWidget(p: WidgetProps & { widget: string }) {
 function Preview({ widget, url, label }: { widget: string; url: string; label: string }) {
   switch (widget) {
     case "image":
-      return <Image src={url} alt={`Preview of ${label}`} mah={180} w="auto" fit="contain" radius="sm" fallbackSrc="" />;
+      return <Image src={smallPreview(url)} alt={`Preview of ${label}`} mah={180} w="auto" fit="contain" radius="sm" fallbackSrc="" />;
     case "video":
       return (
         <Box component="video" src={url} controls preload="metadata" aria-label={`Preview of ${label}`} mah={200} maw="100%" />
