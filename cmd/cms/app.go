@@ -199,9 +199,12 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.analytics = cmdanalytics.NewService(a.store, ids.Generator{})
 	a.analyticsRead = rmanalytics.NewStore(pool)
 	a.auditor = rmaudit.New(a.store, a.authz, a.loyaltyRead)
-	if err := a.openMedia(ctx, waiter); err != nil {
-		a.Close()
-		return nil, err
+	if serving {
+		// One-shot commands touch no media files (nor their storage).
+		if err := a.openMedia(ctx, waiter); err != nil {
+			a.Close()
+			return nil, err
+		}
 	}
 	lopts := cmdloyalty.Options{CacheEntries: cfg.Loyalty.CacheEntries, CacheBytes: int64(cfg.Loyalty.CacheMiB) << 20, Log: a.log}
 	if cfg.Loyalty.SnapshotEvery > 0 {

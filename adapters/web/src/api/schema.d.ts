@@ -4680,7 +4680,7 @@ export interface components {
                 "application/json": components["schemas"]["HaloError"];
             };
         };
-        /** @description The bytes are of a type that is not accepted; `extra.mime` names the type sniffed. */
+        /** @description The bytes are of a type that is not accepted; `extra.type` names the type sniffed. */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
