@@ -6,25 +6,60 @@ import (
 	"sync"
 )
 
-// BufferSize is the copy buffer of a staged upload: large enough that a
-// write and a hash step cost little per byte, small enough that many
-// uploads at once stay cheap (buffers are pooled).
-const BufferSize = 1 << 20
+// The copy buffers of a staged upload: bufferCount buffers of BufferSize
+// bytes, so that hashing one (on another core) overlaps writing the next.
+// Large enough that each write and hash step costs little per byte, small
+// enough that many uploads at once stay cheap (sets are pooled).
+const (
+	BufferSize  = 1 << 20
+	bufferCount = 3
+)
 
-var buffers = sync.Pool{New: func() any { b := make([]byte, BufferSize); return &b }}
+var bufferSets = sync.Pool{New: func() any {
+	set := make([][]byte, bufferCount)
+	for i := range set {
+		set[i] = make([]byte, BufferSize)
+	}
+	return &set
+}}
 
-// copyHashed copies r to w and into h, a buffer at a time, and returns
-// how many bytes it copied. Each buffer is filled before it is written, so
-// a source that reads in small pieces still makes large writes.
+// copyHashed copies r to w and into h and returns how many bytes it
+// copied. Each buffer is filled before it is written, so a source that
+// reads in small pieces still makes large writes; h hashes a buffer in its
+// own goroutine while w writes it, so a copy runs at the pace of the
+// slower of the two rather than of both in turn.
 func copyHashed(w io.Writer, h hash.Hash, r io.Reader) (int64, error) {
-	bp := buffers.Get().(*[]byte)
-	defer buffers.Put(bp)
-	buf := *bp
+	setp := bufferSets.Get().(*[][]byte)
+	free := make(chan []byte, bufferCount)
+	for _, b := range *setp {
+		free <- b
+	}
+	toHash := make(chan []byte, bufferCount)
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for b := range toHash {
+			h.Write(b)
+			free <- b[:cap(b)]
+		}
+	}()
+	n, err := copyLoop(w, r, free, toHash)
+	close(toHash)
+	<-hashed
+	bufferSets.Put(setp)
+	return n, err
+}
+
+// copyLoop fills free buffers from r, hands each to the hasher and writes
+// it; a buffer comes back to free only once hashed, and is reused only
+// after this loop wrote it.
+func copyLoop(w io.Writer, r io.Reader, free <-chan []byte, toHash chan<- []byte) (int64, error) {
 	var n int64
 	for {
+		buf := <-free
 		k, rerr := fill(r, buf)
 		if k > 0 {
-			h.Write(buf[:k])
+			toHash <- buf[:k]
 			if _, err := w.Write(buf[:k]); err != nil {
 				return n, err
 			}

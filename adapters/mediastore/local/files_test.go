@@ -61,3 +61,37 @@ func TestLayout(t *testing.T) {
 		t.Fatalf("files %v, want %v", files, want)
 	}
 }
+
+// TestInTheWay: a key whose path is a directory of other objects, or runs
+// through a file, cannot be kept; the error is not "already there", and
+// the staged upload stays for the caller to discard.
+func TestInTheWay(t *testing.T) {
+	s, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := s.Put(ctx, "a/b", bytes.NewReader([]byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"a", "a/b/c"} {
+		st, err := s.Stage(ctx, bytes.NewReader([]byte("y")), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(ctx, st, key); err == nil {
+			t.Fatalf("Commit %s succeeded", key)
+		}
+		if err := s.Put(ctx, key, bytes.NewReader([]byte("z"))); err == nil {
+			t.Fatalf("Put %s succeeded", key)
+		}
+		r, err := s.OpenStaged(ctx, st)
+		if err != nil {
+			t.Fatalf("staged upload after a refused Commit: %v", err)
+		}
+		r.Close()
+	}
+	if n, err := s.Sweep(ctx, 0); err != nil || n != 2 {
+		t.Fatalf("Sweep(0) = %d, %v; want the 2 staged uploads (and no Put left)", n, err)
+	}
+}

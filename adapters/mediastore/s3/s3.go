@@ -217,11 +217,41 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// Sweep removes local staged uploads older than age. (A multipart upload
-// that fails is aborted by the client; one cut short by a crash is left
-// to the bucket's lifecycle rule for incomplete uploads.)
+// Sweep removes local staged uploads older than age, and the bucket's
+// multipart uploads under the prefix started before that and never
+// completed (a Commit or Put cut short by a crash; one that fails is
+// aborted by the client already). It returns how many of both it removed.
+// With no prefix, that is every incomplete upload of the bucket.
 func (s *Store) Sweep(ctx context.Context, age time.Duration) (int, error) {
-	return s.staging.Sweep(ctx, age)
+	n, err := s.staging.Sweep(ctx, age)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.abortStale(ctx, time.Now().Add(-age))
+	return n + m, err
+}
+
+func (s *Store) abortStale(ctx context.Context, cutoff time.Time) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the listing when this returns early
+	core := minio.Core{Client: s.client}
+	n := 0
+	for u := range s.client.ListIncompleteUploads(ctx, s.bucket, s.prefix, true) {
+		if u.Err != nil {
+			return n, fmt.Errorf("s3 media store: list incomplete uploads: %w", u.Err)
+		}
+		if u.Initiated.After(cutoff) {
+			continue
+		}
+		err := core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID)
+		if err != nil && minio.ToErrorResponse(err).Code != "NoSuchUpload" {
+			return n, fmt.Errorf("s3 media store: abort upload of %s: %w", u.Key, err)
+		}
+		if err == nil {
+			n++
+		}
+	}
+	return n, ctx.Err()
 }
 
 // mapErr turns the service's "no such key" into an error wrapping
