@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -217,5 +218,27 @@ func TestMediaOnS3(t *testing.T) {
 	}
 	if r := ts.upload(ts.admin, app.ID, "x.jpg", append([]byte("\x7fELF\x02\x01\x01\x00"), make([]byte, 100)...)); r.Status != 415 {
 		t.Fatalf("refused upload: %s", r)
+	}
+}
+
+// TestMediaAnswersWhileItsProjectionIsBehind: an upload whose read model
+// cannot follow (the media projection wedged, as a projector bug would)
+// still answers the file it stored, never a 404.
+func TestMediaAnswersWhileItsProjectionIsBehind(t *testing.T) {
+	ts := startServer(t, withConfig(func(c *Config) { c.ReadYourWrites = 500 * time.Millisecond }))
+	app := ts.createApp("Media app")
+	if _, err := ts.app.pool.Exec(context.Background(), `
+CREATE FUNCTION public.refuse_media() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'wedged'; END $$;
+CREATE TRIGGER refuse_media BEFORE INSERT OR UPDATE ON proj_media_v1.media_files
+  FOR EACH ROW EXECUTE FUNCTION public.refuse_media();`); err != nil {
+		t.Fatal(err)
+	}
+	jpg := testJPEG(t, 32, 24)
+	var f mediaView
+	ts.mustJSON(ts.upload(ts.admin, app.ID, "late.jpg", jpg), 201, &f)
+	sum := sha256.Sum256(jpg)
+	if f.ID == "" || f.Name != "late.jpg" || f.SHA256 != hex.EncodeToString(sum[:]) || f.Width != 32 || f.Version != 1 {
+		t.Fatalf("answer while the projection is wedged: %+v", f)
 	}
 }

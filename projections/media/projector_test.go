@@ -53,6 +53,8 @@ func history() []event.Recorded {
 		rec(content.ItemEdited{ItemID: "i1", App: "a1", Module: "m1", Name: "Home!", Values: map[string]any{"hero": url(f1)}}),
 		rec(content.ItemDeleted{ItemID: "i1", App: "a1", Module: "m1"}),
 		rec(content.ItemRestored{ItemID: "i1", App: "a1", Module: "m1"}),
+		rec(content.ItemCreated{ItemID: "i3", App: "a1", Module: "m1", Name: "Born published", Values: map[string]any{"img": url(f1)},
+			PublishedAt: pub, RemovedAt: pub.Add(time.Hour)}),
 		rec(push.Scheduled{ScheduleID: "p1", App: "a1", Name: "Promo", Notification: push.Notification{Image: &push.Image{URL: url(f2)}}}),
 		rec(push.Scheduled{ScheduleID: "p2", App: "a1", Name: "Gone", Notification: push.Notification{Image: &push.Image{URL: url(f1)}}}),
 		rec(push.Deleted{ScheduleID: "p2", App: "a1"}),
@@ -112,6 +114,7 @@ func TestLibraryAndUsage(t *testing.T) {
 		f2 + " dog.png pets  image image/png 10 1  u1",
 		"item i1 Home! " + f1 + " t 0",
 		"item i2 Plain " + f2 + " t 1800000000500",
+		"item i3 Born published " + f1 + " t 1800000000500",
 		"push p1 Promo " + f2 + " t 0",
 	}, "\n") + "\n"
 	if got != want {

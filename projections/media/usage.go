@@ -118,10 +118,10 @@ func applyUsage(ctx context.Context, db projections.DB, schema string, events []
 			_, err = db.Exec(ctx, `DELETE FROM `+table+` WHERE ref_type = $1 AND ref_id = $2`, u.refType, u.refID)
 		case u.set:
 			_, err = db.Exec(ctx, `INSERT INTO `+table+` AS u (ref_type, ref_id, app, name, module, files, published_at, removed_at)
-				VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 0), coalesce($8, 0))
+				VALUES ($1, $2, $3, $4, $5, $6, coalesce($7::bigint, 0), coalesce($8::bigint, 0))
 				ON CONFLICT (ref_type, ref_id) DO UPDATE SET app = EXCLUDED.app, name = EXCLUDED.name,
 				  module = EXCLUDED.module, files = EXCLUDED.files,
-				  published_at = coalesce($7, u.published_at), removed_at = coalesce($8, u.removed_at)`,
+				  published_at = coalesce($7::bigint, u.published_at), removed_at = coalesce($8::bigint, u.removed_at)`,
 				u.refType, u.refID, u.app, u.name, u.module, nonNil(u.files), u.publishedAt, u.removedAt)
 		default:
 			_, err = db.Exec(ctx, `UPDATE `+table+` SET live = coalesce($3, live), published_at = coalesce($4, published_at),

@@ -99,7 +99,7 @@ func (s *API) change(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.answerFile(w, r, http.StatusOK, f.ID)
+	return s.answerFile(w, r, http.StatusOK, f)
 }
 
 // delete serves DELETE /api/media/file/{id}?force=.
@@ -178,7 +178,7 @@ func (s *API) updateByURL(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.answerFile(w, r, http.StatusOK, f.ID)
+	return s.answerFile(w, r, http.StatusOK, f)
 }
 
 type (

@@ -16,6 +16,7 @@ import (
 	"github.com/halocms/halocms/domain/fault"
 	"github.com/halocms/halocms/domain/media"
 	"github.com/halocms/halocms/domain/rights"
+	rmmedia "github.com/halocms/halocms/readmodels/media"
 )
 
 // maxField bounds a multipart field other than the file.
@@ -132,7 +133,7 @@ func (s *API) upload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.answerFile(w, r, http.StatusCreated, f.ID)
+	return s.answerFile(w, r, http.StatusCreated, f)
 }
 
 // replace serves PUT /api/media/file/{id}/content (multipart: file).
@@ -145,19 +146,39 @@ func (s *API) replace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.answerFile(w, r, http.StatusOK, f.ID)
+	return s.answerFile(w, r, http.StatusOK, f)
 }
 
-// answerFile writes the file as the read model has it now (the command
-// waited for it).
-func (s *API) answerFile(w http.ResponseWriter, r *http.Request, status int, id string) error {
-	f, err := s.Queries.File(r.Context(), id)
-	if err != nil {
-		return fmt.Errorf("read back %s: %w", id, err)
+// answerFile writes the file as the read model has it (the command
+// waited for it), or, when the read model is behind (its projection slow
+// or stopped) or the caller may not read it, as the command decided it:
+// a file just stored is never answered as missing.
+func (s *API) answerFile(w http.ResponseWriter, r *http.Request, status int, f media.File) error {
+	out, err := s.Queries.File(r.Context(), f.ID)
+	if err != nil && !fault.Is(err, fault.NotFound) && !fault.Is(err, fault.Forbidden) {
+		return fmt.Errorf("read back %s: %w", f.ID, err)
+	}
+	if err != nil || out.Version != f.Version || out.Name != f.Name || out.Folder != f.Folder {
+		uses, usedIn := out.Uses, out.UsedIn
+		out = fromDomain(f)
+		out.Uses, out.UsedIn = uses, usedIn
 	}
 	if status == http.StatusCreated {
-		w.Header().Set("Location", "/api/media/file/"+id)
+		w.Header().Set("Location", "/api/media/file/"+f.ID)
 	}
-	httpapi.WriteJSON(w, status, s.Files.fileJSON(r.Context(), f, true))
+	httpapi.WriteJSON(w, status, s.Files.fileJSON(r.Context(), out, true))
 	return nil
+}
+
+// fromDomain is a file as its events make it, in the read model's shape
+// (without who uploaded it and when, which the events' metadata holds).
+func fromDomain(f media.File) rmmedia.File {
+	b := f.Bytes
+	var shas []string
+	if b.SHA256 != "" {
+		shas = []string{b.SHA256}
+	}
+	return rmmedia.File{ID: f.ID, App: f.App, Name: f.Name, Folder: f.Folder, Tags: f.Tags, Alt: f.Alt, Caption: f.Caption,
+		URL: f.URL, SHA256: b.SHA256, SHAs: shas, Size: b.Size, MIME: b.MIME, Kind: string(b.Kind), Width: b.Width,
+		Height: b.Height, DurationMS: b.Duration.Milliseconds(), Version: f.Version}
 }
