@@ -52,6 +52,15 @@ type Selective interface {
 	Handles(eventType string) bool
 }
 
+// Unhurried is implemented by a projector that no write waits for at
+// once for some of the types it handles: only announcements of the types
+// Wakes names wake its runner; the others are applied at its next idle
+// poll (half a second at most), many to a batch. (A reader that needs
+// them applied waits for the projection's checkpoint, as any other.)
+type Unhurried interface {
+	Wakes(eventType string) bool
+}
+
 // Compared is implemented by a projector some of whose columns hold what
 // the log alone does not decide (a version taken from the clock, which a
 // rebuild makes newer): a rebuild's Verify compares only the listed

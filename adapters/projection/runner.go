@@ -256,13 +256,18 @@ func (r *runner) eventsWaiting(ctx context.Context) bool {
 }
 
 // notifiesFor returns which NotifyChannel payloads wake p's runner: those
-// announcing an event type it handles, and those announcing any type.
-// The others' events wait for its next idle poll (Options.IdleWait): no
-// one waits for p to apply them, since every write waits only for the
-// projections it depends on, and p would only skip them.
+// announcing an event type it handles (or, Unhurried, that it wants to be
+// woken for), and those announcing any type. The others' events wait for
+// its next idle poll (Options.IdleWait): no one waits for p to apply them
+// at once, since every write waits only for the projections it depends
+// on, and p would only skip them, or gather them into a later batch.
 func notifiesFor(p projections.Projector) func(payload string) bool {
-	s, ok := p.(projections.Selective)
-	if !ok {
+	var wakes func(string) bool
+	if u, ok := p.(projections.Unhurried); ok {
+		wakes = u.Wakes
+	} else if s, ok := p.(projections.Selective); ok {
+		wakes = s.Handles
+	} else {
 		return func(string) bool { return true }
 	}
 	return func(payload string) bool {
@@ -271,7 +276,7 @@ func notifiesFor(p projections.Projector) func(payload string) bool {
 			return true
 		}
 		for _, t := range types {
-			if s.Handles(t) {
+			if wakes(t) {
 				return true
 			}
 		}

@@ -25,6 +25,13 @@ func (Projector) Handles(t string) bool {
 		t == "push.scheduled" || t == "push.edited" || t == "push.deleted"
 }
 
+// Wakes: only the media context's own events wake the runner. A content
+// item's or a push's (every item save) waits for its next idle poll, with
+// the others that came meanwhile: "used in" follows within half a second,
+// and a delete, which waits for the projection to reach the end of the
+// log, still counts them.
+func (Projector) Wakes(t string) bool { return strings.HasPrefix(t, "media.") }
+
 func (Projector) Name() string     { return "media" }
 func (Projector) Tables() []string { return []string{"media_files", "media_usage", "media_apps"} }
 
