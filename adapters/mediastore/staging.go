@@ -161,7 +161,7 @@ func (s *Staging) write(ctx context.Context, prefix string, r io.Reader, limit i
 		src = io.LimitReader(src, limit+1)
 	}
 	h := sha256.New()
-	n, err = copyHashed(f, h, src)
+	n, err = copyHashed(newWriteback(f), h, src)
 	if err != nil {
 		return "", "", 0, err
 	}
