@@ -209,6 +209,8 @@ type mediaFiles struct {
 	urls  httpmedia.URLs
 }
 
+func (m mediaFiles) OwnFile(url string) (string, bool) { return m.urls.FileID(url) }
+
 func (m mediaFiles) FileURL(ctx context.Context, app, id string) (string, string, error) {
 	ref, err := m.store.Ref(ctx, id)
 	if err != nil {

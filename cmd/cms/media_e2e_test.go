@@ -241,4 +241,10 @@ CREATE TRIGGER refuse_media BEFORE INSERT OR UPDATE ON proj_media_v1.media_files
 	if f.ID == "" || f.Name != "late.jpg" || f.SHA256 != hex.EncodeToString(sum[:]) || f.Width != 32 || f.Version != 1 {
 		t.Fatalf("answer while the projection is wedged: %+v", f)
 	}
+	// What uses the file is unknown while the projection is behind: a
+	// delete is refused (to try again), not let through.
+	if r := ts.do(request{method: http.MethodDelete, path: mediaPath + "/" + f.ID, token: ts.admin}); r.Status != 409 ||
+		!strings.Contains(string(r.Body), "catching up") {
+		t.Fatalf("delete while the projection is wedged: %s", r)
+	}
 }

@@ -184,7 +184,7 @@ func (c *bulkCreate) add(ctx context.Context, n int) {
 		return
 	}
 	id := c.s.ids.NewID()
-	values, err := c.s.resolveMedia(ctx, m, in.Content.Values)
+	values, err := c.s.resolveMedia(ctx, m, in.Content.Values, nil)
 	if err != nil {
 		c.results[n].Err = err
 		return

@@ -115,7 +115,7 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	if err != nil {
 		return content.Item{}, event.Position{}, err
 	}
-	if in.Content.Values, err = s.resolveMedia(ctx, m, in.Content.Values); err != nil {
+	if in.Content.Values, err = s.resolveMedia(ctx, m, in.Content.Values, nil); err != nil {
 		return content.Item{}, event.Position{}, err
 	}
 	id := in.ID
@@ -204,7 +204,7 @@ func (s *Service) updateItem(ctx context.Context, in ItemInput) (content.Item, e
 		}
 		c := in.Content
 		var err error
-		if c.Values, err = s.resolveMedia(ctx, m, c.Values); err != nil {
+		if c.Values, err = s.resolveMedia(ctx, m, c.Values, i.Content.Values); err != nil {
 			return nil, err
 		}
 		evs, err := i.Edit(m, c, in.Dates, in.Revision, by)

@@ -83,8 +83,12 @@ func (s *Service) Delete(ctx context.Context, id string, force bool) error {
 	if err != nil {
 		return err
 	}
-	s.Wait.WaitFor(ctx, last, Projections...)
-	usedBy, err := s.Usage.UsedBy(ctx, id)
+	if !s.Wait.WaitFor(ctx, last, Projections...) {
+		// What uses the file is not known yet: deleting now could delete
+		// a file an item saved a moment ago uses.
+		return fault.Conflictf("the media library is catching up with recent changes; try the delete again shortly").With("retry", true)
+	}
+	usedBy, err := s.Usage.UsedBy(ctx, cur.App, id)
 	if err != nil {
 		return err
 	}

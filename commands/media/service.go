@@ -52,10 +52,10 @@ type Fetcher interface {
 	Fetch(ctx context.Context, url string) (body io.ReadCloser, name string, err error)
 }
 
-// Usage tells what uses a file ("item:<id>", "push:<id>"), from the
-// usage read model.
+// Usage tells what of app uses a file ("item:<id>", "push:<id>"), from
+// the usage read model.
 type Usage interface {
-	UsedBy(ctx context.Context, fileID string) ([]string, error)
+	UsedBy(ctx context.Context, app, fileID string) ([]string, error)
 }
 
 // Registered finds a file of app registered under an external URL.

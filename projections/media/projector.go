@@ -73,6 +73,7 @@ CREATE TABLE %[1]s.media_usage (
     live         boolean NOT NULL DEFAULT true,
     published_at bigint  NOT NULL DEFAULT 0,
     removed_at   bigint  NOT NULL DEFAULT 0,
+    archived_at  bigint  NOT NULL DEFAULT 0,
     PRIMARY KEY (ref_type, ref_id)
 );
 CREATE INDEX ON %[1]s.media_usage USING gin (files);

@@ -55,6 +55,9 @@ func history() []event.Recorded {
 		rec(content.ItemRestored{ItemID: "i1", App: "a1", Module: "m1"}),
 		rec(content.ItemCreated{ItemID: "i3", App: "a1", Module: "m1", Name: "Born published", Values: map[string]any{"img": url(f1)},
 			PublishedAt: pub, RemovedAt: pub.Add(time.Hour)}),
+		rec(content.ItemArchived{ItemID: "i3", App: "a1", Module: "m1", ArchivedAt: pub.Add(time.Minute)}),
+		rec(content.ItemArchived{ItemID: "i2", App: "a1", Module: "m1", ArchivedAt: pub}),
+		rec(content.ItemUnarchived{ItemID: "i2", App: "a1", Module: "m1"}),
 		rec(push.Scheduled{ScheduleID: "p1", App: "a1", Name: "Promo", Notification: push.Notification{Image: &push.Image{URL: url(f2)}}}),
 		rec(push.Scheduled{ScheduleID: "p2", App: "a1", Name: "Gone", Notification: push.Notification{Image: &push.Image{URL: url(f1)}}}),
 		rec(push.Deleted{ScheduleID: "p2", App: "a1"}),
@@ -66,7 +69,7 @@ func dump(t *testing.T, ctx context.Context, pool *pgxpool.Pool) string {
 	var b strings.Builder
 	for _, q := range []string{
 		`SELECT concat_ws(' ', id, name, folder, array_to_string(tags, ','), alt->>'en', kind, mime, size, version, url, uploaded_by) FROM media_files ORDER BY id`,
-		`SELECT concat_ws(' ', ref_type, ref_id, name, array_to_string(files, ','), live, published_at) FROM media_usage ORDER BY ref_type, ref_id`,
+		`SELECT concat_ws(' ', ref_type, ref_id, name, array_to_string(files, ','), live, published_at, archived_at) FROM media_usage ORDER BY ref_type, ref_id`,
 	} {
 		rows, err := pool.Query(ctx, q)
 		if err != nil {
@@ -112,10 +115,10 @@ func TestLibraryAndUsage(t *testing.T) {
 	want := strings.Join([]string{
 		f1 + " tom.jpg pets/cats cats,pets Tom image image/png 20 2  u1",
 		f2 + " dog.png pets  image image/png 10 1  u1",
-		"item i1 Home! " + f1 + " t 0",
-		"item i2 Plain " + f2 + " t 1800000000500",
-		"item i3 Born published " + f1 + " t 1800000000500",
-		"push p1 Promo " + f2 + " t 0",
+		"item i1 Home! " + f1 + " t 0 0",
+		"item i2 Plain " + f2 + " t 1800000000500 0",
+		"item i3 Born published " + f1 + " t 1800000000500 1800000060500",
+		"push p1 Promo " + f2 + " t 0 0",
 	}, "\n") + "\n"
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)

@@ -52,6 +52,7 @@ type use struct {
 	drop                              bool   // the reference is gone for good (a deleted push)
 	live                              *bool  // item deleted or restored
 	publishedAt, removedAt            *int64 // item published, unpublished, expiry
+	archivedAt                        *int64 // item archived (or not: 0)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -71,7 +72,7 @@ func useOf(data any) (use, bool) {
 	switch e := data.(type) {
 	case content.ItemCreated:
 		return use{refType: "item", refID: e.ItemID, app: e.App, name: e.Name, module: e.Module, files: FilesIn(e.Values), set: true,
-			publishedAt: ptr(ms(e.PublishedAt)), removedAt: ptr(ms(e.RemovedAt))}, true
+			publishedAt: ptr(ms(e.PublishedAt)), removedAt: ptr(ms(e.RemovedAt)), archivedAt: ptr(ms(e.ArchivedAt))}, true
 	case content.ItemEdited:
 		return use{refType: "item", refID: e.ItemID, app: e.App, name: e.Name, module: e.Module, files: FilesIn(e.Values), set: true}, true
 	case content.ItemReverted:
@@ -82,6 +83,10 @@ func useOf(data any) (use, bool) {
 		return use{refType: "item", refID: e.ItemID, publishedAt: ptr(int64(0))}, true
 	case content.ItemExpirySet:
 		return use{refType: "item", refID: e.ItemID, removedAt: ptr(ms(e.RemovedAt))}, true
+	case content.ItemArchived:
+		return use{refType: "item", refID: e.ItemID, archivedAt: ptr(ms(e.ArchivedAt))}, true
+	case content.ItemUnarchived:
+		return use{refType: "item", refID: e.ItemID, archivedAt: ptr(int64(0))}, true
 	case content.ItemDeleted:
 		return use{refType: "item", refID: e.ItemID, live: ptr(false)}, true
 	case content.ItemRestored:
@@ -117,15 +122,17 @@ func applyUsage(ctx context.Context, db projections.DB, schema string, events []
 		case u.drop:
 			_, err = db.Exec(ctx, `DELETE FROM `+table+` WHERE ref_type = $1 AND ref_id = $2`, u.refType, u.refID)
 		case u.set:
-			_, err = db.Exec(ctx, `INSERT INTO `+table+` AS u (ref_type, ref_id, app, name, module, files, published_at, removed_at)
-				VALUES ($1, $2, $3, $4, $5, $6, coalesce($7::bigint, 0), coalesce($8::bigint, 0))
+			_, err = db.Exec(ctx, `INSERT INTO `+table+` AS u (ref_type, ref_id, app, name, module, files, published_at, removed_at, archived_at)
+				VALUES ($1, $2, $3, $4, $5, $6, coalesce($7::bigint, 0), coalesce($8::bigint, 0), coalesce($9::bigint, 0))
 				ON CONFLICT (ref_type, ref_id) DO UPDATE SET app = EXCLUDED.app, name = EXCLUDED.name,
 				  module = EXCLUDED.module, files = EXCLUDED.files,
-				  published_at = coalesce($7::bigint, u.published_at), removed_at = coalesce($8::bigint, u.removed_at)`,
-				u.refType, u.refID, u.app, u.name, u.module, nonNil(u.files), u.publishedAt, u.removedAt)
+				  published_at = coalesce($7::bigint, u.published_at), removed_at = coalesce($8::bigint, u.removed_at),
+				  archived_at = coalesce($9::bigint, u.archived_at)`,
+				u.refType, u.refID, u.app, u.name, u.module, nonNil(u.files), u.publishedAt, u.removedAt, u.archivedAt)
 		default:
-			_, err = db.Exec(ctx, `UPDATE `+table+` SET live = coalesce($3, live), published_at = coalesce($4, published_at),
-				removed_at = coalesce($5, removed_at) WHERE ref_type = $1 AND ref_id = $2`, u.refType, u.refID, u.live, u.publishedAt, u.removedAt)
+			_, err = db.Exec(ctx, `UPDATE `+table+` SET live = coalesce($3, live), published_at = coalesce($4::bigint, published_at),
+				removed_at = coalesce($5::bigint, removed_at), archived_at = coalesce($6::bigint, archived_at)
+				WHERE ref_type = $1 AND ref_id = $2`, u.refType, u.refID, u.live, u.publishedAt, u.removedAt, u.archivedAt)
 		}
 		if err != nil {
 			return err

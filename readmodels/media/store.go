@@ -50,12 +50,12 @@ type File struct {
 // Use is an item or push that references a file.
 type Use struct {
 	Type, ID, Name, Module, App string
-	Published                   bool // items: published now
+	Published                   bool // items: published now (not expired, not archived)
 }
 
 const columns = `f.id, f.app, f.name, f.folder, f.tags, f.alt, f.caption, f.url, f.sha256, f.shas, f.size, f.mime, f.kind,
 	f.width, f.height, f.duration_ms, f.version, f.uploaded_by, f.uploaded_at, f.updated_at,
-	(SELECT count(*) FROM media_usage u WHERE u.files @> ARRAY[f.id] AND u.live)`
+	(SELECT count(*) FROM media_usage u WHERE u.files @> ARRAY[f.id] AND u.app = f.app AND u.live)`
 
 func scan(row pgx.Row) (File, error) {
 	var f File
@@ -73,15 +73,21 @@ func (s *Store) Get(ctx context.Context, id string) (File, error) {
 	if err != nil {
 		return f, err
 	}
-	f.UsedIn, err = s.uses(ctx, id)
+	f.UsedIn, err = s.uses(ctx, f.App, id)
 	return f, err
 }
 
-func (s *Store) uses(ctx context.Context, id string) ([]Use, error) {
+// publishedNow is the condition on a media_usage row of an item that
+// apps see at $now: published, not expired, not archived.
+const publishedNow = `published_at > 0 AND published_at <= $now AND (removed_at = 0 OR removed_at > $now)
+	AND (archived_at = 0 OR archived_at > $now)`
+
+// uses lists what of app uses file id: another app's items may hold the
+// file's URL, but they are none of this app's business.
+func (s *Store) uses(ctx context.Context, app, id string) ([]Use, error) {
 	now := time.Now().UnixMilli()
-	rows, err := s.pool.Query(ctx, `SELECT ref_type, ref_id, name, module, app,
-		  published_at > 0 AND published_at <= $2 AND (removed_at = 0 OR removed_at > $2)
-		FROM media_usage WHERE files @> ARRAY[$1] AND live ORDER BY ref_type, name, ref_id`, id, now)
+	rows, err := s.pool.Query(ctx, `SELECT ref_type, ref_id, name, module, app, `+strings.ReplaceAll(publishedNow, "$now", "$3")+`
+		FROM media_usage WHERE files @> ARRAY[$1] AND app = $2 AND live ORDER BY ref_type, name, ref_id`, id, app, now)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +98,9 @@ func (s *Store) uses(ctx context.Context, id string) ([]Use, error) {
 	})
 }
 
-// UsedBy names what uses a file: "item:<id>", "push:<id>".
-func (s *Store) UsedBy(ctx context.Context, id string) ([]string, error) {
-	uses, err := s.uses(ctx, id)
+// UsedBy names what of app uses a file: "item:<id>", "push:<id>".
+func (s *Store) UsedBy(ctx context.Context, app, id string) ([]string, error) {
+	uses, err := s.uses(ctx, app, id)
 	out := make([]string, len(uses))
 	for i, u := range uses {
 		out[i] = u.Type + ":" + u.ID
@@ -108,7 +114,7 @@ func (s *Store) Published(ctx context.Context, app, id string) (bool, error) {
 	now := time.Now().UnixMilli()
 	var ok bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM media_usage WHERE files @> ARRAY[$1] AND live AND app = $2
-		AND ref_type = 'item' AND published_at > 0 AND published_at <= $3 AND (removed_at = 0 OR removed_at > $3))`, id, app, now).Scan(&ok)
+		AND ref_type = 'item' AND `+strings.ReplaceAll(publishedNow, "$now", "$3")+`)`, id, app, now).Scan(&ok)
 	return ok, err
 }
 

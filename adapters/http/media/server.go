@@ -139,32 +139,37 @@ func (s *Server) ref(ctx context.Context, id string) (rmmedia.Ref, error) {
 	return r, err
 }
 
-// parse reads /media/{id}[/{sha}][/{transform}][/{name}] and the query.
-func (s *Server) parse(r *http.Request) (request, error) {
-	id := chi.URLParam(r, "id")
-	if !idPattern.MatchString(id) {
-		return request{}, fault.NotFoundf("no media file %q", id)
-	}
-	ref, err := s.ref(r.Context(), id)
-	if err != nil {
-		return request{}, err
-	}
+// parse reads the rest of /media/{id}[/{sha}][/{transform}/{name}] and
+// the query. A transform in the path comes before a name (as in the URLs
+// the API answers), so a file named "t_shirt" or "w_draft" is a name.
+func (s *Server) parse(r *http.Request, ref rmmedia.Ref) (request, error) {
 	req := request{ref: ref, sha: ref.SHA256}
 	segs := strings.Split(strings.Trim(chi.URLParam(r, "*"), "/"), "/")
 	if len(segs) > 0 && shaSegment.MatchString(segs[0]) {
 		if !contains(ref.SHAs, segs[0]) {
-			return request{}, fault.NotFoundf("media file %s has no version %s", id, segs[0])
+			// A version newer than the record kept in memory (a
+			// replacement a moment ago): read the record again.
+			fresh, err := s.refs.Ref(r.Context(), ref.ID)
+			if err != nil || !contains(fresh.SHAs, segs[0]) {
+				return request{}, fault.NotFoundf("media file %s has no version %s", ref.ID, segs[0])
+			}
+			s.refCache.Add(ref.ID, fresh)
+			req.ref = fresh
 		}
 		req.sha, req.addressed, segs = segs[0], true, segs[1:]
 	}
-	if len(segs) > 1 || (len(segs) == 1 && segs[0] != "" && !strings.Contains(segs[0], ".")) {
+	switch {
+	case len(segs) > 2:
+		return request{}, fault.NotFoundf("no such media path")
+	case len(segs) == 2:
 		t, ok, err := s.transforms.FromSegment(segs[0])
 		if err != nil {
 			return request{}, err
 		}
-		if ok {
-			req.transform, req.segment = t, true
+		if !ok {
+			return request{}, fault.NotFoundf("no such media path: %q is not a transform", segs[0])
 		}
+		req.transform, req.segment = t, true
 	}
 	t, err := s.transforms.FromQuery(r.URL.Query())
 	if err != nil {
@@ -196,11 +201,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
-	req, err := s.parse(r)
+	id := chi.URLParam(r, "id")
+	if !idPattern.MatchString(id) {
+		return fault.NotFoundf("no media file %q", id)
+	}
+	ref, err := s.ref(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	public, err := s.allowed(r, req.ref)
+	// Who may read the file comes first: nothing about a file the caller
+	// may not read (which versions it has) is told.
+	public, err := s.allowed(r, ref)
+	if err != nil {
+		return err
+	}
+	req, err := s.parse(r, ref)
 	if err != nil {
 		return err
 	}

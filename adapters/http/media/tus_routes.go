@@ -40,11 +40,15 @@ func (s *API) tusHandle(h func(w http.ResponseWriter, r *http.Request, u *Upload
 	})
 }
 
-// OwnsIdempotency leaves the tus creation to itself: a repeated creation
-// makes another upload (the abandoned one is swept), and its body, which
-// may carry a first chunk as large as the upload limit, is never held in
-// memory to be replayed.
-func (s *API) OwnsIdempotency(path string) bool { return strings.TrimSuffix(path, "/") == uploadsPath }
+// OwnsIdempotency leaves the requests that carry a file to themselves:
+// their bodies, as large as the upload limit, are streamed to storage and
+// never held in memory to be hashed and replayed. A repeated tus creation
+// makes another upload (the abandoned one is swept); a repeated upload
+// stores the same bytes once and adds another file.
+func (s *API) OwnsIdempotency(path string) bool {
+	_, streamed := s.BodyLimit(path)
+	return streamed
+}
 
 // uploadOptions serves OPTIONS /api/media/uploads: the protocol's version,
 // extensions and size limit.

@@ -19,8 +19,12 @@ import (
 	rmmedia "github.com/halocms/halocms/readmodels/media"
 )
 
-// maxField bounds a multipart field other than the file.
-const maxField = 64 << 10
+// maxField bounds the multipart fields before the file, together (they
+// are read before the caller's right is checked); maxFields counts them.
+const (
+	maxField  = 64 << 10
+	maxFields = 64
+)
 
 // parts reads a multipart body's fields up to its part "file", which it
 // returns unread: the file is streamed to storage, never held in memory.
@@ -34,6 +38,7 @@ func (s *API) parts(r *http.Request) (map[string][]string, *multipart.Part, erro
 	}
 	mr := multipart.NewReader(r.Body, params["boundary"])
 	fields := map[string][]string{}
+	parts, size := 0, 0
 	for {
 		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -53,8 +58,8 @@ func (s *API) parts(r *http.Request) (map[string][]string, *multipart.Part, erro
 		if len(b) > maxField {
 			return nil, nil, fault.Invalidf("the field %s is longer than %d bytes", name, maxField).With("field", name)
 		}
-		if len(fields) > 32 {
-			return nil, nil, fault.Invalidf("too many fields before the file")
+		if parts, size = parts+1, size+len(b); parts > maxFields || size > maxField {
+			return nil, nil, fault.Invalidf("the fields before the file are more than %d parts or %d bytes", maxFields, maxField)
 		}
 		fields[name] = append(fields[name], string(b))
 	}
