@@ -43,8 +43,9 @@ func (s Signer) Verify(path string, t media.Transform, sig string) bool {
 var DefaultSizes = []int{16, 32, 48, 64, 96, 128, 160, 200, 240, 256, 320, 400, 480, 512,
 	640, 720, 768, 800, 960, 1024, 1080, 1200, 1280, 1440, 1600, 1920, 2048}
 
-// DefaultQualities are the qualities anyone may ask for (0 is the default).
-var DefaultQualities = []int{0, 50, 60, 70, 75, 80, 85, 90, 95}
+// DefaultQualities are the qualities anyone may ask for: the default only
+// (0); others are signed.
+var DefaultQualities = []int{0}
 
 // Policy decides which transforms a request may have made. Making images
 // costs CPU and storage, and every distinct transform is a stored file,
@@ -52,8 +53,12 @@ var DefaultQualities = []int{0, 50, 60, 70, 75, 80, 85, 90, 95}
 // A transform is allowed when
 //   - it makes the same image as a preset, or
 //   - it carries a valid signature (Signer; any size within the bounds), or
-//   - unless SignedOnly, its width and height are each 0 or in Sizes and
-//     its quality is in Qualities: a few hundred images per file at most.
+//   - unless SignedOnly, it gives one side only (a width or a height) from
+//     Sizes, in any format, at the default quality: with one side, fit and
+//     gravity make no difference, so that is 27 sizes × 2 sides × 5
+//     formats, 270 images per file at most. Crops, both sides and other
+//     qualities are presets or signed (the CMS's API signs them for its
+//     users: GET /api/media/file/{id}/transform).
 type Policy struct {
 	Presets    Presets
 	Signer     Signer
@@ -84,6 +89,9 @@ func (p Policy) Allow(path string, t media.Transform, sig string) error {
 	}
 	if qualities == nil {
 		qualities = DefaultQualities
+	}
+	if (t.Width == 0) == (t.Height == 0) {
+		return fault.Forbiddenf("without a signature, give a width or a height, not both (crops: a preset or a signed URL)").With("field", "height")
 	}
 	for _, side := range []struct {
 		name string

@@ -56,10 +56,13 @@ func TestPolicy(t *testing.T) {
 		{"signed odd size", closed, odd, signer.Sign(path, odd), true, ""},
 		{"bad signature", open, media.Transform{Width: 400}, "AAAAAAAAAAAAAAAAAAAAAA", false, "signature"},
 		{"unsigned when signed only", closed, media.Transform{Width: 400}, "", false, "signed"},
-		{"allowed sizes", open, media.Transform{Width: 640, Height: 480, Quality: 75}, "", true, ""},
+		{"allowed width", open, media.Transform{Width: 640, Format: media.WebP}, "", true, ""},
+		{"allowed height", open, media.Transform{Height: 480, Format: media.AVIF}, "", true, ""},
+		{"both sides", open, media.Transform{Width: 640, Height: 480}, "", false, "not both"},
+		{"signed crop", open, media.Transform{Width: 640, Height: 480, Fit: media.Cover}, signer.Sign(path, media.Transform{Width: 640, Height: 480, Fit: media.Cover}), true, ""},
 		{"odd width", open, odd, "", false, "width"},
-		{"odd height", open, media.Transform{Width: 400, Height: 301}, "", false, "height"},
-		{"odd quality", open, media.Transform{Width: 400, Quality: 77}, "", false, "quality"},
+		{"odd height", open, media.Transform{Height: 301}, "", false, "height"},
+		{"other quality", open, media.Transform{Width: 400, Quality: 75}, "", false, "quality"},
 		{"custom sizes", Policy{Sizes: []int{333}, Qualities: []int{0}}, odd, "", true, ""},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"image/png"
 	"net/http"
 	"strings"
 	"testing"
@@ -101,5 +102,39 @@ func TestMediaUsesAcrossApps(t *testing.T) {
 	ts.transit(ts.admin, it.ID, "archive", nil)
 	if got := status(403); got != 403 {
 		t.Fatalf("archived: the app still reads the file (%d)", got)
+	}
+}
+
+// TestMediaSignedTransforms: without a signature the file server makes one
+// side from its list; the API signs any transform for a reader of the app,
+// and a forged signature is refused.
+func TestMediaSignedTransforms(t *testing.T) {
+	ts := startServer(t)
+	app := ts.createApp("Media app")
+	var f mediaView
+	ts.mustJSON(ts.upload(ts.admin, app.ID, "cat.jpg", testJPEG(t, 800, 600)), 201, &f)
+	if r := ts.fetch(f.URL+"?w=640&h=480&fit=cover", "", nil); r.Status != 403 {
+		t.Fatalf("an unsigned crop: %s", r)
+	}
+	var signed struct {
+		URL string `json:"url"`
+	}
+	ts.mustJSON(ts.get(mediaPath+"/"+f.ID+"/transform?w=640&h=480&fit=cover&fm=png", ts.admin), 200, &signed)
+	r := ts.fetch(signed.URL, "", nil)
+	img, err := png.Decode(bytes.NewReader(r.Body))
+	if r.Status != 200 || err != nil || img.Bounds().Dx() != 640 || img.Bounds().Dy() != 480 {
+		t.Fatalf("the signed crop: %s (%v)", r, err)
+	}
+	if r := ts.fetch(strings.Replace(signed.URL, "sig=", "sig=x", 1), "", nil); r.Status != 403 {
+		t.Fatalf("a forged signature: %s", r)
+	}
+	if r := ts.fetch(strings.Replace(signed.URL, "w=640", "w=400", 1), "", nil); r.Status != 403 {
+		t.Fatalf("a signature of another transform: %s", r)
+	}
+	if r := ts.get(mediaPath+"/"+f.ID+"/transform?w=640", ts.appToken(app)); r.Status != 403 {
+		t.Fatalf("an app token asking for a signature: %s", r)
+	}
+	if r := ts.get(mediaPath+"/"+f.ID+"/transform?w=99999", ts.admin); r.Status != 400 {
+		t.Fatalf("out of bounds: %s", r)
 	}
 }

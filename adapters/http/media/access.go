@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/halocms/halocms/domain/access"
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/media"
 	"github.com/halocms/halocms/domain/rights"
 	rmmedia "github.com/halocms/halocms/readmodels/media"
 )
@@ -121,4 +123,31 @@ func (s *Server) fileJSON(ctx context.Context, f rmmedia.File, single bool) file
 		}
 	}
 	return out
+}
+
+// transformURL is the signed URL of the transform t of one version of f
+// (and, for a signed app, signed for access too).
+func (s *Server) transformURL(ctx context.Context, f rmmedia.File, t media.Transform) string {
+	path := "/media/" + f.ID + "/" + f.SHA256 + "/" + f.Name // as the server reads it (unescaped)
+	q := url.Values{}
+	for k, v := range map[string]string{"w": itoa(t.Width), "h": itoa(t.Height), "fit": string(t.Fit), "g": string(t.Gravity),
+		"q": itoa(t.Quality), "fm": string(t.Format)} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	q.Set("sig", s.transforms.Sign(path, t))
+	u := s.cfg.URLs.Version(f.ID, f.SHA256, f.Name)
+	if signed, err := s.signedApp(ctx, f.App); err != nil || signed {
+		u = s.sign(u, time.Now())
+		return u + "&" + q.Encode()
+	}
+	return u + "?" + q.Encode()
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }

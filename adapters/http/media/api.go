@@ -91,6 +91,7 @@ func (s *API) Routes(r chi.Router) {
 	r.Patch("/api/media/file/{id}", s.kit.Handle(s.change))
 	r.Delete("/api/media/file/{id}", s.kit.Handle(s.delete))
 	r.Put("/api/media/file/{id}/content", s.kit.Handle(s.replace))
+	r.Get("/api/media/file/{id}/transform", s.kit.Handle(s.transform))
 	r.Get("/api/media/facets", s.kit.Handle(s.facets))
 	r.Get("/api/media/settings", s.kit.Handle(s.settings))
 	r.Put("/api/media/settings", s.kit.Handle(s.setSettings))

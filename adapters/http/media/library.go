@@ -10,6 +10,7 @@ import (
 	httpapi "github.com/halocms/halocms/adapters/http"
 	cmdmedia "github.com/halocms/halocms/commands/media"
 	"github.com/halocms/halocms/domain/fault"
+	"github.com/halocms/halocms/domain/media"
 	"github.com/halocms/halocms/domain/rights"
 	rmmedia "github.com/halocms/halocms/readmodels/media"
 )
@@ -223,5 +224,31 @@ func (s *API) facets(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// transform serves GET /api/media/file/{id}/transform?w=&h=&fit=&g=&q=&fm=:
+// the signed URL of that transform of the file's current version, for
+// a reader of its app (the CMS shows any transform; apps ask the server
+// only for presets and the sizes anyone may ask for).
+func (s *API) transform(w http.ResponseWriter, r *http.Request) error {
+	t, perr := s.Files.transforms.FromQuery(r.URL.Query())
+	if perr == nil {
+		perr = t.Validate(media.DefaultBounds)
+	}
+	if perr != nil {
+		return s.kit.RefusedFirst(r.Context(), rights.Read, perr)
+	}
+	f, err := s.Queries.File(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	if f.URL != "" || f.Kind != string(media.Image) || f.MIME == "image/svg+xml" {
+		return fault.Invalidf("only raster images stored here can be transformed; this file is %s", f.MIME)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpapi.WriteJSON(w, http.StatusOK, struct {
+		URL string `json:"url"`
+	}{s.Files.transformURL(r.Context(), f, t)})
 	return nil
 }

@@ -52,6 +52,9 @@ type Transforms interface {
 	// not signed, not an allowed size): path is the request's path.
 	Allow(path string, t media.Transform, q url.Values) error
 	Transform(ctx context.Context, src io.Reader, t media.Transform) ([]byte, string, error)
+	// Sign is the signature (`sig`) of the transform t of the file at
+	// path, which Allow accepts.
+	Sign(path string, t media.Transform) string
 }
 
 // Access tells whose files need a token or a signed URL (an app's media

@@ -2173,6 +2173,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/media/file/{id}/transform": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The signed URL of a transform of an image
+         * @description Any transform within the bounds (both sides, a fit and gravity, a quality, a format), signed
+         *     (`sig`) for the file's current version, so the file server makes it for anyone holding the
+         *     URL (and, for a signed app, signed for access too). Without a signature the file server makes
+         *     presets and one side from its list of sizes only. Who may call: CMS users holding `read` on
+         *     the app. A file that is not a raster image stored here is a 400.
+         */
+        get: operations["mediaTransformUrl"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/media/file/updateByUrl": {
         parameters: {
             query?: never;
@@ -2340,7 +2366,8 @@ export interface paths {
          *     `w h fit g q fm`, or `preset=`). `Range` works on every file (audio and video seek). The
          *     name segment is for people and downloads, and ignored. Each derived image is computed once
          *     and kept. Transforms are bounded: presets, signed transforms (`sig`), or, unless the server
-         *     runs with `CMS_MEDIA_TRANSFORMS=signed`, sizes from a fixed list (see docs/media-transforms.md).
+         *     runs with `CMS_MEDIA_TRANSFORMS=signed`, one side (a width or a height) from a fixed list at the
+         *     default quality (see docs/media-transforms.md; `GET /api/media/file/{id}/transform` signs any other).
          *     SVG, HTML and other documents are sent as attachments with `Content-Security-Policy: sandbox`.
          *     Who may read: anyone for an app whose media is public; otherwise a signed URL (`expires`,
          *     `signature`), a CMS user's token that may read the app, or the app's tokens for files its
@@ -9165,6 +9192,44 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    mediaTransformUrl: {
+        parameters: {
+            query?: {
+                w?: number;
+                h?: number;
+                fit?: "cover" | "contain" | "fill" | "inside";
+                g?: string;
+                q?: number;
+                fm?: "jpeg" | "png" | "webp" | "avif";
+            };
+            header?: {
+                /** @description Correlation id recorded in the events this request causes (at most 128 characters; generated when missing or longer). Echoed in the response. */
+                "X-Request-Id"?: components["parameters"]["XRequestId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The URL */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        url: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     updateMediaByUrl: {

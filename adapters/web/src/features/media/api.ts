@@ -115,3 +115,18 @@ export function useDeleteMedia(app: string) {
     },
   });
 }
+
+/** useTransformURL: the signed address of file's image derived by t (any transform the server allows). */
+export function useTransformURL(id: string, t: { w?: number; h?: number; fit?: string; fm?: string }) {
+  const query = Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined && v !== "")) as {
+    w?: number;
+    h?: number;
+    fit?: "cover" | "contain" | "fill" | "inside";
+    fm?: "jpeg" | "png" | "webp" | "avif";
+  };
+  return useQuery({
+    queryKey: [...mediaKeys.file(id), "transform", query],
+    queryFn: async () => unwrap(await api.GET("/api/media/file/{id}/transform", { params: { path: { id }, query } })).url,
+    staleTime: 60 * 60 * 1000,
+  });
+}

@@ -1,11 +1,12 @@
 // TransformPreview: choose a width, a height, how the image fits them
 // and a format, and see the image the server derives, with its address
-// to copy (apps ask for images this way: `?w=400&fm=webp`).
+// to copy. The API signs the address (the file server makes presets and
+// one side of its list of sizes for anyone, other transforms when signed).
 import { ActionIcon, CopyButton, Group, Image, Paper, Select, Stack, Text, TextInput, Tooltip } from "@mantine/core";
 import { IconCheck, IconCopy } from "@tabler/icons-react";
 import { useState } from "react";
-import type { MediaFile } from "../api";
-import { absolute, transformed, type Transform } from "../format";
+import { useTransformURL, type MediaFile } from "../api";
+import { absolute, type Transform } from "../format";
 
 /** Widths and heights the server derives without a signature. */
 export const sizes = [200, 400, 800, 1600];
@@ -26,8 +27,9 @@ const formats = [
 export function TransformPreview({ file }: { file: MediaFile }) {
   const [t, setT] = useState<Transform>({ w: 400, fm: "webp" });
   const [state, setState] = useState<{ src: string; w: number; h: number } | { src: string; failed: true }>();
-  const src = transformed(file.url, t);
-  const full = absolute(src);
+  const signed = useTransformURL(file.id, t);
+  const src = signed.data ?? "";
+  const full = src && absolute(src);
   const shown = state?.src === src ? state : undefined;
   const set = (p: Partial<Transform>) => setT((old) => ({ ...old, ...p }));
 
@@ -72,7 +74,7 @@ export function TransformPreview({ file }: { file: MediaFile }) {
         }
       />
       <Paper withBorder p={4} bg="gray.0" style={{ overflow: "auto", maxHeight: 420 }}>
-        <Image
+        {src && <Image
           key={src}
           src={src}
           alt={`${file.name}, derived: ${describeTransform(t)}`}
@@ -82,10 +84,10 @@ export function TransformPreview({ file }: { file: MediaFile }) {
           data-testid="derived-image"
           onLoad={(e) => setState({ src, w: e.currentTarget.naturalWidth, h: e.currentTarget.naturalHeight })}
           onError={() => setState({ src, failed: true })}
-        />
+        />}
       </Paper>
       <Text size="xs" c={shown && "failed" in shown ? "red.8" : "dimmed"} aria-live="polite">
-        {!shown ? "Deriving the image…" : "failed" in shown ? "The server did not derive this image (a size it does not allow without a signature?)." : `Derived image: ${shown.w} × ${shown.h} px`}
+        {signed.isError ? "The server refused this transform." : !shown ? "Deriving the image…" : "failed" in shown ? "The server did not derive this image." : `Derived image: ${shown.w} × ${shown.h} px`}
       </Text>
     </Stack>
   );
