@@ -127,12 +127,12 @@ test("the library: drop files to upload them (progress, a refusal in the API's w
   await expect(derived).toHaveAttribute("src", /[?&]w=200/);
   await expect.poll(() => derived.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(200);
   await expect(preview.getByText("Derived image: 200 × 150 px")).toBeVisible();
-  // The API signs the address: any transform, a crop too, is made for whoever holds it.
+  // The API signs the address: any transform (both sides stretched here) is made for whoever holds it.
   await expect(preview.getByLabel("Address of the derived image")).toHaveValue(/^https?:\/\/.+\/media\/.+\?(?=.*\bw=200\b)(?=.*\bfm=webp\b)(?=.*\bsig=)/);
   await preview.getByLabel("Height", { exact: true }).and(page.locator("input")).click();
   await page.getByRole("option", { name: "200 px" }).click();
   await preview.getByLabel("Fit", { exact: true }).and(page.locator("input")).click();
-  await page.getByRole("option", { name: "Cover (crop to fill)" }).click();
+  await page.getByRole("option", { name: "Fill (stretch)" }).click();
   await expect(preview.getByText("Derived image: 200 × 200 px")).toBeVisible();
   const cropped = await preview.getByLabel("Address of the derived image").inputValue();
   expect((await page.request.get(cropped)).status()).toBe(200);
