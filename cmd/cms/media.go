@@ -102,7 +102,9 @@ func (t transforms) Allow(path string, tr media.Transform, q url.Values) error {
 	return t.policy.Allow(path, tr, q.Get("sig"))
 }
 
-func (t transforms) Sign(path string, tr media.Transform) string { return t.policy.Signer.Sign(path, tr) }
+func (t transforms) Sign(path string, tr media.Transform) string {
+	return t.policy.Signer.Sign(path, tr)
+}
 
 func (t transforms) Transform(ctx context.Context, src io.Reader, tr media.Transform) ([]byte, string, error) {
 	return t.engine.Transform(ctx, src, tr)
