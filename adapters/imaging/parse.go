@@ -84,8 +84,10 @@ var queryKeys = map[string]string{
 	"preset": "preset",
 }
 
-// queryIgnored are keys that travel with a transform but are not part of it.
-var queryIgnored = map[string]bool{"sig": true, "exp": true, "download": true, "v": true}
+// queryIgnored are keys that travel with a transform but are not part of
+// it: its signature, the file server's signed-URL parameters (expires,
+// signature) and cache busters.
+var queryIgnored = map[string]bool{"sig": true, "exp": true, "expires": true, "signature": true, "download": true, "v": true}
 
 // ParseQuery reads a transform from a query string in the form of
 // Directus: `?width=400&height=300&fit=cover&gravity=north&quality=80&format=webp`,

@@ -83,16 +83,7 @@ type transforms struct {
 	engine  *imaging.Engine
 }
 
-// accessParams are the file server's own query parameters (a signed
-// URL's), not transforms.
-var accessParams = []string{"expires", "signature"}
-
-func (t transforms) FromQuery(q url.Values) (media.Transform, error) {
-	if q.Has("expires") || q.Has("signature") {
-		q = cloneWithout(q, accessParams...)
-	}
-	return t.presets.ParseQuery(q)
-}
+func (t transforms) FromQuery(q url.Values) (media.Transform, error) { return t.presets.ParseQuery(q) }
 
 func (t transforms) FromSegment(seg string) (media.Transform, bool, error) {
 	return t.presets.ParseSegment(seg)
@@ -108,17 +99,6 @@ func (t transforms) Sign(path string, tr media.Transform) string {
 
 func (t transforms) Transform(ctx context.Context, src io.Reader, tr media.Transform) ([]byte, string, error) {
 	return t.engine.Transform(ctx, src, tr)
-}
-
-func cloneWithout(q url.Values, keys ...string) url.Values {
-	out := url.Values{}
-	for k, v := range q {
-		out[k] = v
-	}
-	for _, k := range keys {
-		delete(out, k)
-	}
-	return out
 }
 
 // mediaParts are the media library's services.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -149,11 +150,11 @@ func (s *Server) parse(r *http.Request, ref rmmedia.Ref) (request, error) {
 	req := request{ref: ref, sha: ref.SHA256}
 	segs := strings.Split(strings.Trim(chi.URLParam(r, "*"), "/"), "/")
 	if len(segs) > 0 && shaSegment.MatchString(segs[0]) {
-		if !contains(ref.SHAs, segs[0]) {
+		if !slices.Contains(ref.SHAs, segs[0]) {
 			// A version newer than the record kept in memory (a
 			// replacement a moment ago): read the record again.
 			fresh, err := s.refs.Ref(r.Context(), ref.ID)
-			if err != nil || !contains(fresh.SHAs, segs[0]) {
+			if err != nil || !slices.Contains(fresh.SHAs, segs[0]) {
 				return request{}, fault.NotFoundf("media file %s has no version %s", ref.ID, segs[0])
 			}
 			s.refCache.Add(ref.ID, fresh)
@@ -185,15 +186,6 @@ func (s *Server) parse(r *http.Request, ref rmmedia.Ref) (request, error) {
 		req.transform = t
 	}
 	return req, nil
-}
-
-func contains(s []string, v string) bool {
-	for _, e := range s {
-		if e == v {
-			return true
-		}
-	}
-	return false
 }
 
 // ServeHTTP serves a file (see URLs).
