@@ -131,14 +131,7 @@ func apply(f media.File, ev any) media.File { return f.Apply(ev) }
 // caller refuses anonymous callers (401) and app tokens (403): the
 // library is managed by CMS users.
 func caller(ctx context.Context) (access.Actor, error) {
-	a := access.From(ctx)
-	switch a.Kind {
-	case access.Anonymous:
-		return a, access.ErrUnauthenticated
-	case access.User, access.System:
-		return a, nil
-	}
-	return a, fault.Forbiddenf("app tokens (and app users' tokens) may not change the media library; use a CMS user's token")
+	return access.CMSUser(ctx, fault.Forbiddenf("app tokens (and app users' tokens) may not change the media library; use a CMS user's token"))
 }
 
 // Authorize needs permission p on app from a CMS user: the upload

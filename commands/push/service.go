@@ -92,14 +92,7 @@ func ActorApp(a access.Actor) (string, bool) {
 // token ships inside every copy of the app, and whoever unpacks it must not
 // be able to push to every user.
 func caller(ctx context.Context) (access.Actor, error) {
-	a := access.From(ctx)
-	switch a.Kind {
-	case access.Anonymous:
-		return a, access.ErrUnauthenticated
-	case access.User, access.System:
-		return a, nil
-	}
-	return a, fault.Forbiddenf("app tokens (and app users' tokens) may not schedule, change or read pushes; use a CMS user's token")
+	return access.CMSUser(ctx, fault.Forbiddenf("app tokens (and app users' tokens) may not schedule, change or read pushes; use a CMS user's token"))
 }
 
 // authorize needs permission p on app from a CMS user (see caller).

@@ -95,3 +95,18 @@ func RequireAdmin(a Actor) error {
 	}
 	return nil
 }
+
+// CMSUser returns the actor in ctx when it is a CMS user or the system.
+// Anyone else is refused: anonymous callers with ErrUnauthenticated (401),
+// app tokens and app users' tokens with refusal (a 403 saying what they
+// may not do, and whose token to use instead).
+func CMSUser(ctx context.Context, refusal *fault.Error) (Actor, error) {
+	a := From(ctx)
+	switch a.Kind {
+	case Anonymous:
+		return a, ErrUnauthenticated
+	case User, System:
+		return a, nil
+	}
+	return a, refusal
+}

@@ -64,14 +64,10 @@ type Stats struct {
 // users' tokens are refused (the figures are every device's). A caller
 // who may read no app at all gets 403 before any fault of the request.
 func (q *Queries) Stats(ctx context.Context, req StatsRequest) (Stats, error) {
-	a := access.From(ctx)
-	switch a.Kind {
-	case access.Anonymous:
-		return Stats{}, access.ErrUnauthenticated
-	case access.User, access.System:
-	default:
-		return Stats{}, fault.Forbiddenf("app tokens (and app users' tokens) may not read event figures; use a CMS user's token").
-			With("permission", rights.Read.String())
+	a, err := access.CMSUser(ctx, fault.Forbiddenf("app tokens (and app users' tokens) may not read event figures; use a CMS user's token").
+		With("permission", rights.Read.String()))
+	if err != nil {
+		return Stats{}, err
 	}
 	if req.Malformed != nil {
 		return Stats{}, guard.Malformed(ctx, q.authz, rights.Read, req.Malformed, rights.AppScope)

@@ -38,15 +38,8 @@ const MaxLimit = 500
 // cmsUser refuses anonymous callers (401) and app or app users' tokens
 // (403): the library is browsed by CMS users.
 func cmsUser(ctx context.Context) (access.Actor, error) {
-	a := access.From(ctx)
-	switch a.Kind {
-	case access.Anonymous:
-		return a, access.ErrUnauthenticated
-	case access.User, access.System:
-		return a, nil
-	}
-	return a, fault.Forbiddenf("app tokens (and app users' tokens) may not browse the media library; use a CMS user's token").
-		With("permission", rights.Read.String())
+	return access.CMSUser(ctx, fault.Forbiddenf("app tokens (and app users' tokens) may not browse the media library; use a CMS user's token").
+		With("permission", rights.Read.String()))
 }
 
 func (q *Queries) reader(ctx context.Context, app string, malformed error) error {

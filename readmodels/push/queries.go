@@ -39,15 +39,8 @@ func NewQueries(store *Store, authz Authorizer) *Queries {
 // reader refuses anonymous callers (401) and app or app-user tokens
 // (403): viewing pushes is for CMS users with the read right.
 func reader(ctx context.Context) (access.Actor, error) {
-	a := access.From(ctx)
-	switch a.Kind {
-	case access.Anonymous:
-		return a, access.ErrUnauthenticated
-	case access.User, access.System:
-		return a, nil
-	}
-	return a, fault.Forbiddenf("app tokens (and app users' tokens) may not read pushes; use a CMS user's token").
-		With("permission", rights.Read.String())
+	return access.CMSUser(ctx, fault.Forbiddenf("app tokens (and app users' tokens) may not read pushes; use a CMS user's token").
+		With("permission", rights.Read.String()))
 }
 
 // Schedule reads a schedule for a caller holding read on its app.
