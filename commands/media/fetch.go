@@ -22,8 +22,7 @@ func (s *Service) fetchURL(ctx context.Context, b ByURL) (media.File, bool, erro
 		}
 	}
 	// The metadata is checked before anything is downloaded.
-	if _, err := media.Upload(media.File{}, "check", b.App, media.New{Name: "check", Folder: b.Folder, Tags: b.Tags,
-		Bytes: media.Bytes{SHA256: "-"}}); err != nil {
+	if err := media.CheckFiling(b.Folder, b.Tags); err != nil {
 		return media.File{}, false, err
 	}
 	if b.Name != "" {

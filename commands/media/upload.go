@@ -68,8 +68,10 @@ func (s *Service) Upload(ctx context.Context, app string, n media.New, r io.Read
 		return media.File{}, err
 	}
 	// The metadata is checked before the bytes are read.
-	if _, err := media.Upload(media.File{}, "check", app, media.New{Name: n.Name, Folder: n.Folder, Tags: n.Tags,
-		Bytes: media.Bytes{SHA256: "-"}}); err != nil {
+	if _, err := media.CheckName(n.Name); err != nil {
+		return media.File{}, err
+	}
+	if err := media.CheckFiling(n.Folder, n.Tags); err != nil {
 		return media.File{}, err
 	}
 	b, err := s.store(ctx, r)

@@ -200,6 +200,17 @@ func (f File) Delete(force bool, usedBy []string) ([]any, error) {
 	return []any{Deleted{FileID: f.ID, App: f.App, Forced: len(usedBy) > 0, UsedBy: usedBy}}, nil
 }
 
+// CheckFiling refuses a folder or tags that a file may not be filed
+// under (Upload checks them again, with the rest of the file): what a
+// command checks before a byte of the file comes.
+func CheckFiling(folder string, tags []string) error {
+	if _, err := CheckFolder(folder); err != nil {
+		return err
+	}
+	_, err := CheckTags(tags)
+	return err
+}
+
 // CheckName returns a file name trimmed, or why it is refused: a name is
 // shown and sent as the download's name, never used as a path.
 func CheckName(s string) (string, error) {

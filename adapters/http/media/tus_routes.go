@@ -76,8 +76,10 @@ func (s *API) createUpload(w http.ResponseWriter, r *http.Request, u *Uploads) e
 		return err
 	}
 	n := newFileOf(meta)
-	if _, err := media.Upload(media.File{}, "check", app, media.New{Name: n.Name, Folder: n.Folder, Tags: n.Tags,
-		Bytes: media.Bytes{SHA256: "-"}}); err != nil {
+	if _, err := media.CheckName(n.Name); err != nil {
+		return err
+	}
+	if err := media.CheckFiling(n.Folder, n.Tags); err != nil {
 		return err
 	}
 	stored := map[string]string{metaApp: app, metaOwner: access.From(ctx).ID, metaFilename: n.Name,
