@@ -122,6 +122,12 @@ func TestMediaSignedAccess(t *testing.T) {
 	if !strings.Contains(used.URL, "signature=") {
 		t.Fatalf("a signed app's file URL is not signed: %s", used.URL)
 	}
+	// A signed URL of the server's own is the file itself, not an external reference.
+	var own mediaView
+	ts.mustJSON(ts.post(mediaPath+"/updateByUrl", ts.admin, map[string]any{"app": app.ID, "url": used.URL, "action": "save"}), 200, &own)
+	if own.ID != used.ID || own.External {
+		t.Fatalf("updateByUrl of a signed own URL: %+v", own)
+	}
 	m := ts.createModule(ts.admin, moduleBody(app.ID, "Pages", fld("hero", ftImage)))
 	stable, _ := url.Parse(used.URL)
 	stable.RawQuery = ""

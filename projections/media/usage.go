@@ -2,18 +2,14 @@ package media
 
 import (
 	"context"
-	"regexp"
 	"slices"
 
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/domain/media"
 	"github.com/halocms/halocms/domain/push"
 	"github.com/halocms/halocms/projections"
 )
-
-// fileURL finds the file ids in a URL of this server's media
-// (…/media/<24 hex>[/…]); any host, as the public address may change.
-var fileURL = regexp.MustCompile(`/media/([0-9a-f]{24})(?:[/?#]|$)`)
 
 // FilesIn returns the media file ids that the strings inside v (values of
 // any shape: strings, arrays, objects) name, each once, in order.
@@ -23,9 +19,10 @@ func FilesIn(v any) []string {
 	walk = func(v any) {
 		switch x := v.(type) {
 		case string:
-			for _, m := range fileURL.FindAllStringSubmatch(x, -1) {
-				if !slices.Contains(out, m[1]) {
-					out = append(out, m[1])
+			// Any host: the public address may change.
+			for _, id := range media.IDsNamedIn(x) {
+				if !slices.Contains(out, id) {
+					out = append(out, id)
 				}
 			}
 		case []any:

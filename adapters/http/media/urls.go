@@ -2,9 +2,9 @@ package media
 
 import (
 	"net/url"
-	"regexp"
 	"strings"
 
+	"github.com/halocms/halocms/domain/media"
 	rmmedia "github.com/halocms/halocms/readmodels/media"
 )
 
@@ -17,8 +17,6 @@ import (
 //
 // The name is there for people and downloads; the server ignores it.
 type URLs struct{ Base string }
-
-var ownPath = regexp.MustCompile(`^/media/([0-9a-f]{24})(?:/|$)`)
 
 // Stable is the file's URL that always serves its current version.
 func (u URLs) Stable(id, name string) string {
@@ -37,17 +35,14 @@ func (u URLs) Derived(id, sha, segment, name string) string {
 }
 
 // FileID returns the file a URL of this server's media names: one under
-// Base, or a path alone ("/media/…").
+// Base, whatever follows the id (a version, a transform, a name, a query:
+// a signed URL too).
 func (u URLs) FileID(raw string) (string, bool) {
 	rest, ok := strings.CutPrefix(raw, u.Base)
 	if !ok || (rest != "" && rest[0] != '/') {
 		return "", false
 	}
-	m := ownPath.FindStringSubmatch(rest)
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
+	return media.IDOfPath(rest)
 }
 
 // fileJSON is a file on the wire.
