@@ -110,7 +110,7 @@ func (s *API) delete(w http.ResponseWriter, r *http.Request) error {
 		return s.kit.RefusedFirst(r.Context(), rights.Delete, err)
 	}
 	if err := s.Commands.Delete(r.Context(), chi.URLParam(r, "id"), force); err != nil {
-		return s.usedIn(r, err)
+		return s.usedIn(r, chi.URLParam(r, "id"), err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
@@ -118,12 +118,12 @@ func (s *API) delete(w http.ResponseWriter, r *http.Request) error {
 
 // usedIn adds to a refused delete the items and pushes that use the file,
 // named (the domain names them by id only).
-func (s *API) usedIn(r *http.Request, err error) error {
+func (s *API) usedIn(r *http.Request, id string, err error) error {
 	fe, ok := err.(*fault.Error)
 	if !ok || fe.Kind != fault.Conflict || fe.Extra["usedBy"] == nil {
 		return err
 	}
-	f, ferr := s.Queries.File(r.Context(), chi.URLParam(r, "id"))
+	f, ferr := s.Queries.File(r.Context(), id)
 	if ferr != nil {
 		return err
 	}
@@ -162,15 +162,9 @@ func (s *API) updateByURL(w http.ResponseWriter, r *http.Request) error {
 	if b.Action == "delete" {
 		f, err := s.Commands.DeleteURL(r.Context(), app, b.URL, b.Force)
 		if err != nil {
-			if fe, ok := err.(*fault.Error); ok && fe.Kind == fault.Conflict && f.ID != "" {
-				if rf, ferr := s.Queries.File(r.Context(), f.ID); ferr == nil {
-					return fe.With("usedIn", usesJSON(rf.UsedIn))
-				}
-			}
-			return err
+			return s.usedIn(r, f.ID, err)
 		}
-		out := s.Files.fileJSON(r.Context(), rmmedia.File{ID: f.ID, App: f.App, Name: f.Name, Folder: f.Folder, Tags: f.Tags, URL: f.URL,
-			Kind: string(f.Bytes.Kind), MIME: f.Bytes.MIME, SHA256: f.Bytes.SHA256, Size: f.Bytes.Size, Version: f.Version}, false)
+		out := s.Files.fileJSON(r.Context(), fromDomain(f), false)
 		out.Deleted = true
 		httpapi.WriteJSON(w, http.StatusOK, out)
 		return nil
