@@ -1,15 +1,11 @@
 package analytics_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/analytics"
@@ -40,48 +36,14 @@ func reports() []event.Recorded {
 	return out
 }
 
-func tables(t *testing.T, ctx context.Context, pool *pgxpool.Pool) string {
-	t.Helper()
-	var b strings.Builder
-	for _, q := range []string{
-		`SELECT app || ' ' || day || ' ' || type || ' ' || events FROM analytics_daily_counts ORDER BY app, day, type`,
-		`SELECT app || ' ' || day || ' ' || device FROM analytics_daily_devices ORDER BY app, day, device`,
-	} {
-		rows, err := pool.Query(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(s + "\n")
-		}
-		rows.Close()
-	}
-	return b.String()
-}
-
-// applyIn projects evs into fresh tables in batches of size n.
+// applyIn projects evs into fresh tables in batches of size n and
+// returns their rows.
 func applyIn(t *testing.T, evs []event.Recorded, n int) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pool := pgtest.Pool(t)
-	if err := (projanalytics.Projector{}).Create(ctx, pool, "public"); err != nil {
-		t.Fatal(err)
-	}
-	for len(evs) > 0 {
-		k := min(n, len(evs))
-		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			return (projanalytics.Projector{}).Apply(ctx, tx, "public", evs[:k])
-		}); err != nil {
-			t.Fatalf("apply: %v", err)
-		}
-		evs = evs[k:]
-	}
-	return tables(t, ctx, pool)
+	pool := pgtest.Project(t, projanalytics.Projector{}, evs, n)
+	return pgtest.Lines(t, pool,
+		`SELECT app || ' ' || day || ' ' || type || ' ' || events FROM analytics_daily_counts ORDER BY app, day, type`,
+		`SELECT app || ' ' || day || ' ' || device FROM analytics_daily_devices ORDER BY app, day, device`)
 }
 
 // The counts per app, day and type sum every report; a device counts once

@@ -1,13 +1,9 @@
 package media_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/halocms/halocms/adapters/postgres/pgtest"
 	"github.com/halocms/halocms/domain/content"
@@ -64,50 +60,14 @@ func history() []event.Recorded {
 	}
 }
 
-func dump(t *testing.T, ctx context.Context, pool *pgxpool.Pool) string {
-	t.Helper()
-	var b strings.Builder
-	for _, q := range []string{
-		`SELECT concat_ws(' ', id, name, folder, array_to_string(tags, ','), alt->>'en', kind, mime, size, version, url, uploaded_by) FROM media_files ORDER BY id`,
-		`SELECT concat_ws(' ', ref_type, ref_id, name, array_to_string(files, ','), live, published_at, archived_at) FROM media_usage ORDER BY ref_type, ref_id`,
-	} {
-		rows, err := pool.Query(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(s + "\n")
-		}
-		rows.Close()
-	}
-	return b.String()
-}
-
+// applyIn projects evs into fresh tables in batches of size n and
+// returns their rows.
 func applyIn(t *testing.T, evs []event.Recorded, n int) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pool := pgtest.Pool(t)
-	if _, err := pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_trgm`); err != nil {
-		t.Fatal(err)
-	}
-	if err := (projmedia.Projector{}).Create(ctx, pool, "public"); err != nil {
-		t.Fatal(err)
-	}
-	for len(evs) > 0 {
-		k := min(n, len(evs))
-		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			return (projmedia.Projector{}).Apply(ctx, tx, "public", evs[:k])
-		}); err != nil {
-			t.Fatalf("apply: %v", err)
-		}
-		evs = evs[k:]
-	}
-	return dump(t, ctx, pool)
+	pool := pgtest.Project(t, projmedia.Projector{}, evs, n)
+	return pgtest.Lines(t, pool,
+		`SELECT concat_ws(' ', id, name, folder, array_to_string(tags, ','), alt->>'en', kind, mime, size, version, url, uploaded_by) FROM media_files ORDER BY id`,
+		`SELECT concat_ws(' ', ref_type, ref_id, name, array_to_string(files, ','), live, published_at, archived_at) FROM media_usage ORDER BY ref_type, ref_id`)
 }
 
 func TestLibraryAndUsage(t *testing.T) {
