@@ -309,11 +309,20 @@ func (a *app) serveOn(ctx context.Context, ln net.Listener) error {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cms_loyalty_view_cache_lookups_total",
 			Help: "Loyalty account views asked for, by whether memory answered.", ConstLabels: prometheus.Labels{"result": "miss"}},
 			func() float64 { return float64(a.loyaltyRead.ViewCache().Misses) }))
-	go a.cleanupTokens(rctx)
+	// Expired tokens and stale login-failure counters.
+	go a.cleanEvery(rctx, time.Hour, "token cleanup failed", "expired tokens deleted", a.sessions.Cleanup)
 	idemKeys := postgres.NewIdempotencyKeys(a.pool, httpapi.IdempotencyTTL, httpapi.IdempotencyLease)
-	go a.cleanupIdempotencyKeys(rctx, idemKeys)
-	go a.sweepMedia(rctx)
-	go a.sweepUploads(rctx)
+	go a.cleanEvery(rctx, time.Hour, "idempotency key cleanup failed", "expired idempotency keys deleted", idemKeys.Cleanup)
+	go a.cleanEvery(rctx, 10*time.Minute, "media: sweeping abandoned uploads failed", "media: abandoned uploads removed",
+		func(ctx context.Context) (int64, error) {
+			n, err := a.media.storage.Sweep(ctx, stagedMaxAge)
+			return int64(n), err
+		})
+	go a.cleanEvery(rctx, time.Hour, "sweeping abandoned resumable uploads failed", "abandoned resumable uploads removed",
+		func(ctx context.Context) (int64, error) {
+			n, err := a.media.uploads.Sweep(ctx, uploadMaxAge)
+			return int64(n), err
+		})
 	stopDispatcher, err := a.startDispatcher(ctx)
 	if err != nil {
 		return err
@@ -448,16 +457,17 @@ type noWait struct{}
 
 func (noWait) WaitFor(context.Context, event.Position, ...string) bool { return false }
 
-// cleanupTokens deletes expired tokens and stale login-failure counters
-// every hour.
-func (a *app) cleanupTokens(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
+// cleanEvery runs clean at once, then every interval until ctx ends,
+// logging how many things it removed (done) or why it failed (failed):
+// the periodic clean-ups of tokens, Idempotency-Keys and abandoned uploads.
+func (a *app) cleanEvery(ctx context.Context, interval time.Duration, failed, done string, clean func(context.Context) (int64, error)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if n, err := a.sessions.Cleanup(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("token cleanup failed", "err", err)
+		if n, err := clean(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn(failed, "err", err, "removed", n)
 		} else if n > 0 {
-			a.log.Info("expired tokens deleted", "count", n)
+			a.log.Info(done, "count", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	httpapi "github.com/halocms/halocms/adapters/http"
 	"github.com/halocms/halocms/adapters/postgres"
@@ -35,22 +34,4 @@ func (s idempotencyStore) Complete(ctx context.Context, k httpapi.IdempotencySco
 
 func (s idempotencyStore) Release(ctx context.Context, k httpapi.IdempotencyScope) error {
 	return s.keys.Release(ctx, k.Caller, k.Route, k.Key)
-}
-
-// cleanupIdempotencyKeys deletes expired Idempotency-Keys every hour.
-func (a *app) cleanupIdempotencyKeys(ctx context.Context, keys *postgres.IdempotencyKeys) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if n, err := keys.Cleanup(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("idempotency key cleanup failed", "err", err)
-		} else if n > 0 {
-			a.log.Info("expired idempotency keys deleted", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

@@ -212,21 +212,3 @@ func (m mediaFiles) FileURL(ctx context.Context, app, id string) (string, string
 // stagedMaxAge is how old a staged upload is when the sweep removes it:
 // an upload that a crash or a cut connection left behind.
 const stagedMaxAge = time.Hour
-
-// sweepMedia removes abandoned staged uploads, every ten minutes.
-func (a *app) sweepMedia(ctx context.Context) {
-	t := time.NewTicker(10 * time.Minute)
-	defer t.Stop()
-	for {
-		if n, err := a.media.storage.Sweep(ctx, stagedMaxAge); err != nil && ctx.Err() == nil {
-			a.log.Warn("media: sweeping abandoned uploads failed", "err", err)
-		} else if n > 0 {
-			a.log.Info("media: abandoned uploads removed", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}

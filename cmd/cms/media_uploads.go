@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -25,23 +24,4 @@ func (a *app) openUploads() error {
 	}
 	a.media.uploads = u
 	return nil
-}
-
-// sweepUploads removes abandoned resumable uploads every hour, until ctx
-// ends.
-func (a *app) sweepUploads(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if n, err := a.media.uploads.Sweep(ctx, uploadMaxAge); err != nil && ctx.Err() == nil {
-			a.log.Warn("sweeping abandoned uploads failed", "err", err, "removed", n)
-		} else if n > 0 {
-			a.log.Info("abandoned uploads removed", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
