@@ -124,6 +124,17 @@ func (k *Kit) AppOfField(ctx context.Context, v any, field string) (string, erro
 	return app, err
 }
 
+// AppParam reads the query parameter app (an app's id or number): ""
+// when it is absent (the query service says whether it is required), a
+// fault naming the field when it names no app.
+func (k *Kit) AppParam(r *http.Request) (string, error) {
+	a := r.URL.Query().Get("app")
+	if a == "" {
+		return "", nil
+	}
+	return k.AppOfField(r.Context(), a, "app")
+}
+
 // AppNumber is app's number (0 when it cannot be read), remembered once
 // read.
 func (k *Kit) AppNumber(ctx context.Context, app string) int {

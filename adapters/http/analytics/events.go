@@ -130,8 +130,8 @@ func (s *API) stats(w http.ResponseWriter, r *http.Request) error {
 		req.Malformed = err
 	} else if req.To, err = dayParam(r, "to"); err != nil {
 		req.Malformed = err
-	} else if a := r.URL.Query().Get("app"); a != "" {
-		req.App, req.Malformed = s.kit.AppOfField(r.Context(), a, "app")
+	} else {
+		req.App, req.Malformed = s.kit.AppParam(r)
 	}
 	st, err := s.Queries.Stats(r.Context(), req)
 	if err != nil {

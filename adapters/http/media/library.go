@@ -49,10 +49,8 @@ func (s *API) list(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Q) > 200 {
 		fail(fault.Invalidf("q is at most 200 characters").With("field", "q"))
 	}
-	if a := q.Get("app"); a != "" {
-		if req.App, err = s.kit.AppOfField(r.Context(), a, "app"); err != nil {
-			fail(err)
-		}
+	if req.App, err = s.kit.AppParam(r); err != nil {
+		fail(err)
 	}
 	files, total, err := s.Queries.List(r.Context(), req)
 	if err != nil {
@@ -193,11 +191,7 @@ type (
 
 // facets serves GET /api/media/facets?app=.
 func (s *API) facets(w http.ResponseWriter, r *http.Request) error {
-	var malformed error
-	var app string
-	if a := r.URL.Query().Get("app"); a != "" {
-		app, malformed = s.kit.AppOfField(r.Context(), a, "app")
-	}
+	app, malformed := s.kit.AppParam(r)
 	fc, err := s.Queries.Facets(r.Context(), app, malformed)
 	if err != nil {
 		return err

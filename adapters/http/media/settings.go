@@ -22,11 +22,7 @@ func accessName(signed bool) string {
 
 // settings serves GET /api/media/settings?app=.
 func (s *API) settings(w http.ResponseWriter, r *http.Request) error {
-	var malformed error
-	var app string
-	if a := r.URL.Query().Get("app"); a != "" {
-		app, malformed = s.kit.AppOfField(r.Context(), a, "app")
-	}
+	app, malformed := s.kit.AppParam(r)
 	signed, err := s.Queries.Access(r.Context(), app, malformed)
 	if err != nil {
 		return err
