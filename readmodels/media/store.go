@@ -77,16 +77,17 @@ func (s *Store) Get(ctx context.Context, id string) (File, error) {
 	return f, err
 }
 
-// publishedNow is the condition on a media_usage row of an item that
-// apps see at $now: published, not expired, not archived.
-const publishedNow = `published_at > 0 AND published_at <= $now AND (removed_at = 0 OR removed_at > $now)
-	AND (archived_at = 0 OR archived_at > $now)`
+// publishedAt3 is the condition on a media_usage row of an item that
+// apps see at the time $3 (epoch ms): published, not expired, not
+// archived. Both queries that use it take that time as $3.
+const publishedAt3 = `published_at > 0 AND published_at <= $3 AND (removed_at = 0 OR removed_at > $3)
+	AND (archived_at = 0 OR archived_at > $3)`
 
 // uses lists what of app uses file id: another app's items may hold the
 // file's URL, but they are none of this app's business.
 func (s *Store) uses(ctx context.Context, app, id string) ([]Use, error) {
 	now := time.Now().UnixMilli()
-	rows, err := s.pool.Query(ctx, `SELECT ref_type, ref_id, name, module, app, `+strings.ReplaceAll(publishedNow, "$now", "$3")+`
+	rows, err := s.pool.Query(ctx, `SELECT ref_type, ref_id, name, module, app, `+publishedAt3+`
 		FROM media_usage WHERE files @> ARRAY[$1] AND app = $2 AND live ORDER BY ref_type, name, ref_id`, id, app, now)
 	if err != nil {
 		return nil, err
@@ -114,7 +115,7 @@ func (s *Store) Published(ctx context.Context, app, id string) (bool, error) {
 	now := time.Now().UnixMilli()
 	var ok bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM media_usage WHERE files @> ARRAY[$1] AND live AND app = $2
-		AND ref_type = 'item' AND `+strings.ReplaceAll(publishedNow, "$now", "$3")+`)`, id, app, now).Scan(&ok)
+		AND ref_type = 'item' AND `+publishedAt3+`)`, id, app, now).Scan(&ok)
 	return ok, err
 }
 
