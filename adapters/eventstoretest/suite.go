@@ -83,6 +83,7 @@ func Run(t *testing.T, newHarness func(t *testing.T, reg *eventcodec.Registry) H
 		{"InvalidAppends", testInvalidAppends},
 		{"ExpectedVersion", testExpectedVersion},
 		{"ConcurrentAppends", testConcurrentAppends},
+		{"ConcurrentSmallAppends", testConcurrentSmallAppends},
 		{"Idempotency", testIdempotency},
 		{"OutOfOrderCommit", testOutOfOrderCommit},
 		{"RolledBackTransaction", testRolledBack},

@@ -47,6 +47,7 @@ type EventStore struct {
 	// holds bounds the AppendHeld transactions at once (see holdShare):
 	// each keeps a connection while its decision reads through others.
 	holds *semaphore.Weighted
+	group *committer // see groupcommit.go
 	// OnAppend, if set, is called after each successful append with the
 	// number of events written (metrics).
 	OnAppend func(n int)
@@ -60,6 +61,7 @@ func NewEventStore(pool *pgxpool.Pool, codec *eventcodec.Registry) *EventStore {
 	}
 	s := &EventStore{pool: pool, codec: codec, notify: make(chan struct{}, 1), done: make(chan struct{}),
 		types: map[string]struct{}{}, holds: semaphore.NewWeighted(max(1, int64(pool.Config().MaxConns)/holdShare))}
+	s.group = newCommitter(s)
 	go s.notifier()
 	return s
 }
@@ -182,6 +184,12 @@ func (s *EventStore) wake(appends ...event.StreamAppend) {
 // append whose event ids are all stored already is acknowledged as a
 // duplicate without writing anything.
 func (s *EventStore) Append(ctx context.Context, stream string, expectedVersion int64, events ...event.Event) (event.AppendResult, error) {
+	if stream != "" {
+		if res, ok := s.group.append(ctx, []event.StreamAppend{{Stream: stream, ExpectedVersion: expectedVersion, Events: events}}, nil); ok {
+			s.appended([]event.StreamAppend{{Events: events}})
+			return res, nil
+		}
+	}
 	res, err := s.AppendTx(ctx, s.pool, stream, expectedVersion, events...)
 	if err == nil && !res.Duplicate {
 		s.wake(event.StreamAppend{Events: events})

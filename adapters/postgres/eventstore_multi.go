@@ -18,6 +18,10 @@ func (s *EventStore) AppendMulti(ctx context.Context, appends ...event.StreamApp
 	if err != nil {
 		return event.AppendResult{}, err
 	}
+	if res, ok := s.group.append(ctx, writes, guards); ok {
+		s.appended(writes)
+		return res, nil
+	}
 	if len(appends) > 1 {
 		appendOne := s.appendPipelined
 		if oneStatement(writes) {
@@ -174,7 +178,21 @@ RETURNING transaction_id::text::bigint, global_position, stream_version`
 // append): AppendMulti then takes the careful path, which tells conflicts
 // and duplicates apart; a guard whose stream is held is a conflict at once.
 func (s *EventStore) appendSet(ctx context.Context, appends, guards []event.StreamAppend) (event.AppendResult, bool, error) {
-	total := 0
+	args, total, err := s.setArgs(appends)
+	if err != nil {
+		return event.AppendResult{}, false, err
+	}
+	var b pgx.Batch
+	if len(guards) > 0 {
+		queueGuards(&b, guards)
+	}
+	b.Queue(appendSetSQL, args...)
+	return s.sendAppends(ctx, &b, guards, []int{total})
+}
+
+// setArgs encodes appends into the arguments of appendSetSQL; total is
+// the number of events.
+func (s *EventStore) setArgs(appends []event.StreamAppend) (args []any, total int, err error) {
 	for _, a := range appends {
 		total += len(a.Events)
 	}
@@ -189,17 +207,12 @@ func (s *EventStore) appendSet(ctx context.Context, appends, guards []event.Stre
 	for i, a := range appends {
 		streams[i], expected[i], counts[i] = a.Stream, a.ExpectedVersion, int64(len(a.Events))
 		if err := s.encode(&enc, a.Events); err != nil {
-			return event.AppendResult{}, false, err
+			return nil, 0, err
 		}
 		for n := range a.Events {
 			evStreams = append(evStreams, a.Stream)
 			versions = append(versions, a.ExpectedVersion+int64(n)+1)
 		}
 	}
-	var b pgx.Batch
-	if len(guards) > 0 {
-		queueGuards(&b, guards)
-	}
-	b.Queue(appendSetSQL, streams, expected, counts, evStreams, versions, enc.ids, enc.types, enc.versions, enc.datas, enc.metas)
-	return s.sendAppends(ctx, &b, guards, []int{total})
+	return []any{streams, expected, counts, evStreams, versions, enc.ids, enc.types, enc.versions, enc.datas, enc.metas}, total, nil
 }

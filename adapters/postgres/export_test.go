@@ -31,3 +31,9 @@ func (s *EventStore) Signal() {
 	default:
 	}
 }
+
+// GroupStats reports how many groups the store committed and how many
+// calls they wrote (see groupcommit.go).
+func (s *EventStore) GroupStats() (groups, calls int64) {
+	return s.group.groups.Load(), s.group.calls.Load()
+}
