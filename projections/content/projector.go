@@ -126,11 +126,17 @@ func itemID(data any) string {
 func (Projector) Apply(ctx context.Context, db projections.DB, schema string, events []event.Recorded) error {
 	p := batch{db: db, schema: schema, rows: map[string]*itemRow{}, stored: map[string]bool{}, rekey: map[string]bool{},
 		deleting: map[string]bool{}, order: []string{}} // order: not NULL in SQL
+	// Items whose stream this batch starts (their creation at stream
+	// version 1) have no row yet: only the others are loaded.
+	var stored []string
 	for _, r := range events {
 		if id := itemID(r.Data); id != "" {
 			if _, seen := p.rows[id]; !seen {
 				p.order = append(p.order, id)
 				p.rows[id] = nil
+				if _, created := r.Data.(content.ItemCreated); !created || r.StreamVersion != 1 {
+					stored = append(stored, id)
+				}
 			}
 		} else if d, ok := r.Data.(content.ModuleDeleted); ok {
 			p.deleting[d.ModuleID] = true
@@ -145,8 +151,10 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 		}
 	}
 	if len(p.order) > 0 {
-		if err := p.load(ctx, p.order); err != nil {
-			return err
+		if len(stored) > 0 {
+			if err := p.load(ctx, stored); err != nil {
+				return err
+			}
 		}
 		// The items this batch writes are deleted with their module in log
 		// order (the others by module's UPDATE), and an item event after

@@ -31,9 +31,10 @@ type recorder struct {
 	pos int64
 	at  time.Time
 	evs []event.Recorded
+	ver map[string]int64 // each stream's version
 }
 
-func newRecorder(start time.Time) *recorder { return &recorder{at: start} }
+func newRecorder(start time.Time) *recorder { return &recorder{at: start, ver: map[string]int64{}} }
 
 // add records data as one transaction on stream, each event step later
 // than the previous one.
@@ -42,11 +43,12 @@ func (r *recorder) add(stream string, step time.Duration, data ...any) []event.R
 	first := len(r.evs)
 	for _, d := range data {
 		r.pos++
+		r.ver[stream]++
 		r.at = r.at.Add(step)
 		r.evs = append(r.evs, event.Recorded{
 			Position:      event.Position{TxID: r.tx, Pos: r.pos},
 			StreamID:      stream,
-			StreamVersion: r.pos,
+			StreamVersion: r.ver[stream],
 			Type:          d.(interface{ EventType() string }).EventType(),
 			SchemaVersion: 1,
 			Data:          d,
