@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,6 +49,11 @@ type EventStore struct {
 	// each keeps a connection while its decision reads through others.
 	holds *semaphore.Weighted
 	group *committer // see groupcommit.go
+	// origin names the store's appends in its NOTIFYs ("@origin;types"),
+	// so that a listener that has them fired as they commit (Listener.Own)
+	// ignores them.
+	origin    string
+	committed atomic.Pointer[func(payload string)] // see OnCommitted
 	// OnAppend, if set, is called after each successful append with the
 	// number of events written (metrics).
 	OnAppend func(n int)
@@ -62,9 +68,15 @@ func NewEventStore(pool *pgxpool.Pool, codec *eventcodec.Registry) *EventStore {
 	s := &EventStore{pool: pool, codec: codec, notify: make(chan struct{}, 1), done: make(chan struct{}),
 		types: map[string]struct{}{}, holds: semaphore.NewWeighted(max(1, int64(pool.Config().MaxConns)/holdShare))}
 	s.group = newCommitter(s)
+	s.origin = uuid.Must(uuid.NewV7()).String()
 	go s.notifier()
 	return s
 }
+
+// OnCommitted has fn called with the payload of each append's types (as
+// its NOTIFY would carry them) as soon as the append commits, on the
+// appending goroutine: fn must be quick. See Listener.Own.
+func (s *EventStore) OnCommitted(fn func(payload string)) { s.committed.Store(&fn) }
 
 // Close stops the background notifier.
 func (s *EventStore) Close() {
@@ -92,7 +104,7 @@ func (s *EventStore) notifier() {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, payload); err != nil {
+			if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, "@"+s.origin+";"+payload); err != nil {
 				// Announced with the next append's NOTIFY, as any type;
 				// until then the runners' idle polls find the events.
 				// (No retry of its own: it would spin while the
@@ -128,18 +140,25 @@ func (s *EventStore) takeTypes() (string, bool) {
 	if len(s.types) == 0 {
 		return "", false
 	}
-	list := make([]string, 0, len(s.types))
+	payload := typesPayload(s.types)
+	clear(s.types)
+	return payload, true
+}
+
+// typesPayload is the payload announcing types: comma-separated, or ""
+// (any type: too many to list, or one unknown).
+func typesPayload(types map[string]struct{}) string {
+	list := make([]string, 0, len(types))
 	n := 0
-	for t := range s.types {
+	for t := range types {
 		list = append(list, t)
 		n += len(t) + 1
 	}
-	clear(s.types)
 	if n > maxNotifyPayload || slices.Contains(list, "") {
-		return "", true
+		return ""
 	}
 	slices.Sort(list)
-	return strings.Join(list, ","), true
+	return strings.Join(list, ",")
 }
 
 // NotifiedTypes parses a NotifyChannel payload: the event types it
@@ -172,6 +191,15 @@ func (s *EventStore) wake(appends ...event.StreamAppend) {
 		}
 	}
 	s.typesMu.Unlock()
+	if fn := s.committed.Load(); fn != nil {
+		types := map[string]struct{}{}
+		for _, a := range appends {
+			for _, e := range a.Events {
+				types[typeName(e)] = struct{}{}
+			}
+		}
+		(*fn)(typesPayload(types))
+	}
 	select {
 	case s.notify <- struct{}{}:
 	default:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,7 @@ type Listener struct {
 	watchMu  sync.Mutex
 	watches  []watch
 	handlers []func(payload string, all bool)
+	own      map[string]bool // origins whose appends are fired locally (see Own)
 }
 
 type watch struct {
@@ -63,6 +65,44 @@ func (l *Listener) Handle(fn func(payload string, all bool)) {
 	l.watchMu.Lock()
 	l.handlers = append(l.handlers, fn)
 	l.watchMu.Unlock()
+}
+
+// Own has the appends of store fired here as they commit (see
+// EventStore.OnCommitted), without waiting for their NOTIFY: it would come
+// a few milliseconds later (the notifier sends at most one every
+// notifyEvery, in a transaction of its own), and the listener ignores it.
+// The other processes still hear it.
+func (l *Listener) Own(store *EventStore) {
+	l.watchMu.Lock()
+	if l.own == nil {
+		l.own = map[string]bool{}
+	}
+	l.own[store.origin] = true
+	l.watchMu.Unlock()
+	store.OnCommitted(func(payload string) { l.fire(payload, false) })
+}
+
+// heardFrom splits a notification into the origin of the appends it
+// announces (see EventStore.notifier; "" for others) and the payload the
+// watches see, and reports whether they were fired here already (Own).
+func (l *Listener) heardFrom(notification string) (payload string, fired bool) {
+	origin, payload := splitOrigin(notification)
+	if origin == "" {
+		return payload, false
+	}
+	l.watchMu.Lock()
+	defer l.watchMu.Unlock()
+	return payload, l.own[origin]
+}
+
+// splitOrigin splits "@origin;payload".
+func splitOrigin(notification string) (origin, payload string) {
+	if rest, ok := strings.CutPrefix(notification, "@"); ok {
+		if o, p, ok := strings.Cut(rest, ";"); ok {
+			return o, p
+		}
+	}
+	return "", notification
 }
 
 // fire wakes the waiters on C and the watches that accept payload (all of
@@ -184,7 +224,9 @@ func (l *Listener) listen(ctx context.Context) error {
 		cancel()
 		switch {
 		case err == nil:
-			l.fire(n.Payload, false)
+			if payload, fired := l.heardFrom(n.Payload); !fired {
+				l.fire(payload, false)
+			}
 		case quiet:
 			// Quiet for a while: is the server still there?
 			ping, cancel := context.WithTimeout(ctx, timeout)

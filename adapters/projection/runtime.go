@@ -204,6 +204,7 @@ func (rt *Runtime) Start(ctx context.Context) error {
 	}
 	if rt.listener == nil {
 		rt.listener = postgres.NewListener(rt.pool, postgres.NotifyChannel, rt.log)
+		rt.listener.Own(rt.store)
 		rt.wg.Add(1)
 		go func() { defer rt.wg.Done(); rt.listener.Run(ctx) }()
 	}

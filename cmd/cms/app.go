@@ -147,6 +147,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
 	a.listener = postgres.NewListener(pool, postgres.NotifyChannel, log)
+	a.listener.Own(a.store) // this process's appends wake its runners as they commit
 	go a.listener.Run(lctx)
 	a.loyaltyRead = rmloyalty.New(pool)
 	ropts := projection.Options{WaitTimeout: cfg.ReadYourWrites}
