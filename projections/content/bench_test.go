@@ -18,7 +18,21 @@ import (
 // fields, into tables that already hold the previous batches.
 //
 //	go test ./projections/content -run XXX -bench ApplyCreated -benchtime 20x
-func BenchmarkApplyCreated(b *testing.B) {
+func BenchmarkApplyCreated(b *testing.B) { benchApplyCreated(b, 1000) }
+
+// BenchmarkApplySmallBatches measures what single creates over HTTP
+// produce: batches of one and of eight items, each in its own
+// transaction, so that the per-batch work (statements, round trips,
+// commit) shows.
+//
+//	go test ./projections/content -run XXX -bench ApplySmallBatches -benchtime 2000x
+func BenchmarkApplySmallBatches(b *testing.B) {
+	for _, size := range []int{1, 8} {
+		b.Run(fmt.Sprintf("items=%d", size), func(b *testing.B) { benchApplyCreated(b, size) })
+	}
+}
+
+func benchApplyCreated(b *testing.B, size int) {
 	ctx := context.Background()
 	pool := pgtest.Pool(b)
 	if err := (projcontent.Projector{}).Create(ctx, pool, "public"); err != nil {
@@ -52,7 +66,7 @@ func BenchmarkApplyCreated(b *testing.B) {
 	n := 0
 	b.ResetTimer()
 	for range b.N {
-		evs := make([]event.Recorded, 1000)
+		evs := make([]event.Recorded, size)
 		for i := range evs {
 			n++
 			evs[i] = rec(content.ItemCreated{ItemID: fmt.Sprintf("%024x", n), App: "a1", Module: "m1", Name: fmt.Sprintf("Product %d", n),
@@ -61,8 +75,9 @@ func BenchmarkApplyCreated(b *testing.B) {
 					"active": n%2 == 0, "body": "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse.",
 					"stock": json.Number(fmt.Sprint(n % 1000)), "color": "#aabbcc", "url": fmt.Sprintf("https://example.com/p/%d", n), "brand": fmt.Sprintf("brand-%d", n%50)},
 				PublishedAt: time.Now().Add(-time.Hour)})
+			evs[i].StreamVersion = 1 // a new item's stream
 		}
 		apply(evs)
 	}
-	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "items/s")
+	b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "items/s")
 }
