@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/projections"
@@ -184,11 +186,17 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 		}
 	}
 	for m := range p.rekey {
+		if err := p.flush(ctx); err != nil {
+			return err
+		}
 		if err := p.rekeyModule(ctx, m); err != nil {
 			return err
 		}
 	}
-	return p.bumpVersions(ctx)
+	if err := p.bumpVersions(ctx); err != nil {
+		return err
+	}
+	return p.flush(ctx)
 }
 
 // bumpVersions gives every app the batch touched a new content version:
@@ -208,11 +216,11 @@ func (p *batch) bumpVersions(ctx context.Context) error {
 	for a := range apps {
 		list = append(list, a)
 	}
-	_, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_versions")+` AS v (app, version)
+	p.exec("bump the content versions", `INSERT INTO `+p.t("content_versions")+` AS v (app, version)
 		SELECT app, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint
 		FROM (SELECT unnest($1::text[]) UNION SELECT app FROM `+p.t("content_modules")+` WHERE id = ANY($2)) a (app)
 		ON CONFLICT (app) DO UPDATE SET version = greatest(v.version + 1, excluded.version)`, list, p.touched)
-	return err
+	return nil
 }
 
 type batch struct {
@@ -225,6 +233,8 @@ type batch struct {
 	touched  []string        // modules changed by module events
 	order    []string        // the items the batch's events touch, in order of first event
 	deleting map[string]bool // the modules the batch deletes
+	queued   pgx.Batch       // writes not sent yet (see exec)
+	labels   []string        // what each queued write is, for errors
 }
 
 func (p *batch) t(name string) string { return p.schema + "." + name }
@@ -273,17 +283,13 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 		// batch writes are left to its fold (see Apply).
 		delete(p.modules, e.ModuleID)
 		// live_ended_at as itemRow.noteEnd sets it.
-		if _, err := p.db.Exec(ctx, `UPDATE `+p.t("content_items")+` SET deleted_at = $2, deleted_by = $3, state_changed_at = $2, pub_from = NULL,
+		p.exec("delete a module's items", `UPDATE `+p.t("content_items")+` SET deleted_at = $2, deleted_by = $3, state_changed_at = $2, pub_from = NULL,
 				live_ended_at = CASE WHEN published_at IS NOT NULL AND published_at < least(pub_until, $2::bigint + $5::bigint)
 					THEN greatest(live_ended_at, least(pub_until, $2::bigint)) ELSE live_ended_at END
-			WHERE module = $1 AND deleted_at IS NULL AND id <> ALL($4)`, e.ModuleID, at, e.By, p.order, content.SyncMargin); err != nil {
-			return err
-		}
+			WHERE module = $1 AND deleted_at IS NULL AND id <> ALL($4)`, e.ModuleID, at, e.By, p.order, content.SyncMargin)
 		for _, t := range []string{"content_fields", "content_keys"} {
-			if _, err := p.db.Exec(ctx, `UPDATE `+p.t(t)+` SET pub_from = NULL WHERE module = $1 AND pub_from IS NOT NULL AND item_id <> ALL($2)`,
-				e.ModuleID, p.order); err != nil {
-				return err
-			}
+			p.exec("unpublish a deleted module's "+t, `UPDATE `+p.t(t)+` SET pub_from = NULL WHERE module = $1 AND pub_from IS NOT NULL AND item_id <> ALL($2)`,
+				e.ModuleID, p.order)
 		}
 		sql, args = `UPDATE `+mods+` SET deleted_at = $2, deleted_by = $3, updated_at = $2, updated_by = $3, revision = revision + 1 WHERE id = $1`,
 			[]any{e.ModuleID, at, e.By}
@@ -303,8 +309,8 @@ func (p *batch) module(ctx context.Context, data any, at int64) error {
 	if id := moduleID(data); id != "" {
 		p.touched = append(p.touched, id)
 	}
-	_, err := p.db.Exec(ctx, sql, args...)
-	return err
+	p.exec("apply "+fmt.Sprintf("%T", data), sql, args...)
+	return nil
 }
 
 // moduleID is the module a module event changes ("" for module types,

@@ -21,6 +21,9 @@ import (
 
 // load reads the current rows of the touched items that exist already.
 func (p *batch) load(ctx context.Context, ids []string) error {
+	if err := p.flush(ctx); err != nil {
+		return err
+	}
 	return projections.LoadJSON(ctx, p.db, `SELECT row_to_json(x) FROM (SELECT `+itemNames+` FROM `+p.t("content_items")+
 		` WHERE id = ANY($1)) x`, []any{ids}, func(r *itemRow) { p.rows[r.ID], p.stored[r.ID] = r, true })
 }
@@ -41,6 +44,9 @@ func (p *batch) fields(ctx context.Context, module string) (moduleDef, error) {
 	}
 	if m, ok := p.modules[module]; ok {
 		return m, nil
+	}
+	if err := p.flush(ctx); err != nil {
+		return moduleDef{}, err
 	}
 	var b []byte
 	var m moduleDef
@@ -110,9 +116,7 @@ func (p *batch) write(ctx context.Context, order []string) error {
 		return fmt.Errorf("content projection, write items: %w", err)
 	}
 	if len(storedIDs) > 0 {
-		if _, err := p.db.Exec(ctx, `DELETE FROM `+p.t("content_keys")+` WHERE item_id = ANY($1)`, storedIDs); err != nil {
-			return err
-		}
+		p.exec("delete the keys of stored items", `DELETE FROM `+p.t("content_keys")+` WHERE item_id = ANY($1)`, storedIDs)
 	}
 	if err := p.insertKeys(ctx, keys); err != nil {
 		return err
@@ -169,10 +173,10 @@ func (p *batch) writeItems(ctx context.Context, rows []*itemRow, upsert bool) er
 	if upsert {
 		sql += ` ON CONFLICT (id) DO UPDATE SET ` + itemSet
 	}
-	_, err := p.db.Exec(ctx, sql,
+	p.exec("write items", sql,
 		ids, apps, modules, names, vals, tags, tagKeys, externalIDs, publishedAt, removedAt, archivedAt, deletedAt,
 		createdAt, updatedAt, createdBy, updatedBy, deletedBy, revision, stateChangedAt, pubFrom, pubUntil, liveEndedAt)
-	return err
+	return nil
 }
 
 // The unnest parameters, select list and upsert assignments of
@@ -256,9 +260,7 @@ func (p *batch) writeFields(ctx context.Context, rows []fieldRow, upsert bool) e
 		if upsert {
 			sql += ` ON CONFLICT (item_id) DO UPDATE SET ` + fieldsSet
 		}
-		if _, err := p.db.Exec(ctx, sql, args...); err != nil {
-			return fmt.Errorf("content projection, write fields: %w", err)
-		}
+		p.exec("write fields", sql, args...)
 		rows = rows[n:]
 	}
 	return nil
@@ -306,11 +308,9 @@ func (p *batch) insertKeys(ctx context.Context, keys []keyRow) error {
 		if err != nil {
 			return err
 		}
-		if _, err := p.db.Exec(ctx, `INSERT INTO `+p.t("content_keys")+` (item_id, module, field, loc, s, n, pub_from, pub_until, x)
+		p.exec("write keys", `INSERT INTO `+p.t("content_keys")+` (item_id, module, field, loc, s, n, pub_from, pub_until, x)
 			SELECT item_id, module, field, loc, s, n, pub_from, pub_until, x FROM jsonb_to_recordset($1::jsonb)
-			AS r(item_id text, module text, field text, loc text, s text, n numeric, pub_from bigint, pub_until bigint, x text)`, data); err != nil {
-			return fmt.Errorf("content projection, write keys: %w", err)
-		}
+			AS r(item_id text, module text, field text, loc text, s text, n numeric, pub_from bigint, pub_until bigint, x text)`, data)
 		keys = keys[n:]
 	}
 	return nil
@@ -323,7 +323,8 @@ func (p *batch) rekeyModule(ctx context.Context, module string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := p.db.Exec(ctx, `DELETE FROM `+p.t("content_keys")+` WHERE module = $1`, module); err != nil {
+	p.exec("delete a module's keys", `DELETE FROM `+p.t("content_keys")+` WHERE module = $1`, module)
+	if err := p.flush(ctx); err != nil {
 		return err
 	}
 	rows, err := p.db.Query(ctx, `SELECT id, vals, pub_from, pub_until FROM `+p.t("content_items")+` WHERE module = $1`, module)
