@@ -215,6 +215,7 @@ type config struct {
 	// writes phase (writes.go)
 	writesDuration time.Duration
 	writesRounds   int
+	writesKinds    string
 	// media phase (media.go)
 	mediaUploadMB int
 	mediaRounds   int
@@ -247,6 +248,7 @@ func main() {
 	flag.IntVar(&cfg.webRounds, "web-rounds", 15, "web phase: navigations and filter changes measured")
 	flag.DurationVar(&cfg.writesDuration, "writes-duration", 12*time.Second, "writes phase: timed length of each kind of write, split into -writes-rounds")
 	flag.IntVar(&cfg.writesRounds, "writes-rounds", 4, "writes phase: rounds the kinds of write alternate in")
+	flag.StringVar(&cfg.writesKinds, "writes-kinds", "", "writes phase: measure only the kinds of write whose name matches this regular expression (the raw ceiling always)")
 	flag.IntVar(&cfg.pushDevices, "push-devices", 100_000, "push phase: app users (one device each) in the pushed segment")
 	flag.IntVar(&cfg.loyaltyAccounts, "loyalty-accounts", 10_000, "loyalty phase: identified users with a loyalty account")
 	flag.IntVar(&cfg.loyaltyTransactions, "loyalty-transactions", 1_000_000, "loyalty phase: points transactions seeded over the accounts")
