@@ -30,7 +30,10 @@ import (
 // events are stored already, a failing statement), the transaction rolls
 // back and every caller of the group takes its own path (AppendMulti's,
 // Append's), which tells conflicts and duplicates apart exactly as without
-// groups. A group whose commit fails in an unknown state is safe the same
+// groups. A group of calls that each write one stream and take no guard
+// (Append) needs no transaction: its one statement writes each stream
+// whole or not at all, in one round trip, and only the calls whose stream
+// it could not claim take their own path. A group whose commit fails in an unknown state is safe the same
 // way: a caller's own path finds its events stored and acknowledges the
 // append as a duplicate.
 //
@@ -217,13 +220,29 @@ func (c *committer) run(g []*groupCall) {
 			}
 		}
 	}
-	written, ok := c.s.appendGroup(ctx, writes, guards)
-	if ok {
-		c.groups.Add(1)
-		c.calls.Add(int64(len(g)))
-	}
+	// Calls of one stream each and no guard need no transaction: the
+	// statement writes each stream's events whole or not at all, so the
+	// calls whose streams it could not claim simply take their own path.
+	alone := len(guards) == 0
 	for _, call := range g {
-		if call.ok = ok; ok {
+		alone = alone && len(call.writes) == 1
+	}
+	var written map[string][]writtenRow
+	var ok bool
+	if alone {
+		written, ok = c.s.appendEach(ctx, writes)
+	} else {
+		written, ok = c.s.appendGroup(ctx, writes, guards)
+	}
+	n := 0
+	for _, call := range g {
+		call.ok = ok
+		if ok && alone {
+			w := call.writes[0]
+			call.ok = len(written[w.Stream]) == len(w.Events)
+		}
+		if call.ok {
+			n++
 			for _, w := range call.writes {
 				for _, r := range written[w.Stream] {
 					call.res.Include(r.at, r.version)
@@ -231,6 +250,10 @@ func (c *committer) run(g []*groupCall) {
 			}
 		}
 		close(call.done)
+	}
+	if n > 0 {
+		c.groups.Add(1)
+		c.calls.Add(int64(n))
 	}
 }
 
@@ -288,21 +311,44 @@ func (s *EventStore) appendGroup(ctx context.Context, writes, guards []event.Str
 	if err != nil {
 		return nil, false
 	}
-	written = make(map[string][]writtenRow, len(writes))
+	written, count, err := scanWritten(rows, len(writes))
+	if err != nil || count != total || br.Close() != nil {
+		return nil, false
+	}
+	return written, true
+}
+
+// appendEach writes writes, one stream per call and no guards, with one
+// statement and no transaction around it, in one round trip: the streams
+// it could not claim (a version conflict, a retried append) are left out.
+// ok is false, with nothing written, if the statement failed.
+func (s *EventStore) appendEach(ctx context.Context, writes []event.StreamAppend) (map[string][]writtenRow, bool) {
+	args, _, err := s.setArgs(writes)
+	if err != nil {
+		return nil, false
+	}
+	rows, err := s.pool.Query(ctx, groupSetSQL, args...)
+	if err != nil {
+		return nil, false
+	}
+	written, _, err := scanWritten(rows, len(writes))
+	return written, err == nil
+}
+
+// scanWritten reads the rows groupSetSQL returns, by stream, and closes
+// them.
+func scanWritten(rows pgx.Rows, streams int) (map[string][]writtenRow, int, error) {
+	defer rows.Close()
+	written := make(map[string][]writtenRow, streams)
 	count := 0
 	for rows.Next() {
 		var txID, pos, ver int64
 		var stream string
 		if err := rows.Scan(&txID, &pos, &ver, &stream); err != nil {
-			rows.Close()
-			return nil, false
+			return nil, 0, err
 		}
 		count++
 		written[stream] = append(written[stream], writtenRow{at: event.Position{TxID: uint64(txID), Pos: pos}, version: ver})
 	}
-	rows.Close()
-	if rows.Err() != nil || count != total || br.Close() != nil {
-		return nil, false
-	}
-	return written, true
+	return written, count, rows.Err()
 }
