@@ -19,12 +19,12 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 		return nil, false
 	}
 	pub := m.pub
-	var rows []int32 // published at now, in every list
+	var rows []int32 // live, published at now, in every list
 	if lists != nil {
 		rows = intersect(lists, len(pub))
 		keep := rows[:0]
 		for _, i := range rows {
-			if p := pub[i]; p.from <= now && p.until > now {
+			if p := pub[i]; p.from <= now && p.until > now && !m.isDead(i) {
 				keep = append(keep, i)
 			}
 		}
@@ -32,7 +32,7 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 	} else {
 		rows = make([]int32, 0, len(pub))
 		for i, p := range pub {
-			if p.from <= now && p.until > now {
+			if p.from <= now && p.until > now && !m.isDead(int32(i)) {
 				rows = append(rows, int32(i))
 			}
 		}
@@ -60,7 +60,7 @@ func (m *memModule) startLists(top []memCond) (lists [][]int32, rest []memCond) 
 			continue
 		case 'l':
 			if trg := m.likeTrigrams(&k); trg != nil && !trg.wide {
-				if l := trg.rarest(k.text); len(l) <= memScanMax {
+				if l := m.appended(trg.rarest(k.text)); len(l) <= memScanMax {
 					lists, k.listed = append(lists, l), true
 				}
 			}
@@ -70,11 +70,12 @@ func (m *memModule) startLists(top []memCond) (lists [][]int32, rest []memCond) 
 	return lists, rest
 }
 
-// eqRows returns the rows whose whole text in column col is s.
+// eqRows returns the rows whose whole text in column col is s, dead ones
+// included.
 func (m *memModule) eqRows(col int, s string) []int32 {
 	m.eqOnce[col].Do(func() {
 		idx := map[string][]int32{}
-		for i := range int32(m.t[col].len()) {
+		for i := range m.base {
 			if m.tNull[i]&(1<<col) == 0 {
 				v := m.t[col].at(i)
 				idx[v] = append(idx[v], i)
@@ -82,7 +83,29 @@ func (m *memModule) eqRows(col int, s string) []int32 {
 		}
 		m.eq[col] = idx
 	})
-	return m.eq[col][s]
+	l := m.eq[col][s]
+	for i := m.base; i < int32(m.ids.len()); i++ {
+		if m.tNull[i]&(1<<col) == 0 && m.t[col].at(i) == s {
+			l = append(slices.Clip(l), i) // a new slice: the index's stays as it is
+		}
+	}
+	return l
+}
+
+// appended returns list (loaded rows) with every row appended after the
+// load (see memModule): a superset of the rows a like holds for, when list
+// is the loaded rows' superset.
+func (m *memModule) appended(list []int32) []int32 {
+	n := int32(m.ids.len())
+	if n == m.base {
+		return list
+	}
+	out := make([]int32, len(list), len(list)+int(n-m.base))
+	copy(out, list)
+	for i := m.base; i < n; i++ {
+		out = append(out, i)
+	}
+	return out
 }
 
 // intersect returns the rows (of n) in every one of lists (each in row
@@ -262,6 +285,12 @@ func (m *memModule) filterLike(l *memCond, rows []int32, trg *memTrigrams, unsur
 			continue
 		case wide[i]&bit != 0:
 			*unsure = append(*unsure, i)
+			continue
+		}
+		if i >= m.base { // in no list (see memModule)
+			if containsFold(col.at(i), l.text) {
+				keep = append(keep, i)
+			}
 			continue
 		}
 		for j < len(list) && list[j] < i {
