@@ -69,9 +69,15 @@ func (s *Store) SearchInMemory(ctx context.Context, in Query) (res Result, done 
 			return s.memAnswer(q, m, items, len(matches), fresh)
 		}
 		// The tables moved past the copy: it is brought forward to where
-		// they are now, and the search made again on it.
-		if tries == memTries-1 || fresh.Version <= m.version {
+		// they are now, and the search made again on it. Tables behind
+		// the copy are others (a rebuild): it is loaded again. When they
+		// moved on each time, PostgreSQL answers this search, and the copy
+		// stays for the next.
+		if fresh.Version <= m.version {
 			s.mem.outdated(m)
+			return Result{}, false, nil
+		}
+		if tries == memTries-1 {
 			return Result{}, false, nil
 		}
 		if m = s.mem.catchUp(ctx, m); m == nil {
