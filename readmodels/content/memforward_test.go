@@ -204,8 +204,9 @@ func TestInMemoryFollowsWrites(t *testing.T) {
 }
 
 // A batch that writes more rows than a copy takes (memForwardMin) leaves
-// the search to PostgreSQL, and the module to be loaded again; then the
-// copy answers again.
+// the search to PostgreSQL, and the module to be loaded again (in the
+// background: the searches after may find it loaded); then the copy
+// answers again.
 func TestInMemoryReloadsAfterManyWrites(t *testing.T) {
 	t.Parallel()
 	w := newFollowWorld(t, 3, 50)
@@ -216,13 +217,15 @@ func TestInMemoryReloadsAfterManyWrites(t *testing.T) {
 	}
 	w.f.apply(w.next(), evs...)
 	before := w.stats["memory"]
-	for range 5 {
-		w.search()
-	}
+	w.search()
 	if w.stats["memory"] != before {
-		t.Fatalf("%d searches answered by a copy 1,100 rows behind", w.stats["memory"]-before)
+		t.Fatal("a search answered by a copy 1,100 rows behind")
+	}
+	for range 5 {
+		w.search() // in memory or not, the answer is checked
 	}
 	w.reload()
+	before = w.stats["memory"]
 	for range 5 {
 		w.search()
 	}
