@@ -51,7 +51,7 @@ type memIndex struct {
 // when it may be loaded (again).
 type memEntry struct {
 	mod       *memModule // nil until loaded
-	stale     bool       // the app's content changed since mod was loaded
+	stale     bool       // mod could not be brought forward (or answered wrongly): to be loaded again
 	loading   bool
 	catching  chan struct{} // closed when the catchUp under way ends
 	notBefore time.Time     // no load before then (see load)
