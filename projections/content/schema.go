@@ -5,6 +5,7 @@ package content
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -39,9 +40,11 @@ var (
 
 // ComparedColumns: content_versions' versions come from the clock (see
 // bumpVersions), so that a rebuild's are newer than any before it; a
-// rebuild is verified on which apps have one.
+// rebuild is verified on which apps have one, and on content_fields but
+// their versions.
 func (Projector) ComparedColumns() map[string][]string {
-	return map[string][]string{"content_versions": {"app"}}
+	fields := slices.Concat([]string{"item_id", "module", "pub_from", "pub_until"}, SlotColumns, WholeColumns, []string{"tx", "eqs"})
+	return map[string][]string{"content_versions": {"app"}, "content_fields": fields}
 }
 
 // Layout: content_fields.tx holds its texts lower-cased by PostgreSQL's

@@ -3,6 +3,7 @@ package content_test
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -102,4 +103,32 @@ func appVersion(t *testing.T, ctx context.Context, pool *pgxpool.Pool, app strin
 		t.Fatal(err)
 	}
 	return v
+}
+
+// A rebuild is verified on every column of content_fields but version
+// (its batches' versions come from the clock): a column added later and
+// not compared would go unchecked.
+func TestComparedFields(t *testing.T) {
+	t.Parallel()
+	ctx, pool := setup(t)
+	var cols []string
+	r, err := pool.Query(ctx, `SELECT column_name FROM information_schema.columns
+		WHERE table_schema = 'public' AND table_name = 'content_fields' AND column_name <> 'version' ORDER BY column_name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var c string
+		if err := r.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		cols = append(cols, c)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Sorted(slices.Values(projcontent.Projector{}.ComparedColumns()["content_fields"]))
+	if len(cols) < 20 || !slices.Equal(got, cols) {
+		t.Fatalf("content_fields compared on %v, want every column but version: %v", got, cols)
+	}
 }
