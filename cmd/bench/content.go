@@ -195,6 +195,11 @@ func (b *contentBench) measureAt(ctx context.Context, size int, res *results) er
 	if err := measureSearches(ctx, b.cfg, b.p.api, b.appToken, b.module, b.facts[:size], sizeLabel(size), b.p.srv, res); err != nil {
 		return err
 	}
+	if size == len(b.facts) && regexp.MustCompile(b.cfg.contentSearches).MatchString(followName) {
+		if err := b.measureFollow(ctx, b.facts[:size], sizeLabel(size), res); err != nil {
+			return err
+		}
+	}
 	if sz, err := dbSize(ctx, b.p.pool); err == nil {
 		progressf("content: database size at %d items: %s", size, sz)
 	}

@@ -83,7 +83,13 @@
 //     (steal: on a shared host, the first suspect of a slow run; the
 //     loyalty phase's self measurements report the same). The first query of each kind is checked against the generated data
 //     (total, order by price, each item a published match); any answer but
-//     200 fails the phase.
+//     200 fails the phase. At the largest size, "(b) + writes" measures (b)
+//     again while a paced writer creates 200 published items a second
+//     (one per POST, up to 32 under way) in the same module, each create
+//     followed by a search that must find it on its first page (see
+//     content_follow.go): the p99 (target <= 20 ms) and the checks that
+//     missed (must be 0; checks after creates that took the server's whole
+//     read-your-writes wait are counted apart).
 //   - writes: item creates, app-user registrations and loyalty earns over
 //     HTTP, one per request, by -writers clients, as shares of plain
 //     single-row INSERTs measured in the same alternating rounds (see

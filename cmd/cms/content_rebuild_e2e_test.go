@@ -452,7 +452,11 @@ func contentTables(t *testing.T, ts *testServer) map[string][]string {
 		if tb == "content_versions" {
 			continue
 		}
-		rows, err := ts.app.pool.Query(context.Background(), `SELECT r::text FROM `+tb+` r ORDER BY 1`)
+		row := "r::text"
+		if tb == "content_fields" { // but the versions of the batches that wrote them (the clock)
+			row = "(to_jsonb(r) - 'version')::text"
+		}
+		rows, err := ts.app.pool.Query(context.Background(), `SELECT `+row+` FROM `+tb+` r ORDER BY 1`)
 		if err != nil {
 			t.Fatal(err)
 		}

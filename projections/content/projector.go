@@ -181,6 +181,13 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 				}
 			}
 		}
+	}
+	// The versions first: the content_fields rows the batch writes carry
+	// them (see bumpVersions).
+	if err := p.bumpVersions(ctx); err != nil {
+		return err
+	}
+	if len(p.order) > 0 {
 		if err := p.write(ctx, p.order); err != nil {
 			return err
 		}
@@ -193,15 +200,28 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 			return err
 		}
 	}
-	if err := p.bumpVersions(ctx); err != nil {
-		return err
-	}
 	return p.flush(ctx)
 }
 
 // bumpVersions gives every app the batch touched a new content version:
 // greater than the last one and than the clock in microseconds, so that
-// versions never repeat, not even across a rebuild.
+// versions never repeat, not even across a rebuild; p.versions records
+// them, and every content_fields row the batch writes carries its app's
+// (content_fields.version).
+//
+// An app's versions increase strictly in the order their batches commit:
+// the upsert takes the row's lock and, under READ COMMITTED, sets the
+// version from the one the last committed batch wrote (a concurrent
+// writer would wait for the lock, then read the committed row). So a
+// reader whose snapshot holds the app at version V finds every row
+// written by a batch committed after that snapshot at a version > V, and
+// every row it holds at a version <= V: the in-memory copies of the read
+// model follow the tables by reading the rows whose version is greater
+// than theirs (see readmodels/content memIndex.catchUp). Every item a
+// batch touches has its content_fields row written again (write, or
+// rekeyModule for all of a module whose fields changed), and no
+// content_fields row is ever deleted but with its module (whose revision
+// changes then).
 func (p *batch) bumpVersions(ctx context.Context) error {
 	apps := map[string]bool{}
 	for _, r := range p.rows {
@@ -216,11 +236,28 @@ func (p *batch) bumpVersions(ctx context.Context) error {
 	for a := range apps {
 		list = append(list, a)
 	}
-	p.exec("bump the content versions", `INSERT INTO `+p.t("content_versions")+` AS v (app, version)
+	if err := p.flush(ctx); err != nil { // the module events' writes first
+		return err
+	}
+	rows, err := p.db.Query(ctx, `INSERT INTO `+p.t("content_versions")+` AS v (app, version)
 		SELECT app, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint
 		FROM (SELECT unnest($1::text[]) UNION SELECT app FROM `+p.t("content_modules")+` WHERE id = ANY($2)) a (app)
-		ON CONFLICT (app) DO UPDATE SET version = greatest(v.version + 1, excluded.version)`, list, p.touched)
-	return nil
+		ON CONFLICT (app) DO UPDATE SET version = greatest(v.version + 1, excluded.version)
+		RETURNING app, version`, list, p.touched)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	p.versions = map[string]int64{}
+	for rows.Next() {
+		var app string
+		var v int64
+		if err := rows.Scan(&app, &v); err != nil {
+			return err
+		}
+		p.versions[app] = v
+	}
+	return rows.Err()
 }
 
 type batch struct {
@@ -230,11 +267,12 @@ type batch struct {
 	stored   map[string]bool // items whose rows load found: the others are new
 	rekey    map[string]bool
 	modules  map[string]moduleDef
-	touched  []string        // modules changed by module events
-	order    []string        // the items the batch's events touch, in order of first event
-	deleting map[string]bool // the modules the batch deletes
-	queued   pgx.Batch       // writes not sent yet (see exec)
-	labels   []string        // what each queued write is, for errors
+	touched  []string         // modules changed by module events
+	order    []string         // the items the batch's events touch, in order of first event
+	deleting map[string]bool  // the modules the batch deletes
+	versions map[string]int64 // app → its new content version (see bumpVersions)
+	queued   pgx.Batch        // writes not sent yet (see exec)
+	labels   []string         // what each queued write is, for errors
 }
 
 func (p *batch) t(name string) string { return p.schema + "." + name }

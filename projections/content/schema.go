@@ -5,6 +5,7 @@ package content
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -39,9 +40,11 @@ var (
 
 // ComparedColumns: content_versions' versions come from the clock (see
 // bumpVersions), so that a rebuild's are newer than any before it; a
-// rebuild is verified on which apps have one.
+// rebuild is verified on which apps have one, and on content_fields but
+// their versions.
 func (Projector) ComparedColumns() map[string][]string {
-	return map[string][]string{"content_versions": {"app"}}
+	fields := slices.Concat([]string{"item_id", "module", "pub_from", "pub_until"}, SlotColumns, WholeColumns, []string{"tx", "eqs"})
+	return map[string][]string{"content_versions": {"app"}, "content_fields": fields}
 }
 
 // Layout: content_fields.tx holds its texts lower-cased by PostgreSQL's
@@ -54,10 +57,19 @@ func (Projector) ComparedColumns() map[string][]string {
 // that searches see every character; content_modules.revision counts
 // each module's changes; the items of a deleted module are deleted with
 // it; content_items.live_ended_at tells sync which items a client may hold
-// (see itemRow.noteEnd). Versions made before are paused until rebuilt.
+// (see itemRow.noteEnd); content_fields.version is the content version of
+// the batch that wrote the row, and content_versions' row of app ” the
+// tables' Epoch (see bumpVersions). Versions made before are paused until
+// rebuilt.
 func (Projector) Layout() string {
-	return "content_fields.tx lower-cased, whole texts; content_fields.x1-x6, content_keys.x; content_modules.revision; items deleted with their module; content_items.live_ended_at"
+	return "content_fields.tx lower-cased, whole texts; content_fields.x1-x6, content_keys.x; content_modules.revision; items deleted with their module; content_items.live_ended_at; content_fields.version, epoch"
 }
+
+// Epoch is the app whose row of content_versions holds when the tables
+// were made: each version of the projection has its own, so a reader that
+// kept rows at some app's version can tell, after a rebuild, that the
+// versions it compares with come from other tables.
+const Epoch = ""
 
 // Handles reports that the projector uses the content context's events only.
 func (Projector) Handles(eventType string) bool { return strings.HasPrefix(eventType, "content.") }
@@ -172,6 +184,8 @@ CREATE TABLE %[1]s.content_versions (
     app     text   PRIMARY KEY,
     version bigint NOT NULL
 );
+-- The row of app '' names these tables (see Epoch).
+INSERT INTO %[1]s.content_versions VALUES ('', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
 CREATE TABLE %[1]s.content_keys (
     item_id   text    NOT NULL,
     module    text    NOT NULL,
@@ -223,7 +237,9 @@ func fieldsTable(schema string) string {
 	for _, c := range WholeColumns {
 		fmt.Fprintf(&b, "    %s text,\n", c)
 	}
-	b.WriteString("    tx        text,\n    eqs       text[] NOT NULL DEFAULT '{}'\n);\n")
+	b.WriteString("    tx        text,\n    eqs       text[] NOT NULL DEFAULT '{}',\n    version   bigint NOT NULL DEFAULT 0\n);\n")
+	// The rows a batch wrote after a given version (see bumpVersions).
+	fmt.Fprintf(&b, "CREATE INDEX ON %s.content_fields (module, version);\n", schema)
 	for _, c := range SlotColumns {
 		if c[0] == 'n' {
 			fmt.Fprintf(&b, "CREATE INDEX ON %s.content_fields (module, %s NULLS FIRST, item_id);\n", schema, c)

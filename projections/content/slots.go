@@ -84,6 +84,9 @@ type fieldRow struct {
 	T        [TextSlots]*string // cut by KeyCut
 	X        [TextSlots]*string // T whole, when it was cut
 	N        [NumberSlots]*json.Number
+	// Version is the content version of the batch that writes the row
+	// (see batch.bumpVersions): its app's version once the batch commits.
+	Version int64
 }
 
 // tx is the trigram-indexed text: the whole texts of the text columns

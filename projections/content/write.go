@@ -32,6 +32,7 @@ func (p *batch) load(ctx context.Context, ids []string) error {
 // columns of content_fields they are kept in, and when and by whom it was
 // deleted (nil: live).
 type moduleDef struct {
+	app       string
 	fields    []content.Field
 	slots     map[string]string
 	deletedAt *int64
@@ -50,8 +51,8 @@ func (p *batch) fields(ctx context.Context, module string) (moduleDef, error) {
 	}
 	var b []byte
 	var m moduleDef
-	err := p.db.QueryRow(ctx, `SELECT fields, deleted_at, deleted_by FROM `+p.t("content_modules")+` WHERE id = $1`, module).
-		Scan(&b, &m.deletedAt, &m.deletedBy)
+	err := p.db.QueryRow(ctx, `SELECT app, fields, deleted_at, deleted_by FROM `+p.t("content_modules")+` WHERE id = $1`, module).
+		Scan(&m.app, &b, &m.deletedAt, &m.deletedBy)
 	if err != nil {
 		return moduleDef{}, fmt.Errorf("module %s of an item: %w", module, err)
 	}
@@ -84,7 +85,9 @@ func (p *batch) write(ctx context.Context, order []string) error {
 			return err
 		}
 		keys = Keys(keys, r.ID, r.Module, m.fields, m.slots, r.Vals, r.PubFrom, r.PubUntil)
-		frows = append(frows, fieldsRow(r.ID, r.Module, m.fields, m.slots, r.Vals, r.PubFrom, r.PubUntil))
+		f := fieldsRow(r.ID, r.Module, m.fields, m.slots, r.Vals, r.PubFrom, r.PubUntil)
+		f.Version = p.versions[r.App]
+		frows = append(frows, f)
 	}
 	if len(rows) == 0 {
 		return nil
@@ -229,7 +232,7 @@ func (p *batch) writeFields(ctx context.Context, rows []fieldRow, upsert bool) e
 	const chunk = 5000
 	for len(rows) > 0 {
 		n := min(chunk, len(rows))
-		ids, modules, eqs := make([]string, n), make([]string, n), make([]string, n)
+		ids, modules, eqs, versions := make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
 		from, until, tx := make(pgtype.FlatArray[*int64], n), make([]int64, n), make(pgtype.FlatArray[*string], n)
 		slots := make([]pgtype.FlatArray[*string], TextSlots+NumberSlots+TextSlots)
 		for i := range slots {
@@ -248,13 +251,13 @@ func (p *batch) writeFields(ctx context.Context, rows []fieldRow, upsert bool) e
 			for i, x := range r.X {
 				slots[TextSlots+NumberSlots+i][j] = x
 			}
-			tx[j], eqs[j] = r.tx(), textArray(r.eqs())
+			tx[j], eqs[j], versions[j] = r.tx(), textArray(r.eqs()), r.Version
 		}
 		args := []any{ids, modules, from, until}
 		for _, c := range slots {
 			args = append(args, c)
 		}
-		args = append(args, tx, eqs)
+		args = append(args, tx, eqs, versions)
 		sql := `INSERT INTO ` + p.t("content_fields") + ` (` + fieldsNames + `)
 			SELECT ` + fieldsSelect + ` FROM unnest(` + fieldsParams + `) AS x (` + fieldsNames + `)`
 		if upsert {
@@ -270,7 +273,7 @@ func (p *batch) writeFields(ctx context.Context, rows []fieldRow, upsert bool) e
 // of content_fields.
 var fieldsNames, fieldsParams, fieldsSelect, fieldsSet = func() (string, string, string, string) {
 	names := slices.Concat([]string{"item_id", "module", "pub_from", "pub_until"}, SlotColumns, WholeColumns)
-	names = append(names, "tx", "eqs")
+	names = append(names, "tx", "eqs", "version")
 	var params, set []string
 	for i, c := range names {
 		typ := "text[]"
@@ -279,7 +282,7 @@ var fieldsNames, fieldsParams, fieldsSelect, fieldsSet = func() (string, string,
 			// An array per row: unnest would take a text[][] apart element
 			// by element, so each row's array goes as the text of an array.
 			typ = "text[]"
-		case c == "pub_from" || c == "pub_until":
+		case c == "pub_from" || c == "pub_until" || c == "version":
 			typ = "bigint[]"
 		case slices.Contains(SlotColumns, c) && c[0] == 'n':
 			typ = "numeric[]"
@@ -290,7 +293,7 @@ var fieldsNames, fieldsParams, fieldsSelect, fieldsSet = func() (string, string,
 		}
 	}
 	// tx is kept lower-cased (see Layout).
-	sel := strings.Join(names[:len(names)-2], ", ") + ", lower(tx), eqs::text[]"
+	sel := strings.Join(names[:len(names)-3], ", ") + ", lower(tx), eqs::text[], version"
 	return strings.Join(names, ", "), strings.Join(params, ", "), sel, strings.Join(set, ", ")
 }()
 
@@ -350,7 +353,9 @@ func (p *batch) rekeyModule(ctx context.Context, module string) error {
 			return err
 		}
 		keys = Keys(keys, id, module, m.fields, m.slots, v, from, until)
-		frows = append(frows, fieldsRow(id, module, m.fields, m.slots, v, from, until))
+		f := fieldsRow(id, module, m.fields, m.slots, v, from, until)
+		f.Version = p.versions[m.app]
+		frows = append(frows, f)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

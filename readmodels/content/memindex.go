@@ -21,8 +21,11 @@ import (
 // touches the app's modules or items, so a copy loaded at the version the
 // statement reads is exactly what the tables hold in its snapshot: the
 // answer is the one the tables would give. When the version moved on, the
-// search runs in PostgreSQL as before and the module is loaded again in
-// the background (see memIndex.want).
+// copy is brought forward to the tables' current version by the rows
+// written since its own (see memIndex.catchUp and memModule.forward, one
+// statement), and the search made again on it; a copy that cannot be (too
+// many rows changed, the module changed) is loaded again in the background
+// (see memIndex.want) and the search runs in PostgreSQL.
 //
 // The copy answers only what it can judge exactly as PostgreSQL does (see
 // memModule.plan): equality on text columns, comparisons of numbers (and
@@ -48,9 +51,10 @@ type memIndex struct {
 // when it may be loaded (again).
 type memEntry struct {
 	mod       *memModule // nil until loaded
-	stale     bool       // the app's content changed since mod was loaded
+	stale     bool       // mod could not be brought forward (or answered wrongly): to be loaded again
 	loading   bool
-	notBefore time.Time // no load before then (see load)
+	catching  chan struct{} // closed when the catchUp under way ends
+	notBefore time.Time     // no load before then (see load)
 	used      uint64
 }
 
@@ -264,4 +268,59 @@ func keptSize(it Item) int64 {
 		n += len(t.ID) + len(t.Name) + len(t.Value) + len(t.TagType) + 64
 	}
 	return int64(n)
+}
+
+// catchUp returns module m's copy at the tables' current version, or nil
+// (the search goes to PostgreSQL): the index's copy if it is no longer m,
+// else m brought forward (see memModule.forward), which then takes m's
+// place. One catchUp of a module runs at a time, and the others wait for
+// it: only the index's copy is brought forward, so that the rows a
+// forward appends past a copy's end are seen by no other copy. A copy
+// that cannot be brought forward is marked stale and loaded again.
+func (x *memIndex) catchUp(ctx context.Context, m *memModule) *memModule {
+	x.mu.Lock()
+	e := x.mods[m.id]
+	for e != nil && e.mod == m && e.catching != nil {
+		ch := e.catching
+		x.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil
+		}
+		x.mu.Lock()
+	}
+	if e == nil || e.mod == nil || e.stale {
+		x.mu.Unlock()
+		return nil
+	}
+	if e.mod != m {
+		cur := e.mod
+		x.mu.Unlock()
+		return cur
+	}
+	ch := make(chan struct{})
+	e.catching = ch
+	x.mu.Unlock()
+	next, err := m.forward(ctx, x.pool)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e.catching = nil
+	close(ch)
+	if e.mod != m {
+		return nil // loaded again meanwhile
+	}
+	if next == nil {
+		if err == nil || ctx.Err() == nil {
+			e.stale = true
+			x.want(m.id, e)
+		}
+		return nil
+	}
+	x.held += next.ids.len() - m.ids.len()
+	e.mod = next
+	if next.forwardLimit() < max(memForwardMin, int(next.base)/memForwardPart)/2 {
+		x.want(m.id, e) // half the rows it may take: a new load, in the background, in time
+	}
+	return next
 }

@@ -56,7 +56,7 @@ func productsCopy(n int) *memModule {
 		"umber", "velvet", "vortex", "willow", "wren", "xenon", "yarrow", "yucca", "zephyr", "zinnia"}
 	const year = int64(365 * 24 * 3600 * 1000)
 	r := rand.New(rand.NewPCG(1, 2))
-	m := &memModule{exact: [len(numberColumns)]bool{true, true, true, true}}
+	m := &memModule{memShared: &memShared{byteOrder: true}, exact: [len(numberColumns)]bool{true, true, true, true}}
 	for i := range n {
 		m.ids.add(fmt.Sprintf("%024x", i))
 		p := memPub{from: memNever, until: 1<<63 - 1}
@@ -73,6 +73,7 @@ func productsCopy(n int) *memModule {
 		m.n[0] = append(m.n[0], float64(r.IntN(100_000)))
 		m.n[1] = append(m.n[1], float64(r.Int64N(7*year)))
 	}
+	m.base = int32(n)
 	m.buildTrigrams(0)
 	return m
 }

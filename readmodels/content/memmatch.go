@@ -19,12 +19,12 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 		return nil, false
 	}
 	pub := m.pub
-	var rows []int32 // published at now, in every list
+	var rows []int32 // live, published at now, in every list
 	if lists != nil {
 		rows = intersect(lists, len(pub))
 		keep := rows[:0]
 		for _, i := range rows {
-			if p := pub[i]; p.from <= now && p.until > now {
+			if p := pub[i]; p.from <= now && p.until > now && !m.isDead(i) {
 				keep = append(keep, i)
 			}
 		}
@@ -32,7 +32,7 @@ func (m *memModule) match(c *memCond, now int64) ([]int32, bool) {
 	} else {
 		rows = make([]int32, 0, len(pub))
 		for i, p := range pub {
-			if p.from <= now && p.until > now {
+			if p.from <= now && p.until > now && !m.isDead(int32(i)) {
 				rows = append(rows, int32(i))
 			}
 		}
@@ -60,7 +60,7 @@ func (m *memModule) startLists(top []memCond) (lists [][]int32, rest []memCond) 
 			continue
 		case 'l':
 			if trg := m.likeTrigrams(&k); trg != nil && !trg.wide {
-				if l := trg.rarest(k.text); len(l) <= memScanMax {
+				if l := m.appended(trg.rarest(k.text)); len(l) <= memScanMax {
 					lists, k.listed = append(lists, l), true
 				}
 			}
@@ -70,11 +70,12 @@ func (m *memModule) startLists(top []memCond) (lists [][]int32, rest []memCond) 
 	return lists, rest
 }
 
-// eqRows returns the rows whose whole text in column col is s.
+// eqRows returns the rows whose whole text in column col is s, dead ones
+// included.
 func (m *memModule) eqRows(col int, s string) []int32 {
 	m.eqOnce[col].Do(func() {
 		idx := map[string][]int32{}
-		for i := range int32(m.t[col].len()) {
+		for i := range m.base {
 			if m.tNull[i]&(1<<col) == 0 {
 				v := m.t[col].at(i)
 				idx[v] = append(idx[v], i)
@@ -82,91 +83,29 @@ func (m *memModule) eqRows(col int, s string) []int32 {
 		}
 		m.eq[col] = idx
 	})
-	return m.eq[col][s]
+	l := m.eq[col][s]
+	for i := m.base; i < int32(m.ids.len()); i++ {
+		if m.tNull[i]&(1<<col) == 0 && m.t[col].at(i) == s {
+			l = append(slices.Clip(l), i) // a new slice: the index's stays as it is
+		}
+	}
+	return l
 }
 
-// intersect returns the rows (of n) in every one of lists (each in row
-// order), in row order, in a new slice. It starts from the shortest list
-// and keeps, list by list from the next shortest, its rows that the list
-// holds: against a list up to gallopRatio times as long as what is kept
-// so far, by marking the list's rows in a bitmap of the n rows and
-// testing each kept row's bit; against a longer one, or one shorter than
-// the bitmap's n/64 words, by looking each kept row up in it from where
-// the last look-up ended (see seek). The bitmap's loops do not branch on
-// the data: a walk of two lists of like lengths that compares their rows
-// one by one mispredicts a branch at almost every row, which made that
-// walk most of what search (b) cost (BenchmarkMatch).
-func intersect(lists [][]int32, n int) []int32 {
-	lists = slices.Clone(lists)
-	slices.SortFunc(lists, func(a, b []int32) int { return len(a) - len(b) })
-	out := slices.Clone(lists[0])
-	var bits []uint64
-	for _, l := range lists[1:] {
-		if len(out) == 0 {
-			break
-		}
-		if len(l) > gallopRatio*len(out) || len(l) < n/64 {
-			// Much longer than what is kept, or too short to pay for a
-			// bitmap of n rows.
-			out = gallop(out, l)
-			continue
-		}
-		if bits == nil {
-			bits = make([]uint64, (n+63)/64)
-		} else {
-			clear(bits)
-		}
-		for _, i := range l {
-			bits[i>>6] |= 1 << (uint32(i) & 63)
-		}
-		k := 0
-		for _, i := range out {
-			out[k] = i
-			k += int(bits[i>>6] >> (uint32(i) & 63) & 1)
-		}
-		out = out[:k]
+// appended returns list (loaded rows) with every row appended after the
+// load (see memModule): a superset of the rows a like holds for, when list
+// is the loaded rows' superset.
+func (m *memModule) appended(list []int32) []int32 {
+	n := int32(m.ids.len())
+	if n == m.base {
+		return list
+	}
+	out := make([]int32, len(list), len(list)+int(n-m.base))
+	copy(out, list)
+	for i := m.base; i < n; i++ {
+		out = append(out, i)
 	}
 	return out
-}
-
-// gallopRatio: a list more than this many times as long as the rows kept
-// so far is searched (gallop) rather than marked in a bitmap.
-const gallopRatio = 32
-
-// gallop keeps, in place, the rows of out that list holds.
-func gallop(out, list []int32) []int32 {
-	k := 0
-	for _, i := range out {
-		list = seek(list, i)
-		if len(list) == 0 {
-			break
-		}
-		if list[0] == i {
-			out[k] = i
-			k++
-		}
-	}
-	return out[:k]
-}
-
-// seek returns the end of list (in row order) from its first row not
-// before i. It looks at the next few rows first, then gallops (it looks
-// 16, 32, 64, ... rows ahead and searches the last step): a walk through
-// lists of like lengths costs a comparison or two per row, and one
-// through a much longer list a few per step of the shorter.
-func seek(list []int32, i int32) []int32 {
-	for k := range min(8, len(list)) {
-		if list[k] >= i {
-			return list[k:]
-		}
-	}
-	step := 16
-	for step < len(list) && list[step] < i {
-		list = list[step:]
-		step *= 2
-	}
-	at, _ := slices.BinarySearch(list[:min(step, len(list))], i)
-	return list[at:]
 }
 
 // filter keeps the rows that meet every one of leaves (the operands of an
@@ -262,6 +201,12 @@ func (m *memModule) filterLike(l *memCond, rows []int32, trg *memTrigrams, unsur
 			continue
 		case wide[i]&bit != 0:
 			*unsure = append(*unsure, i)
+			continue
+		}
+		if i >= m.base { // in no list (see memModule)
+			if containsFold(col.at(i), l.text) {
+				keep = append(keep, i)
+			}
 			continue
 		}
 		for j < len(list) && list[j] < i {

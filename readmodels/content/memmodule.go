@@ -3,6 +3,7 @@ package content
 import (
 	"context"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,10 +21,21 @@ import (
 // of their ids: a search reads a few columns of a few thousand rows, and
 // a column of numbers of 100,000 items (800 KB) stays in the CPU's
 // caches where whole rows would not.
+//
+// A copy is brought forward to a later version (see memIndex.catchUp and
+// memModule.forward) by a new memModule that shares its columns and
+// memShared: the rows written since are appended (the columns only ever
+// grow past the ends older copies see, so those never see a change), and
+// the rows they replace are marked dead. Rows from base on are past the
+// loaded ones: the lists (eq, trigrams) do not hold them, a search reads
+// them all, and they are ordered among the others by their ids' bytes
+// (see compare), which is PostgreSQL's order when byteOrder holds.
 type memModule struct {
+	*memShared
 	id, app  string
 	revision int64
 	version  int64
+	epoch    int64 // the tables' epoch (see projections/content.Epoch)
 	ids      texts
 	pub      []memPub // side by side: a search reads both of a row
 	// t[i] is t<i+1>'s whole texts (x<i+1> when t<i+1> holds only the
@@ -35,25 +47,44 @@ type memModule struct {
 	nNull        []uint8                       // bit i: n<i+1> is NULL
 	// exact[i]: every value of n<i+1> has at most 15 significant digits.
 	exact [len(numberColumns)]bool
+	// dead has bit i set when row i was replaced by a later row (nil or
+	// short: none past its end).
+	dead []uint64
+}
+
+// memShared is what the copies of one load of a module share: the lists
+// of its loaded rows and the items searches fetched.
+type memShared struct {
+	base int32 // rows loaded; rows from base on were appended by forward
+	// byteOrder: PostgreSQL orders the item ids as their bytes, and the
+	// loaded rows are in that order (see forward).
+	byteOrder bool
 
 	eqOnce [len(textColumns)]sync.Once
-	eq     [len(textColumns)]map[string][]int32 // t<i+1>'s whole text → rows holding it, built when first asked
+	eq     [len(textColumns)]map[string][]int32 // t<i+1>'s whole text → loaded rows holding it, built when first asked
 
-	// trigrams[i], once built, holds t<i+1>'s trigram lists (see
-	// memTrigrams). They are built in the background when a like on the
-	// column first comes (trigramsAsked), and by the next load of the
-	// module right away.
+	// trigrams[i], once built, holds t<i+1>'s trigram lists of the loaded
+	// rows (see memTrigrams). They are built in the background when a
+	// like on the column first comes (trigramsAsked), and by the next load
+	// of the module right away.
 	trigrams      [len(textColumns)]atomic.Pointer[memTrigrams]
 	trigramsAsked [len(textColumns)]atomic.Bool
 
 	// items keeps the items (as scanItem reads them, values as stored)
 	// of the rows whose items searches fetched (see Store.memItems and
 	// memItemsMax), keptBytes their keptSize; none once the copy is
-	// dropped from the index.
+	// dropped from the index. A row's item stays what it is while the row
+	// is live: a write of the item writes a new row.
 	itemsMu   sync.Mutex
 	items     map[int32]Item
 	keptBytes int64
 	dropped   bool
+}
+
+// isDead reports whether row i was replaced by a later row.
+func (m *memModule) isDead(i int32) bool {
+	w := int(i >> 6)
+	return w < len(m.dead) && m.dead[w]>>(uint32(i)&63)&1 != 0
 }
 
 // texts is a column of texts in one block of bytes, text i being
@@ -103,9 +134,13 @@ func loadMemModule(ctx context.Context, pool *pgxpool.Pool, module string, limit
 		return nil, err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only
-	m := &memModule{id: module}
-	err = tx.QueryRow(ctx, `SELECT m.app, m.revision, coalesce((SELECT version FROM content_versions v WHERE v.app = m.app), 0)
-		FROM content_modules m WHERE m.id = $1 AND m.deleted_at IS NULL`, module).Scan(&m.app, &m.revision, &m.version)
+	m := &memModule{id: module, memShared: &memShared{}}
+	var probe []string
+	err = tx.QueryRow(ctx, `SELECT m.app, m.revision, coalesce((SELECT version FROM content_versions v WHERE v.app = m.app), 0),
+			`+epochColumn+`,
+			(SELECT array_agg(s ORDER BY s) FROM unnest($2::text[]) s)
+		FROM content_modules m WHERE m.id = $1 AND m.deleted_at IS NULL`, module, idProbe).
+		Scan(&m.app, &m.revision, &m.version, &m.epoch, &probe)
 	if err == pgx.ErrNoRows {
 		return nil, nil
 	}
@@ -121,23 +156,21 @@ func loadMemModule(ctx context.Context, pool *pgxpool.Pool, module string, limit
 	}
 	defer rows.Close()
 	m.exact = [len(numberColumns)]bool{true, true, true, true}
+	byteOrder := slices.IsSorted(probe) && len(probe) == len(idProbe)
 	var (
-		pubFrom *int64
-		t       [len(textColumns)]*string
-		n       [len(numberColumns)]*string
+		id       string
+		pubFrom  *int64
+		pubUntil int64
+		t        [len(textColumns)]*string
+		n        [len(numberColumns)]*string
 	)
-	dest := []any{nil, &pubFrom, nil}
+	dest := []any{&id, &pubFrom, &pubUntil}
 	for i := range t {
 		dest = append(dest, &t[i])
 	}
 	for i := range n {
 		dest = append(dest, &n[i])
 	}
-	var (
-		id       string
-		pubUntil int64
-	)
-	dest[0], dest[2] = &id, &pubUntil
 	for rows.Next() {
 		if m.ids.len() == limit {
 			return nil, nil
@@ -145,52 +178,30 @@ func loadMemModule(ctx context.Context, pool *pgxpool.Pool, module string, limit
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		if uint64(len(m.ids.data))+uint64(len(id)) > math.MaxUint32 {
+		if k := m.ids.len(); k > 0 && m.ids.at(int32(k-1)) >= id {
+			byteOrder = false
+		}
+		if !m.appendRow(id, pubFrom, pubUntil, &t, &n) {
 			return nil, nil
 		}
-		m.ids.add(id)
-		p := memPub{from: memNever, until: pubUntil}
-		if pubFrom != nil {
-			p.from = *pubFrom
-		}
-		m.pub = append(m.pub, p)
-		var null, wide uint8
-		for i, s := range t {
-			v := ""
-			switch {
-			case s == nil:
-				null |= 1 << i
-			default:
-				v = *s
-				if !isASCII(v) {
-					wide |= 1 << i
-				}
-			}
-			if uint64(len(m.t[i].data))+uint64(len(v)) > math.MaxUint32 {
-				return nil, nil
-			}
-			m.t[i].add(v)
-		}
-		m.tNull, m.tWide = append(m.tNull, null), append(m.tWide, wide)
-		null = 0
-		for i, s := range n {
-			f := math.NaN() // no value: every comparison false, as with NULL
-			if s == nil {
-				null |= 1 << i
-			} else {
-				var ok bool
-				f, ok = exactFloat(*s)
-				m.exact[i] = m.exact[i] && ok
-			}
-			m.n[i] = append(m.n[i], f)
-		}
-		m.nNull = append(m.nNull, null)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	m.base, m.byteOrder = int32(m.ids.len()), byteOrder
 	return m, tx.Commit(ctx)
 }
+
+// epochColumn reads the tables' epoch: the version of app ” (see
+// projections/content.Epoch); 0 in tables made before it.
+const epochColumn = `coalesce((SELECT version FROM content_versions WHERE app = ''), 0)`
+
+// idProbe are texts that PostgreSQL sorts as their bytes only under a
+// collation that compares bytes (C, C.UTF-8, POSIX, ucs_basic): any
+// other orders case, punctuation or accents otherwise. content_fields'
+// item_id has the database's default collation, which orders the probe
+// as it orders ids.
+var idProbe = []string{"-", "0", "A", "AB", "Ab", "B", "_", "a", "a b", "a-b", "a_c", "aB", "ab", "b", "z", "~", "É", "é"}
 
 // exactFloat parses a decimal number, and reports whether float64 keeps
 // its order and equality with every other such number: it has at most 15

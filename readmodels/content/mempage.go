@@ -1,6 +1,9 @@
 package content
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // page returns the rows offset..offset+limit of matches in sort order,
 // keeping only the best offset+limit while it reads them.
@@ -53,6 +56,8 @@ func (m *memModule) compare(sorts []memSort, a, b int32) int {
 	}
 	c := 0
 	switch {
+	case a >= m.base || b >= m.base: // rows past the loaded ones (see memModule)
+		c = strings.Compare(m.ids.at(a), m.ids.at(b))
 	case a < b:
 		c = -1
 	case a > b:

@@ -48,22 +48,53 @@ func (s *Store) SearchInMemory(ctx context.Context, in Query) (res Result, done 
 			return Result{}, false, nil
 		}
 	}
-	cond, sorts, ok := m.plan(q)
-	if !ok {
-		return Result{}, false, nil
+	for tries := 0; ; tries++ {
+		cond, sorts, ok := m.plan(q)
+		if !ok {
+			return Result{}, false, nil
+		}
+		matches, ok := m.match(&cond, q.Now)
+		if !ok {
+			return Result{}, false, nil
+		}
+		var page []int32 // none past the last match: what Search answers too (no items, the total)
+		if q.Offset < len(matches) {
+			page = m.page(matches, sorts, q.Offset, q.Limit)
+		}
+		items, fresh, ok, err := s.memItems(ctx, m, page, q.Now)
+		if err != nil {
+			return Result{}, false, err
+		}
+		if ok {
+			return s.memAnswer(q, m, items, len(matches), fresh)
+		}
+		// The tables moved past the copy: it is brought forward to where
+		// they are now, and the search made again on it. Tables behind
+		// the copy are others (a rebuild): it is loaded again. When they
+		// moved on each time, PostgreSQL answers this search, and the copy
+		// stays for the next.
+		if fresh.Version <= m.version {
+			s.mem.outdated(m)
+			return Result{}, false, nil
+		}
+		if tries == memTries-1 {
+			return Result{}, false, nil
+		}
+		if m = s.mem.catchUp(ctx, m); m == nil {
+			return Result{}, false, nil
+		}
 	}
-	matches, ok := m.match(&cond, q.Now)
-	if !ok {
-		return Result{}, false, nil
-	}
-	var page []int32 // none past the last match: what Search answers too (no items, the total)
-	if q.Offset < len(matches) {
-		page = m.page(matches, sorts, q.Offset, q.Limit)
-	}
-	items, fresh, ok, err := s.memItems(ctx, m, page, q.Now)
-	if err != nil || !ok {
-		return Result{}, false, err
-	}
+}
+
+// memTries: a search brings its module's copy forward at most this many
+// times less one (see memIndex.catchUp); when the tables moved on each
+// time, it goes to PostgreSQL.
+const memTries = 3
+
+// memAnswer is q's Result from m's items read at fresh (their values
+// decoded unless q asks for them raw).
+func (s *Store) memAnswer(q *Query, m *memModule, items []Item, total int, fresh Freshness) (Result, bool, error) {
+	var err error
 	if !q.RawValues {
 		for i := range items {
 			if items[i].Values, err = decodeValues(items[i].RawValues); err != nil {
@@ -72,7 +103,7 @@ func (s *Store) SearchInMemory(ctx context.Context, in Query) (res Result, done 
 			items[i].RawValues = nil
 		}
 	}
-	return m.answer(q, items, len(matches), fresh), true, nil
+	return m.answer(q, items, total, fresh), true, nil
 }
 
 // answer is q's Result from the copy: its page's items, its total and,
@@ -87,7 +118,7 @@ func (m *memModule) answer(q *Query, items []Item, total int, fresh Freshness) R
 
 // memItems returns the items of rows (of m), with their values as stored,
 // and the Freshness read with them; false when the tables are no longer
-// at m's version. The items searches fetched before are kept in m (see
+// at m's version (Freshness.Version says where they are). The items searches fetched before are kept in m (see
 // memModule.items): PostgreSQL then reads only the others, by id, and in
 // the same statement the app's content version. Read at m's version, an
 // item is still what the tables hold while the version is (the projection
@@ -114,11 +145,7 @@ func (s *Store) memItems(ctx context.Context, m *memModule, rows []int32, now in
 			Scan(&fresh.Version, &fresh.Until); err != nil {
 			return nil, fresh, false, err
 		}
-		if fresh.Version != m.version {
-			s.mem.outdated(m)
-			return nil, fresh, false, nil
-		}
-		return items, fresh, true, nil
+		return items, fresh, fresh.Version == m.version, nil
 	}
 	res, err := s.generic.Query(ctx, memFetch, ids, m.app, now, int64(math.MaxInt64))
 	if err != nil {
@@ -133,7 +160,6 @@ func (s *Store) memItems(ctx context.Context, m *memModule, rows []int32, now in
 		}
 		if fresh.Version != m.version {
 			res.Close()
-			s.mem.outdated(m)
 			return nil, fresh, false, nil
 		}
 		items[at[it.ID]] = it

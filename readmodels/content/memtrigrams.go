@@ -36,11 +36,12 @@ func (m *memModule) likeTrigrams(l *memCond) *memTrigrams {
 	return trg
 }
 
-// buildTrigrams makes the trigram lists of column col (see trigrams).
+// buildTrigrams makes the trigram lists of column col's loaded rows (see
+// trigrams).
 func (m *memModule) buildTrigrams(col int) {
 	trg := memTrigrams{lists: map[uint32][]int32{}}
 	var low []byte
-	for i := range int32(m.t[col].len()) {
+	for i := range m.base {
 		if m.tNull[i]&(1<<col) != 0 {
 			continue
 		}
