@@ -19,6 +19,9 @@ import (
 const (
 	targetContentImport = 5_000 // items/s through the batch endpoint
 	targetContentP99    = 20    // ms, search p99
+	// targetContentPG is the rate of search (b) at the largest size with
+	// the in-memory copy off (issue 35): every search in PostgreSQL.
+	targetContentPG = 1_500 // req/s
 )
 
 const (
@@ -128,6 +131,9 @@ func contentPhase(ctx context.Context, cfg config, serverURL string, res *result
 			return err
 		}
 	}
+	if cfg.contentPostgres {
+		return b.measureInPostgreSQL(ctx, sizes[len(sizes)-1], res)
+	}
 	return nil
 }
 
@@ -192,7 +198,8 @@ func (b *contentBench) measureAt(ctx context.Context, size int, res *results) er
 	if err := b.checkPublished(ctx, size); err != nil {
 		return err
 	}
-	if err := measureSearches(ctx, b.cfg, b.p.api, b.appToken, b.module, b.facts[:size], sizeLabel(size), b.p.srv, res); err != nil {
+	if err := measureSearches(ctx, b.cfg, b.p.api, b.appToken, b.module, b.facts[:size], sizeLabel(size), b.p.srv, res,
+		servedKinds(b.facts[:size])); err != nil {
 		return err
 	}
 	if sz, err := dbSize(ctx, b.p.pool); err == nil {
@@ -234,4 +241,33 @@ func (b *contentBench) checkPublished(ctx context.Context, size int) error {
 		return fmt.Errorf("the app token counts %d published items, %d of the %d imported are published", total, want, size)
 	}
 	return nil
+}
+
+// pgKind is (b) measured with the in-memory copy off: answered by
+// PostgreSQL alone (its 1,800 bodies are more than the answer cache
+// keeps).
+const pgKind = "(b) in PostgreSQL"
+
+// measureInPostgreSQL restarts the server with CMS_SEARCH_INDEX_ITEMS=0
+// (no module kept in memory) and measures (b) there, at the size the
+// searches were last measured at: what the PostgreSQL search path does
+// (target targetContentPG req/s besides the p99). The server stays up
+// for the rest of the phase.
+func (b *contentBench) measureInPostgreSQL(ctx context.Context, size int, res *results) error {
+	only := regexp.MustCompile(b.cfg.contentSearches) // checked by validateContent
+	if !only.MatchString(pgKind) {
+		return nil
+	}
+	progressf("content: restarting the server with CMS_SEARCH_INDEX_ITEMS=0 for %s", pgKind)
+	srv, err := b.p.srv.restart(ctx, "CMS_SEARCH_INDEX_ITEMS=0")
+	if err != nil {
+		return err
+	}
+	b.p.srv = srv
+	srv.waitIdle(ctx, time.Minute)
+	b.p.api.hc.CloseIdleConnections()
+	b.p.api = newCMSAPI(srv.base, b.cfg.contentClients)
+	facts := b.facts[:size]
+	return measureSearches(ctx, b.cfg, b.p.api, b.appToken, b.module, facts, sizeLabel(size), srv, res,
+		[]searchKind{{name: pgKind, queries: queriesB(facts), target: true, rate: targetContentPG}})
 }

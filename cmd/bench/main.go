@@ -83,7 +83,12 @@
 //     (steal: on a shared host, the first suspect of a slow run; the
 //     loyalty phase's self measurements report the same). The first query of each kind is checked against the generated data
 //     (total, order by price, each item a published match); any answer but
-//     200 fails the phase.
+//     200 fails the phase. Then (-content-postgres, on by default) the
+//     server is restarted on the same database with
+//     CMS_SEARCH_INDEX_ITEMS=0, so that no module is kept in memory, and,
+//     once it is idle, "(b) in PostgreSQL" measures (b) again at the last
+//     size: the PostgreSQL search path (targets: p99 <= 20 ms and >= 1,500
+//     req/s). -content-searches 'PostgreSQL' measures only that one.
 //   - writes: item creates, app-user registrations and loyalty earns over
 //     HTTP, one per request, by -writers clients, as shares of plain
 //     single-row INSERTs measured in the same alternating rounds (see
@@ -198,6 +203,7 @@ type config struct {
 	contentClients   int
 	contentSearches  string
 	contentImporters int
+	contentPostgres  bool
 	// push phase (push.go)
 	pushDevices int
 	// loyalty phase (loyalty.go)
@@ -242,6 +248,7 @@ func main() {
 	flag.DurationVar(&cfg.contentDuration, "content-duration", 10*time.Second, "content phase: timed length of each search measurement (after a 2s warm-up)")
 	flag.IntVar(&cfg.contentClients, "content-clients", 16, "content phase: concurrent search clients (closed loop)")
 	flag.IntVar(&cfg.contentImporters, "content-importers", 4, "content phase: concurrent batch requests of the import")
+	flag.BoolVar(&cfg.contentPostgres, "content-postgres", true, "content phase: at the end, restart the server with CMS_SEARCH_INDEX_ITEMS=0 and measure \"(b) in PostgreSQL\" (the in-memory copy off; -content-searches selects it by that name)")
 	flag.StringVar(&cfg.contentSearches, "content-searches", "", "content phase: measure only the searches whose name matches this regular expression, e.g. '^\\(b\\)' (default all)")
 	flag.IntVar(&cfg.webItems, "web-items", webItemsDefault, "web phase: items in the module whose list is measured")
 	flag.IntVar(&cfg.webRounds, "web-rounds", 15, "web phase: navigations and filter changes measured")
