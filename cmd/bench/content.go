@@ -192,6 +192,9 @@ func (b *contentBench) measureAt(ctx context.Context, size int, res *results) er
 	if err := b.importTo(ctx, size, res); err != nil {
 		return err
 	}
+	if err := waitCaughtUp(ctx, b.p.pool, 2*time.Minute); err != nil {
+		return err
+	}
 	if err := analyzeContent(ctx, b.p.pool); err != nil {
 		return err
 	}
@@ -264,6 +267,9 @@ func (b *contentBench) measureInPostgreSQL(ctx context.Context, size int, res *r
 		return err
 	}
 	b.p.srv = srv
+	if err := waitCaughtUp(ctx, b.p.pool, 2*time.Minute); err != nil {
+		return err
+	}
 	srv.waitIdle(ctx, time.Minute)
 	b.p.api.hc.CloseIdleConnections()
 	b.p.api = newCMSAPI(srv.base, b.cfg.contentClients)
