@@ -251,6 +251,10 @@ func (b *contentBench) checkPublished(ctx context.Context, size int) error {
 // keeps).
 const pgKind = "(b) in PostgreSQL"
 
+// pgWarmup is the warm-up of pgKind: the server has just started (its
+// heap, its connections' prepared statements and plans are new).
+const pgWarmup = 10 * time.Second
+
 // measureInPostgreSQL restarts the server with CMS_SEARCH_INDEX_ITEMS=0
 // (no module kept in memory) and measures (b) there, at the size the
 // searches were last measured at: what the PostgreSQL search path does
@@ -275,5 +279,5 @@ func (b *contentBench) measureInPostgreSQL(ctx context.Context, size int, res *r
 	b.p.api = newCMSAPI(srv.base, b.cfg.contentClients)
 	facts := b.facts[:size]
 	return measureSearches(ctx, b.cfg, b.p.api, b.appToken, b.module, facts, sizeLabel(size), srv, res,
-		[]searchKind{{name: pgKind, queries: queriesB(facts), target: true, rate: targetContentPG}})
+		[]searchKind{{name: pgKind, queries: queriesB(facts), target: true, rate: targetContentPG, warmup: pgWarmup}})
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,7 @@ type searchKind struct {
 	target  bool
 	rate    float64 // req/s the kind must reach (0: none)
 	noCache bool
+	warmup  time.Duration // before the measurement; 0: contentWarmup
 }
 
 // servedKinds are the searches measured at each size: (a), (a) with skip
@@ -100,11 +102,12 @@ func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module s
 		for i := range writers {
 			writers[i] = searchWriter(a, token, bodies, k.noCache, &next, &received)
 		}
-		progressf("content: search %s @%s: %d clients, %s (+%s warm-up); %s", k.name, label, cfg.contentClients, cfg.contentDuration, contentWarmup, checked)
+		warmup := cmp.Or(k.warmup, contentWarmup)
+		progressf("content: search %s @%s: %d clients, %s (+%s warm-up); %s", k.name, label, cfg.contentClients, cfg.contentDuration, warmup, checked)
 		srvCPU0, selfCPU0 := srv.cpuSeconds(), selfCPUSeconds()
 		mach0 := machineCPU()
 		t0 := time.Now()
-		st, err := measure(ctx, writers, contentWarmup, cfg.contentDuration)
+		st, err := measure(ctx, writers, warmup, cfg.contentDuration)
 		if err != nil {
 			return fmt.Errorf("search %s @%s: %w", k.name, label, err)
 		}
