@@ -108,7 +108,13 @@ func contentPhase(ctx context.Context, cfg config, serverURL string, res *result
 	if err != nil {
 		return err
 	}
-	p, err := openServerPhase(ctx, cfg, serverURL, 2)
+	var p *serverPhase
+	var kept keptContent
+	if cfg.contentReuse != "" {
+		p, kept, err = reuseServerPhase(ctx, cfg, serverURL, cfg.contentReuse)
+	} else {
+		p, err = openServerPhase(ctx, cfg, serverURL, 2)
+	}
 	if err != nil {
 		return err
 	}
@@ -119,15 +125,32 @@ func contentPhase(ctx context.Context, cfg config, serverURL string, res *result
 	if err := p.start(ctx, "content", "cms-bench-"); err != nil {
 		return err
 	}
-	if err := p.signIn(ctx, cfg.contentClients, "bench"); err != nil {
-		return err
+	var b *contentBench
+	if cfg.contentReuse != "" {
+		if err := p.signInKept(ctx, cfg.contentClients, kept); err != nil {
+			return err
+		}
+		b, err = keptContentBench(ctx, cfg, p, kept, sizes[len(sizes)-1])
+	} else {
+		if err := p.signIn(ctx, cfg.contentClients, "bench"); err != nil {
+			return err
+		}
+		b, err = newContentBench(ctx, cfg, p, sizes[len(sizes)-1])
 	}
-	b, err := newContentBench(ctx, cfg, p, sizes[len(sizes)-1])
 	if err != nil {
 		return err
 	}
 	for _, size := range sizes {
+		if size < b.have {
+			progressf("content: skipping size %d: the kept module holds %d items", size, b.have)
+			continue
+		}
 		if err := b.measureAt(ctx, size, res); err != nil {
+			return err
+		}
+	}
+	if p.keep {
+		if err := b.noteKept(ctx); err != nil {
 			return err
 		}
 	}
@@ -189,8 +212,10 @@ func newContentBench(ctx context.Context, cfg config, p *serverPhase, most int) 
 // measureAt imports up to size items, checks that the app sees the
 // published ones and measures the searches at that size.
 func (b *contentBench) measureAt(ctx context.Context, size int, res *results) error {
-	if err := b.importTo(ctx, size, res); err != nil {
-		return err
+	if size > b.have { // a kept module (-content-reuse) may hold them already
+		if err := b.importTo(ctx, size, res); err != nil {
+			return err
+		}
 	}
 	if err := waitCaughtUp(ctx, b.p.pool, 2*time.Minute); err != nil {
 		return err
