@@ -19,6 +19,9 @@ import (
 const (
 	targetContentImport = 5_000 // items/s through the batch endpoint
 	targetContentP99    = 20    // ms, search p99
+	// targetContentPG is the rate of search (b) at the largest size with
+	// the in-memory copy off (issue 35): every search in PostgreSQL.
+	targetContentPG = 1_500 // req/s
 )
 
 const (
@@ -105,7 +108,13 @@ func contentPhase(ctx context.Context, cfg config, serverURL string, res *result
 	if err != nil {
 		return err
 	}
-	p, err := openServerPhase(ctx, cfg, serverURL, 2)
+	var p *serverPhase
+	var kept keptContent
+	if cfg.contentReuse != "" {
+		p, kept, err = reuseServerPhase(ctx, cfg, serverURL, cfg.contentReuse)
+	} else {
+		p, err = openServerPhase(ctx, cfg, serverURL, 2)
+	}
 	if err != nil {
 		return err
 	}
@@ -116,17 +125,37 @@ func contentPhase(ctx context.Context, cfg config, serverURL string, res *result
 	if err := p.start(ctx, "content", "cms-bench-"); err != nil {
 		return err
 	}
-	if err := p.signIn(ctx, cfg.contentClients, "bench"); err != nil {
-		return err
+	var b *contentBench
+	if cfg.contentReuse != "" {
+		if err := p.signInKept(ctx, cfg.contentClients, kept); err != nil {
+			return err
+		}
+		b, err = keptContentBench(ctx, cfg, p, kept, sizes[len(sizes)-1])
+	} else {
+		if err := p.signIn(ctx, cfg.contentClients, "bench"); err != nil {
+			return err
+		}
+		b, err = newContentBench(ctx, cfg, p, sizes[len(sizes)-1])
 	}
-	b, err := newContentBench(ctx, cfg, p, sizes[len(sizes)-1])
 	if err != nil {
 		return err
 	}
 	for _, size := range sizes {
+		if size < b.have {
+			progressf("content: skipping size %d: the kept module holds %d items", size, b.have)
+			continue
+		}
 		if err := b.measureAt(ctx, size, res); err != nil {
 			return err
 		}
+	}
+	if p.keep {
+		if err := b.noteKept(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.contentPostgres {
+		return b.measureInPostgreSQL(ctx, sizes[len(sizes)-1], res)
 	}
 	return nil
 }
@@ -183,7 +212,12 @@ func newContentBench(ctx context.Context, cfg config, p *serverPhase, most int) 
 // measureAt imports up to size items, checks that the app sees the
 // published ones and measures the searches at that size.
 func (b *contentBench) measureAt(ctx context.Context, size int, res *results) error {
-	if err := b.importTo(ctx, size, res); err != nil {
+	if size > b.have { // a kept module (-content-reuse) may hold them already
+		if err := b.importTo(ctx, size, res); err != nil {
+			return err
+		}
+	}
+	if err := waitCaughtUp(ctx, b.p.pool, 2*time.Minute); err != nil {
 		return err
 	}
 	if err := analyzeContent(ctx, b.p.pool); err != nil {
@@ -192,7 +226,8 @@ func (b *contentBench) measureAt(ctx context.Context, size int, res *results) er
 	if err := b.checkPublished(ctx, size); err != nil {
 		return err
 	}
-	if err := measureSearches(ctx, b.cfg, b.p.api, b.appToken, b.module, b.facts[:size], sizeLabel(size), b.p.srv, res); err != nil {
+	if err := measureSearches(ctx, b.cfg, b.p.api, b.appToken, b.module, b.facts[:size], sizeLabel(size), b.p.srv, res,
+		servedKinds(b.facts[:size])); err != nil {
 		return err
 	}
 	if size == len(b.facts) && regexp.MustCompile(b.cfg.contentSearches).MatchString(followName) {
@@ -239,4 +274,40 @@ func (b *contentBench) checkPublished(ctx context.Context, size int) error {
 		return fmt.Errorf("the app token counts %d published items, %d of the %d imported are published", total, want, size)
 	}
 	return nil
+}
+
+// pgKind is (b) measured with the in-memory copy off: answered by
+// PostgreSQL alone (its 1,800 bodies are more than the answer cache
+// keeps).
+const pgKind = "(b) in PostgreSQL"
+
+// pgWarmup is the warm-up of pgKind: the server has just started (its
+// heap, its connections' prepared statements and plans are new).
+const pgWarmup = 10 * time.Second
+
+// measureInPostgreSQL restarts the server with CMS_SEARCH_INDEX_ITEMS=0
+// (no module kept in memory) and measures (b) there, at the size the
+// searches were last measured at: what the PostgreSQL search path does
+// (target targetContentPG req/s besides the p99). The server stays up
+// for the rest of the phase.
+func (b *contentBench) measureInPostgreSQL(ctx context.Context, size int, res *results) error {
+	only := regexp.MustCompile(b.cfg.contentSearches) // checked by validateContent
+	if !only.MatchString(pgKind) {
+		return nil
+	}
+	progressf("content: restarting the server with CMS_SEARCH_INDEX_ITEMS=0 for %s", pgKind)
+	srv, err := b.p.srv.restart(ctx, "CMS_SEARCH_INDEX_ITEMS=0")
+	if err != nil {
+		return err
+	}
+	b.p.srv = srv
+	if err := waitCaughtUp(ctx, b.p.pool, 2*time.Minute); err != nil {
+		return err
+	}
+	srv.waitIdle(ctx, time.Minute)
+	b.p.api.hc.CloseIdleConnections()
+	b.p.api = newCMSAPI(srv.base, b.cfg.contentClients)
+	facts := b.facts[:size]
+	return measureSearches(ctx, b.cfg, b.p.api, b.appToken, b.module, facts, sizeLabel(size), srv, res,
+		[]searchKind{{name: pgKind, queries: queriesB(facts), target: true, rate: targetContentPG, warmup: pgWarmup}})
 }

@@ -268,3 +268,37 @@ func dbSize(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 		Scan(&db, &items, &keys, &fields)
 	return fmt.Sprintf("%s (content_items with indexes %s, content_keys with indexes %s, content_fields with indexes %s)", db, items, keys, fields), err
 }
+
+// waitCaughtUp waits, at most max, until every projection's checkpoint
+// is at the end of the log: a projection that no write waits for (the
+// media library's reads every imported item's values) may still be
+// applying the import when the searches start, and would take the CPU
+// they are measured on. It says how long it waited, or which lagged.
+func waitCaughtUp(ctx context.Context, pool *pgxpool.Pool, max time.Duration) error {
+	t0 := time.Now()
+	for {
+		rows, err := pool.Query(ctx, `SELECT c.name FROM projection_checkpoints c,
+			(SELECT transaction_id, global_position FROM events ORDER BY transaction_id DESC, global_position DESC LIMIT 1) e
+			WHERE c.name NOT LIKE '%@%' AND (c.tx_id, c.position) < (e.transaction_id, e.global_position) ORDER BY 1`)
+		if err != nil {
+			return err
+		}
+		behind, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if len(behind) == 0 {
+			progressf("content: every projection at the end of the log after %s", time.Since(t0).Round(100*time.Millisecond))
+			return nil
+		}
+		if time.Since(t0) > max {
+			progressf("content: projections still behind after %s: %s", max, strings.Join(behind, ", "))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,25 +52,37 @@ func searchWriter(a *cmsAPI, token string, bodies [][]byte, noCache bool, next *
 	}
 }
 
-// measureSearches checks and then measures (a), (a) with skip and (b)
-// with the app token: as served (the answer cache on, as it is by
+// searchKind is one search measured: its name, the queries its clients
+// cycle through, its target (none, a p99, or also a rate) and whether it
+// asks for answers not taken from the answer cache.
+type searchKind struct {
+	name    string
+	queries []contentQuery
+	target  bool
+	rate    float64 // req/s the kind must reach (0: none)
+	noCache bool
+	warmup  time.Duration // before the measurement; 0: contentWarmup
+}
+
+// servedKinds are the searches measured at each size: (a), (a) with skip
+// and (b) with the app token as served (the answer cache on, as it is by
 // default), and (a) and (b) once more with Cache-Control: no-cache, so
-// that every search runs in PostgreSQL. (a) cycles through 20 bodies, (b)
-// through 1,800.
-func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module string, facts []product, label string,
-	srv *cmsServer, res *results) error {
-	kinds := []struct {
-		name    string
-		queries []contentQuery
-		target  bool
-		noCache bool
-	}{
-		{"(a)", queriesA(false), true, false},
-		{"(a) no-cache", queriesA(false), false, true},
-		{"(a) skip:true", queriesA(true), false, false},
-		{"(b)", queriesB(facts), true, false},
-		{"(b) no-cache", queriesB(facts), false, true},
+// that every search runs in PostgreSQL or the in-memory copy. (a) cycles
+// through 20 bodies, (b) through 1,800.
+func servedKinds(facts []product) []searchKind {
+	return []searchKind{
+		{name: "(a)", queries: queriesA(false), target: true},
+		{name: "(a) no-cache", queries: queriesA(false), noCache: true},
+		{name: "(a) skip:true", queries: queriesA(true)},
+		{name: "(b)", queries: queriesB(facts), target: true},
+		{name: "(b) no-cache", queries: queriesB(facts), noCache: true},
 	}
+}
+
+// measureSearches checks and then measures the kinds whose name
+// -content-searches matches.
+func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module string, facts []product, label string,
+	srv *cmsServer, res *results, kinds []searchKind) error {
 	only := regexp.MustCompile(cfg.contentSearches) // checked by validateContent
 	for _, k := range kinds {
 		if !only.MatchString(k.name) {
@@ -89,11 +102,12 @@ func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module s
 		for i := range writers {
 			writers[i] = searchWriter(a, token, bodies, k.noCache, &next, &received)
 		}
-		progressf("content: search %s @%s: %d clients, %s (+%s warm-up); %s", k.name, label, cfg.contentClients, cfg.contentDuration, contentWarmup, checked)
+		warmup := cmp.Or(k.warmup, contentWarmup)
+		progressf("content: search %s @%s: %d clients, %s (+%s warm-up); %s", k.name, label, cfg.contentClients, cfg.contentDuration, warmup, checked)
 		srvCPU0, selfCPU0 := srv.cpuSeconds(), selfCPUSeconds()
 		mach0 := machineCPU()
 		t0 := time.Now()
-		st, err := measure(ctx, writers, contentWarmup, cfg.contentDuration)
+		st, err := measure(ctx, writers, warmup, cfg.contentDuration)
 		if err != nil {
 			return fmt.Errorf("search %s @%s: %w", k.name, label, err)
 		}
@@ -110,8 +124,8 @@ func measureSearches(ctx context.Context, cfg config, a *cmsAPI, token, module s
 			p99.target, p99.atMost = targetContentP99, true
 		}
 		res.add(p99)
-		if k.target || k.noCache {
-			res.add(figure{name: name + " req/s", value: st.rate(), unit: "req/s",
+		if k.target || k.noCache || k.rate > 0 {
+			res.add(figure{name: name + " req/s", value: st.rate(), unit: "req/s", target: k.rate,
 				detail: fmt.Sprintf("p50 %s", ms2(st.pct(0.5)))})
 		}
 	}

@@ -90,6 +90,17 @@
 //     content_follow.go): the p99 (target <= 20 ms) and the checks that
 //     missed (must be 0; checks after creates that took the server's whole
 //     read-your-writes wait are counted apart).
+//     Then (-content-postgres, on by default) the
+//     server is restarted on the same database with
+//     CMS_SEARCH_INDEX_ITEMS=0, so that no module is kept in memory, and,
+//     once it is idle, "(b) in PostgreSQL" measures (b) again at the last
+//     size: the PostgreSQL search path (targets: p99 <= 20 ms and >= 1,500
+//     req/s). -content-searches 'PostgreSQL' measures only that one.
+//     With -keep the phase's database keeps what it needs to be worked in
+//     again (the admin's password, the app, the module, the item count, in
+//     its comment): -content-reuse NAME then imports only the items it
+//     lacks, so that rounds of measurements on the same data skip the
+//     import.
 //   - writes: item creates, app-user registrations and loyalty earns over
 //     HTTP, one per request, by -writers clients, as shares of plain
 //     single-row INSERTs measured in the same alternating rounds (see
@@ -204,6 +215,8 @@ type config struct {
 	contentClients   int
 	contentSearches  string
 	contentImporters int
+	contentPostgres  bool
+	contentReuse     string
 	// push phase (push.go)
 	pushDevices int
 	// loyalty phase (loyalty.go)
@@ -249,6 +262,8 @@ func main() {
 	flag.DurationVar(&cfg.contentDuration, "content-duration", 10*time.Second, "content phase: timed length of each search measurement (after a 2s warm-up)")
 	flag.IntVar(&cfg.contentClients, "content-clients", 16, "content phase: concurrent search clients (closed loop)")
 	flag.IntVar(&cfg.contentImporters, "content-importers", 4, "content phase: concurrent batch requests of the import")
+	flag.BoolVar(&cfg.contentPostgres, "content-postgres", true, "content phase: at the end, restart the server with CMS_SEARCH_INDEX_ITEMS=0 and measure \"(b) in PostgreSQL\" (the in-memory copy off; -content-searches selects it by that name)")
+	flag.StringVar(&cfg.contentReuse, "content-reuse", "", "content phase: work in this database, which a content phase run with -keep left, importing only the items it lacks (it is kept)")
 	flag.StringVar(&cfg.contentSearches, "content-searches", "", "content phase: measure only the searches whose name matches this regular expression, e.g. '^\\(b\\)' (default all)")
 	flag.IntVar(&cfg.webItems, "web-items", webItemsDefault, "web phase: items in the module whose list is measured")
 	flag.IntVar(&cfg.webRounds, "web-rounds", 15, "web phase: navigations and filter changes measured")

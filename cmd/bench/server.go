@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +89,9 @@ func databaseURL(serverURL, name string) string {
 
 type cmsServer struct {
 	phase   string // of the bench, for progress lines
+	bin     string // the binary and the settings it was started with (see restart)
+	dir     string
+	env     []string
 	cmd     *exec.Cmd
 	base    string
 	logPath string
@@ -119,7 +123,7 @@ func startServer(ctx context.Context, phase, bin, dir string, env []string) (*cm
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s serve: %w", bin, err)
 	}
-	s := &cmsServer{phase: phase, cmd: cmd, base: "http://" + addr, logPath: logPath, done: make(chan struct{})}
+	s := &cmsServer{phase: phase, bin: bin, dir: dir, env: env, cmd: cmd, base: "http://" + addr, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		s.waitErr = cmd.Wait()
 		close(s.done)
@@ -175,6 +179,37 @@ func (s *cmsServer) stop() {
 			<-s.done
 		}
 	})
+}
+
+// restart stops the server and starts it again on the same database and
+// directory with the settings it had plus env (which win: the last value
+// of a variable is the one used). The new server listens on another port.
+func (s *cmsServer) restart(ctx context.Context, env ...string) (*cmsServer, error) {
+	s.stop()
+	return startServer(ctx, s.phase, s.bin, s.dir, append(slices.Clip(s.env), env...))
+}
+
+// waitIdle waits, at most max, until the server uses less than a tenth
+// of a core over a second: a server just started does work of its own for
+// a while (a projection's first pass over the items, for one), which
+// must not count against what is measured next.
+func (s *cmsServer) waitIdle(ctx context.Context, max time.Duration) {
+	t0 := time.Now()
+	last := s.cpuSeconds()
+	for time.Since(t0) < max {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		now := s.cpuSeconds()
+		if now-last < 0.1 {
+			progressf("%s: server idle after %s", s.phase, time.Since(t0).Round(time.Second))
+			return
+		}
+		last = now
+	}
+	progressf("%s: server still busy after %s", s.phase, max)
 }
 
 // logTail returns the last n lines of the server's output.
