@@ -146,9 +146,7 @@ func open(ctx context.Context, cfg Config, serving bool) (*app, error) {
 	a.store.OnAppend = a.metrics.Appended
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
-	a.listener = postgres.NewListener(pool, postgres.NotifyChannel, log)
-	a.listener.Own(a.store) // this process's appends wake its runners as they commit
-	go a.listener.Run(lctx)
+	a.listen(lctx)
 	a.loyaltyRead = rmloyalty.New(pool)
 	ropts := projection.Options{WaitTimeout: cfg.ReadYourWrites}
 	cacheViews := serving && cfg.Loyalty.ViewCacheEntries >= 0
@@ -570,4 +568,12 @@ func pushSender(ctx context.Context, c PushConfig, log *slog.Logger) (cmdpush.Se
 		}
 	}
 	return cmdpush.PlatformSenders{ByPlatform: map[push.Platform]cmdpush.Sender{push.Android: android, push.IOS: ios}, Default: android}, nil
+}
+
+// listen starts the process's listener of new events, which this
+// process's own appends fire as they commit (see postgres.Listener.Own).
+func (a *app) listen(ctx context.Context) {
+	a.listener = postgres.NewListener(a.pool, postgres.NotifyChannel, a.log)
+	a.listener.Own(a.store)
+	go a.listener.Run(ctx)
 }
