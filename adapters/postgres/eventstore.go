@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -184,20 +185,16 @@ func typeName(e event.Event) string {
 // wake announces the types of the events of appends: the notifier sends
 // them.
 func (s *EventStore) wake(appends ...event.StreamAppend) {
-	s.typesMu.Lock()
+	types := map[string]struct{}{}
 	for _, a := range appends {
 		for _, e := range a.Events {
-			s.types[typeName(e)] = struct{}{} // "" (unknown) makes the payload "any type"
+			types[typeName(e)] = struct{}{} // "" (unknown) makes the payload "any type"
 		}
 	}
+	s.typesMu.Lock()
+	maps.Copy(s.types, types)
 	s.typesMu.Unlock()
 	if fn := s.committed.Load(); fn != nil {
-		types := map[string]struct{}{}
-		for _, a := range appends {
-			for _, e := range a.Events {
-				types[typeName(e)] = struct{}{}
-			}
-		}
 		(*fn)(typesPayload(types))
 	}
 	select {
@@ -212,18 +209,16 @@ func (s *EventStore) wake(appends ...event.StreamAppend) {
 // append whose event ids are all stored already is acknowledged as a
 // duplicate without writing anything.
 func (s *EventStore) Append(ctx context.Context, stream string, expectedVersion int64, events ...event.Event) (event.AppendResult, error) {
+	written := []event.StreamAppend{{Stream: stream, ExpectedVersion: expectedVersion, Events: events}}
 	if stream != "" {
-		if res, ok := s.group.append(ctx, []event.StreamAppend{{Stream: stream, ExpectedVersion: expectedVersion, Events: events}}, nil); ok {
-			s.appended([]event.StreamAppend{{Events: events}})
+		if res, ok := s.group.append(ctx, written, nil); ok {
+			s.appended(written)
 			return res, nil
 		}
 	}
 	res, err := s.AppendTx(ctx, s.pool, stream, expectedVersion, events...)
 	if err == nil && !res.Duplicate {
-		s.wake(event.StreamAppend{Events: events})
-		if s.OnAppend != nil {
-			s.OnAppend(len(events))
-		}
+		s.appended(written)
 	}
 	return res, err
 }
