@@ -136,15 +136,14 @@ func (c *committer) append(ctx context.Context, writes, guards []event.StreamApp
 // stream a group in flight writes. c.mu must be held.
 func (c *committer) take() []*groupCall {
 	var g []*groupCall
-	writes, guards := map[string]bool{}, map[string]int64{}
+	guards := map[string]int64{} // the group's guards and their versions
 	events := 0
 	rest := c.queue[:0]
 	for _, call := range c.queue {
-		if len(g) < groupMaxCalls && events+call.events <= groupMaxEvents && c.fits(call, writes, guards) {
+		if len(g) < groupMaxCalls && events+call.events <= groupMaxEvents && c.fits(call, guards) {
 			g = append(g, call)
 			events += call.events
 			for _, w := range call.writes {
-				writes[w.Stream] = true
 				c.writing[w.Stream]++
 			}
 			for _, gd := range call.guards {
@@ -163,18 +162,19 @@ func (c *committer) take() []*groupCall {
 	return g
 }
 
-// fits reports whether call can join the group being taken (writes,
-// guards): it writes no stream the group or a group in flight writes or
-// guards, and guards no stream they write, nor one the group guards at
+// fits reports whether call can join the group being taken: it writes no
+// stream that the group or a group in flight writes or guards (take marks
+// the group's streams in writing and guarded as it takes calls), and
+// guards no stream they write, nor one the group guards (guards) at
 // another version.
-func (c *committer) fits(call *groupCall, writes map[string]bool, guards map[string]int64) bool {
+func (c *committer) fits(call *groupCall, guards map[string]int64) bool {
 	for _, w := range call.writes {
-		if _, g := guards[w.Stream]; writes[w.Stream] || g || c.writing[w.Stream] > 0 || c.guarded[w.Stream] > 0 {
+		if c.writing[w.Stream] > 0 || c.guarded[w.Stream] > 0 {
 			return false
 		}
 	}
 	for _, gd := range call.guards {
-		if v, g := guards[gd.Stream]; writes[gd.Stream] || (g && v != gd.ExpectedVersion) || c.writing[gd.Stream] > 0 {
+		if v, g := guards[gd.Stream]; c.writing[gd.Stream] > 0 || (g && v != gd.ExpectedVersion) {
 			return false
 		}
 	}
