@@ -192,10 +192,7 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 			return err
 		}
 	}
-	for m := range p.rekey {
-		if err := p.flush(ctx); err != nil {
-			return err
-		}
+	for m := range p.rekey { // rekeyModule's reads send the queued writes first
 		if err := p.rekeyModule(ctx, m); err != nil {
 			return err
 		}
