@@ -39,9 +39,7 @@ func (m *memModule) forwardLimit() int {
 // it is live, its app's content version and the tables' epoch, and the
 // rows written after version $2 (at most $3): NULL item_id when none.
 const memForward = `SELECT m.revision, m.deleted_at IS NULL, coalesce(v.version, 0), ` + epochColumn + `,
-	f.item_id, f.pub_from, f.pub_until,
-	coalesce(f.x1, f.t1), coalesce(f.x2, f.t2), coalesce(f.x3, f.t3), coalesce(f.x4, f.t4), coalesce(f.x5, f.t5), coalesce(f.x6, f.t6),
-	f.n1::text, f.n2::text, f.n3::text, f.n4::text
+	` + memRowColumns + `
 	FROM content_modules m
 	LEFT JOIN content_versions v ON v.app = m.app
 	LEFT JOIN LATERAL (SELECT * FROM content_fields f WHERE f.module = m.id AND f.version > $2 LIMIT $3) f ON true

@@ -125,6 +125,14 @@ var (
 	numberColumns = [...]string{"n1", "n2", "n3", "n4"}
 )
 
+// memRowColumns is what a copy keeps of a content_fields row f (see
+// memModule.appendRow): its item, its published interval, its text
+// columns (the lower-cased one where there is one) and its numbers as
+// text.
+const memRowColumns = `f.item_id, f.pub_from, f.pub_until,
+	coalesce(f.x1, f.t1), coalesce(f.x2, f.t2), coalesce(f.x3, f.t3), coalesce(f.x4, f.t4), coalesce(f.x5, f.t5), coalesce(f.x6, f.t6),
+	f.n1::text, f.n2::text, f.n3::text, f.n4::text`
+
 // loadMemModule reads module's rows in one snapshot, with its app, its
 // revision and the app's content version; nil when the module has more
 // than limit rows (or is gone).
@@ -147,10 +155,8 @@ func loadMemModule(ctx context.Context, pool *pgxpool.Pool, module string, limit
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, `SELECT item_id, pub_from, pub_until,
-		coalesce(x1, t1), coalesce(x2, t2), coalesce(x3, t3), coalesce(x4, t4), coalesce(x5, t5), coalesce(x6, t6),
-		n1::text, n2::text, n3::text, n4::text
-		FROM content_fields WHERE module = $1 ORDER BY item_id LIMIT $2`, module, limit+1)
+	rows, err := tx.Query(ctx, `SELECT `+memRowColumns+`
+		FROM content_fields f WHERE f.module = $1 ORDER BY f.item_id LIMIT $2`, module, limit+1)
 	if err != nil {
 		return nil, err
 	}
