@@ -50,6 +50,12 @@ func (e *statusError) Error() string {
 // to encode as JSON) and decodes the answer into out (nil: drop it;
 // *[]byte: the raw body). want is the status expected; 0 takes any 2xx.
 func (a *cmsAPI) call(ctx context.Context, method, path, token string, body any, want int, out any) error {
+	_, err := a.do(ctx, method, path, token, body, want, out)
+	return err
+}
+
+// do is call, returning the answer's headers too.
+func (a *cmsAPI) do(ctx context.Context, method, path, token string, body any, want int, out any) (http.Header, error) {
 	var rd io.Reader
 	ctype := ""
 	switch b := body.(type) {
@@ -61,13 +67,13 @@ func (a *cmsAPI) call(ctx context.Context, method, path, token string, body any,
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rd, ctype = bytes.NewReader(j), "application/json"
 	}
 	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
@@ -78,15 +84,15 @@ func (a *cmsAPI) call(ctx context.Context, method, path, token string, body any,
 	}
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("%s %s: read the answer: %w", method, path, err)
+		return nil, fmt.Errorf("%s %s: read the answer: %w", method, path, err)
 	}
 	if (want == 0 && (resp.StatusCode < 200 || resp.StatusCode > 299)) || (want != 0 && resp.StatusCode != want) {
-		return &statusError{method: method, path: path, status: resp.StatusCode, body: snippet(data, 500)}
+		return nil, &statusError{method: method, path: path, status: resp.StatusCode, body: snippet(data, 500)}
 	}
 	switch o := out.(type) {
 	case nil:
@@ -94,10 +100,10 @@ func (a *cmsAPI) call(ctx context.Context, method, path, token string, body any,
 		*o = data
 	default:
 		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("%s %s: decode the answer: %w (%s)", method, path, err, snippet(data, 300))
+			return nil, fmt.Errorf("%s %s: decode the answer: %w (%s)", method, path, err, snippet(data, 300))
 		}
 	}
-	return nil
+	return resp.Header, nil
 }
 
 func snippet(b []byte, n int) string {

@@ -6,7 +6,6 @@ package main
 // after a create was acknowledged finds the created item.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -221,26 +220,15 @@ func (b *contentBench) createAndCheck(ctx context.Context, n int, st *followStat
 // header is absent).
 func (a *cmsAPI) searchIndexed(ctx context.Context, token string, body []byte) (searchPage, string, error) {
 	var page searchPage
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+searchPath, bytes.NewReader(body))
+	h, err := a.do(ctx, http.MethodPost, searchPath, token, body, http.StatusOK, &page)
 	if err != nil {
 		return page, "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		return page, "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return page, "", fmt.Errorf("search: status %d", resp.StatusCode)
-	}
-	index := resp.Header.Get("X-Search-Index")
-	if c := resp.Header.Get("X-Cache"); index == "" && c != "" {
+	index := h.Get("X-Search-Index")
+	if c := h.Get("X-Cache"); index == "" && c != "" {
 		index = "cache " + c
 	}
-	return page, index, json.NewDecoder(resp.Body).Decode(&page)
+	return page, index, nil
 }
 
 // indexCounts is "memory 123, postgresql 4".
