@@ -104,25 +104,38 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	if in.Module == "" {
 		return content.Item{}, event.Position{}, fault.Invalidf("module is required").With("field", "module")
 	}
-	m, mv, err := s.LoadModule(ctx, in.Module)
+	i, pos, cached, err := s.createAgainst(ctx, in, true)
+	if cached && fault.KindOf(err) != fault.Internal { // refused against the cached module: decide against a fresh read
+		i, pos, _, err = s.createAgainst(ctx, in, false)
+	}
+	return i, pos, err
+}
+
+// createAgainst is createItem, deciding its first attempt against the
+// cached module if cached says so; hit tells whether it did.
+func (s *Service) createAgainst(ctx context.Context, in ItemInput, cached bool) (_ content.Item, _ event.Position, hit bool, _ error) {
+	m, mv, hit, err := s.itemModule(ctx, in.Module, cached)
 	if err != nil {
-		return content.Item{}, event.Position{}, err
+		return content.Item{}, event.Position{}, hit, err
+	}
+	if !m.Exists() || m.Deleted {
+		return content.Item{}, event.Position{}, hit, fault.NotFoundf("module %s not found", in.Module).With("field", "module")
 	}
 	if err := s.authorize(ctx, rights.Write, rights.Resource{App: m.App, Module: m.ID}); err != nil {
-		return content.Item{}, event.Position{}, err
+		return content.Item{}, event.Position{}, hit, err
 	}
 	by, err := s.by(ctx)
 	if err != nil {
-		return content.Item{}, event.Position{}, err
+		return content.Item{}, event.Position{}, hit, err
 	}
 	if in.Content.Values, err = s.resolveMedia(ctx, m, in.Content.Values, nil); err != nil {
-		return content.Item{}, event.Position{}, err
+		return content.Item{}, event.Position{}, hit, err
 	}
 	id := in.ID
 	if id == "" {
 		id = s.ids.NewID()
 	} else if !validItemID(id) {
-		return content.Item{}, event.Position{}, fault.Invalidf("id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
+		return content.Item{}, event.Position{}, hit, fault.Invalidf("id must be 1 to 64 letters, digits, '-' or '_'").With("field", "id")
 	}
 	var (
 		item content.Item
@@ -131,8 +144,11 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 	err = itemRetry(func() string { return m.ID }).Run(ctx, func(attempt int) error {
 		if attempt > 1 { // decided against the module as it is now
 			var err error
-			if m, mv, err = s.LoadModule(ctx, in.Module); err != nil {
+			if m, mv, _, err = s.itemModule(ctx, in.Module, false); err != nil {
 				return err
+			}
+			if !m.Exists() || m.Deleted {
+				return fault.NotFoundf("module %s not found", in.Module).With("field", "module")
 			}
 		}
 		evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, by)
@@ -169,9 +185,9 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 		return err
 	})
 	if err != nil {
-		return content.Item{}, event.Position{}, conflict(err)
+		return content.Item{}, event.Position{}, hit, conflict(err)
 	}
-	return item, res.Last, nil
+	return item, res.Last, hit, nil
 }
 
 // validItemID accepts a client-chosen item id: 1 to 64 letters, digits,
@@ -236,7 +252,7 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 		evs []any
 		res event.AppendResult
 	)
-	err = itemRetry(func() string { return m.ID }).Run(ctx, func(int) error {
+	err = itemRetry(func() string { return m.ID }).Run(ctx, func(attempt int) error {
 		var version, mv int64
 		var err error
 		evs, res = nil, event.AppendResult{}
@@ -246,15 +262,23 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 		if err := s.authorize(ctx, p, rights.Resource{App: i.App, Module: i.Module, Item: i.ID}); err != nil {
 			return err
 		}
-		if m, mv, err = commands.Load(ctx, s.store, content.ModuleStream(i.Module), content.Module{}, applyModule); err != nil {
-			return err
-		}
-		if m.Deleted {
-			// Its module's deletion deleted it too (see the projection).
-			return fault.NotFoundf("Instance not found: its module was deleted").With("id", id)
-		}
-		if evs, err = decide(i, m, by); err != nil || len(evs) == 0 {
-			return err
+		for fresh := attempt > 1; ; fresh = true {
+			var hit bool
+			if m, mv, hit, err = s.itemModule(ctx, i.Module, !fresh); err != nil {
+				return err
+			}
+			if m.Deleted {
+				// Its module's deletion deleted it too (see the projection).
+				return fault.NotFoundf("Instance not found: its module was deleted").With("id", id)
+			}
+			evs, err = decide(i, m, by)
+			if hit && (err != nil || len(evs) == 0 || datesOnly(evs)) {
+				continue // only the guard checks a cached module (see itemModule)
+			}
+			if err != nil || len(evs) == 0 {
+				return err
+			}
+			break
 		}
 		var claim []event.StreamAppend
 		if m.Single {

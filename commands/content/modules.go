@@ -203,6 +203,7 @@ func (s *Service) UpdateModule(ctx context.Context, id string, spec content.Modu
 	if err != nil {
 		return m, conflict(err)
 	}
+	s.modules.forget(id)
 	for _, e := range evs {
 		m = m.Apply(e)
 	}
@@ -426,6 +427,7 @@ func (s *Service) DeleteModule(ctx context.Context, id string) (content.Module, 
 	if err != nil {
 		return m, conflict(err)
 	}
+	s.modules.forget(id)
 	s.settle(ctx, res.Last)
 	return m.Apply(evs[0]), nil
 }

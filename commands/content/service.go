@@ -85,6 +85,9 @@ type Service struct {
 	wait  commands.Waiter
 	now   func() time.Time
 	media MediaFiles // nil: values name no media files by id
+	// modules are the modules item writes last decided against
+	// (modulecache.go).
+	modules moduleCache
 }
 
 // NewService wires the service; every dependency is required.
