@@ -477,7 +477,7 @@ func (s *Service) Authenticate(ctx context.Context, accessToken string, ip netip
 		if err != nil {
 			return access.Actor{}, err
 		}
-		return access.Actor{Kind: access.User, ID: c.ID, Admin: c.Admin, ClientIP: clientIP}, nil
+		return access.Actor{Kind: access.User, ID: c.ID, Admin: c.Admin, Name: c.Name, ClientIP: clientIP}, nil
 	case SubjectApp:
 		return access.Actor{Kind: access.App, ID: g.SubjectID, App: g.SubjectID, ClientIP: clientIP}, nil
 	case SubjectIdentified:

@@ -150,7 +150,7 @@ func TestPasswordGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (access.Actor{Kind: access.User, ID: "u1", Admin: true, ClientIP: ip1.String()}); a != want {
+	if want := (access.Actor{Kind: access.User, ID: "u1", Admin: true, Name: "Alice", ClientIP: ip1.String()}); a != want {
 		t.Errorf("actor %+v, want %+v", a, want)
 	}
 
@@ -175,10 +175,10 @@ func TestPasswordGrant(t *testing.T) {
 		t.Errorf("access token as refresh token: %v", err)
 	}
 
-	// An admin change takes effect at once.
-	e.exec(t, `UPDATE proj_identity_v1.identity_users SET admin = false WHERE id = 'u1'`)
-	if a, err := e.svc.Authenticate(ctx, tok.AccessToken, ip1); err != nil || a.Admin {
-		t.Errorf("after demotion: %+v, %v", a, err)
+	// An admin change, and a new name, take effect at once.
+	e.exec(t, `UPDATE proj_identity_v1.identity_users SET admin = false, name = 'Alice Liddell' WHERE id = 'u1'`)
+	if a, err := e.svc.Authenticate(ctx, tok.AccessToken, ip1); err != nil || a.Admin || a.Name != "Alice Liddell" {
+		t.Errorf("after demotion and renaming: %+v, %v", a, err)
 	}
 }
 

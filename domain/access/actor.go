@@ -26,6 +26,7 @@ type Actor struct {
 	ID            string // user id, app id or identified user id
 	App           string // the app of an app token or an identified user's token
 	Admin         bool   // CMS admin flag (users only)
+	Name          string // display name as authentication read it (users only; "" if not read)
 	ClientIP      string
 	CorrelationID string
 }

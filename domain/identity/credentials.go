@@ -9,6 +9,9 @@ type Credentials struct {
 	Disabled     bool
 	AllowedIPs   []string
 	PasswordHash string
+	// Name is how the user appears as the author of what they write:
+	// their name, else their username.
+	Name string
 }
 
 // AppCredentials is what the client_credentials grant needs to know of an

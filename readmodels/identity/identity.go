@@ -111,7 +111,12 @@ func (s *Store) CredentialsByID(ctx context.Context, id string) (identity.Creden
 }
 
 func credentials(u User, passwordHash string) identity.Credentials {
-	return identity.Credentials{ID: u.ID, Admin: u.Admin, Disabled: u.Disabled, AllowedIPs: u.AllowedIPs, PasswordHash: passwordHash}
+	name := u.Name
+	if name == "" {
+		name = u.Username
+	}
+	return identity.Credentials{ID: u.ID, Admin: u.Admin, Disabled: u.Disabled, AllowedIPs: u.AllowedIPs,
+		PasswordHash: passwordHash, Name: name}
 }
 
 const appCols = `id, name, client_id, created_at, updated_at`
@@ -190,6 +195,9 @@ func (s *Store) DisplayName(ctx context.Context, a access.Actor) (string, error)
 	var err error
 	switch a.Kind {
 	case access.User:
+		if a.Name != "" { // read with the token, in this request
+			return a.Name, nil
+		}
 		err = s.pool.QueryRow(ctx, `SELECT coalesce(nullif(name, ''), username) FROM identity_users WHERE id = $1`, a.ID).Scan(&name)
 	case access.App:
 		err = s.pool.QueryRow(ctx, `SELECT name FROM identity_apps WHERE id = $1`, a.ID).Scan(&name)
