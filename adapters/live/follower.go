@@ -52,9 +52,11 @@ type Follower struct {
 	// 20000), so that its hub can replay the recent past to clients that
 	// reconnect after a restart; Batch is how many events it reads at
 	// once (default 500); Idle is how long it waits for a notification
-	// before it looks anyway (default 1 s).
+	// before it looks anyway (default 1 s); Gap is the least time between
+	// two reads (default 25 ms), so that under a steady stream of writes
+	// each read takes what arrived meanwhile, not one event per write.
 	Tail, Batch int
-	Idle        time.Duration
+	Idle, Gap   time.Duration
 }
 
 // NewFollower returns a follower of log into hub, woken by wake (for
@@ -66,7 +68,7 @@ func NewFollower(log Log, hub *Hub, wake func() <-chan struct{}, lg *slog.Logger
 	if lg == nil {
 		lg = slog.Default()
 	}
-	return &Follower{log: log, hub: hub, wake: wake, lg: lg, Tail: 20000, Batch: 500, Idle: time.Second}
+	return &Follower{log: log, hub: hub, wake: wake, lg: lg, Tail: 20000, Batch: 500, Idle: time.Second, Gap: 25 * time.Millisecond}
 }
 
 // Run follows the log until ctx ends.
@@ -76,8 +78,13 @@ func (f *Follower) Run(ctx context.Context) {
 		return
 	}
 	fast := time.Duration(0) // after a wake-up that found nothing: look again soon
+	var last time.Time
 	for ctx.Err() == nil {
 		woken := f.wake() // before the read: a notification during it is not missed
+		if gap := f.Gap - time.Since(last); gap > 0 {
+			sleep(ctx, gap)
+		}
+		last = time.Now()
 		evs, err := f.log.ReadAllRaw(ctx, nil, pos, f.Batch)
 		if err != nil {
 			if ctx.Err() == nil {
