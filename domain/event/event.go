@@ -120,11 +120,14 @@ func StreamID(category, id string) string { return category + "-" + id }
 // StreamAppend is one stream's part of an atomic multi-stream append.
 //
 // One without events is a guard: the append fails with a version conflict
-// unless the stream is at ExpectedVersion (> 0) when it commits, and while
-// the stream is held (see the store's AppendHeld) or being appended to. A
-// decision that read the stream (a module's fields, say) appends with a
-// guard on it, so that it cannot commit after a change of that stream it
-// did not see, nor while a holder of the stream is deciding.
+// unless the stream is at ExpectedVersion (> 0), and while the stream is
+// held (see the store's AppendHeld). A decision that read the stream (a
+// module's fields, say) appends with a guard on it, so that it cannot
+// commit after a change of that stream it did not see, nor while a holder
+// of the stream is deciding. A guard orders its call against AppendHeld
+// only: a stream that guards protect must change only through AppendHeld
+// (its first events aside), so that it is still at ExpectedVersion when
+// the call commits. Plain appends to it are not ordered with the guard.
 type StreamAppend struct {
 	Stream          string
 	ExpectedVersion int64
