@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/halocms/halocms/domain/content"
 	"github.com/halocms/halocms/domain/event"
 	"github.com/halocms/halocms/projections"
@@ -264,12 +262,11 @@ type batch struct {
 	stored   map[string]bool // items whose rows load found: the others are new
 	rekey    map[string]bool
 	modules  map[string]moduleDef
-	touched  []string         // modules changed by module events
-	order    []string         // the items the batch's events touch, in order of first event
-	deleting map[string]bool  // the modules the batch deletes
-	versions map[string]int64 // app → its new content version (see bumpVersions)
-	queued   pgx.Batch        // writes not sent yet (see exec)
-	labels   []string         // what each queued write is, for errors
+	touched  []string          // modules changed by module events
+	order    []string          // the items the batch's events touch, in order of first event
+	deleting map[string]bool   // the modules the batch deletes
+	versions map[string]int64  // app → its new content version (see bumpVersions)
+	queued   projections.Queue // writes not sent yet (see exec)
 }
 
 func (p *batch) t(name string) string { return p.schema + "." + name }

@@ -109,17 +109,17 @@ func pushFiles(n push.Notification) []string {
 // each: content items and pushes change far less often than they are read.
 func applyUsage(ctx context.Context, db projections.DB, schema string, events []event.Recorded) error {
 	table := schema + ".media_usage"
+	var q projections.Queue // one round trip for the batch's usage rows
 	for _, r := range events {
 		u, ok := useOf(r.Data)
 		if !ok {
 			continue
 		}
-		var err error
 		switch {
 		case u.drop:
-			_, err = db.Exec(ctx, `DELETE FROM `+table+` WHERE ref_type = $1 AND ref_id = $2`, u.refType, u.refID)
+			q.Exec("drop a usage", `DELETE FROM `+table+` WHERE ref_type = $1 AND ref_id = $2`, u.refType, u.refID)
 		case u.set:
-			_, err = db.Exec(ctx, `INSERT INTO `+table+` AS u (ref_type, ref_id, app, name, module, files, published_at, removed_at, archived_at)
+			q.Exec("set a usage", `INSERT INTO `+table+` AS u (ref_type, ref_id, app, name, module, files, published_at, removed_at, archived_at)
 				VALUES ($1, $2, $3, $4, $5, $6, coalesce($7::bigint, 0), coalesce($8::bigint, 0), coalesce($9::bigint, 0))
 				ON CONFLICT (ref_type, ref_id) DO UPDATE SET app = EXCLUDED.app, name = EXCLUDED.name,
 				  module = EXCLUDED.module, files = EXCLUDED.files,
@@ -127,15 +127,12 @@ func applyUsage(ctx context.Context, db projections.DB, schema string, events []
 				  archived_at = coalesce($9::bigint, u.archived_at)`,
 				u.refType, u.refID, u.app, u.name, u.module, nonNil(u.files), u.publishedAt, u.removedAt, u.archivedAt)
 		default:
-			_, err = db.Exec(ctx, `UPDATE `+table+` SET live = coalesce($3, live), published_at = coalesce($4::bigint, published_at),
+			q.Exec("date a usage", `UPDATE `+table+` SET live = coalesce($3, live), published_at = coalesce($4::bigint, published_at),
 				removed_at = coalesce($5::bigint, removed_at), archived_at = coalesce($6::bigint, archived_at)
 				WHERE ref_type = $1 AND ref_id = $2`, u.refType, u.refID, u.live, u.publishedAt, u.removedAt, u.archivedAt)
 		}
-		if err != nil {
-			return err
-		}
 	}
-	return nil
+	return q.Flush(ctx, db)
 }
 
 func nonNil(s []string) []string {
