@@ -55,7 +55,7 @@ func (r *runner) handle(msg *message.Message) error {
 	last := r.buf[len(r.buf)-1].Position // the checkpoint, parked or not
 	// Parked events are left out (read in the batch's transaction: a
 	// parking committed in any process counts from the next batch).
-	apply, _, err := withoutParked(ctx, tx, r.name, r.buf)
+	apply, err := claimBatch(ctx, tx, r.name, r.buf, last)
 	if err != nil {
 		return err
 	}
@@ -68,9 +68,6 @@ func (r *runner) handle(msg *message.Message) error {
 			r.failed = &failedBatch{schema: schema, events: apply}
 			return fmt.Errorf("apply %d events up to %s to v%d: %w", len(apply), last, version, err)
 		}
-	}
-	if err := writeCheckpoint(ctx, tx, r.name, last); err != nil {
-		return err
 	}
 	r.pendingChange = nil
 	if a, ok := announcementOf(r.p, apply, last); ok {

@@ -259,12 +259,27 @@ func withoutParked(ctx context.Context, q projections.DB, name string, events []
 	if len(events) == 0 {
 		return events, nil, nil
 	}
+	rows, err := q.Query(ctx, parkedInSQL, parkedInArgs(name, events)...)
+	return leaveParked(events, rows, err)
+}
+
+// parkedInSQL reads which events of a range (parkedInArgs) are parked for
+// a projection.
+const parkedInSQL = `SELECT tx_id::text::bigint, position FROM projection_parked WHERE projection = $1
+	AND (tx_id, position) >= ($2::text::xid8, $3) AND (tx_id, position) <= ($4::text::xid8, $5)`
+
+// parkedInArgs are parkedInSQL's arguments for events (not empty) of
+// projection name.
+func parkedInArgs(name string, events []event.Recorded) []any {
 	first, last := events[0].Position, events[len(events)-1].Position
-	rows, err := q.Query(ctx, `SELECT tx_id::text::bigint, position FROM projection_parked WHERE projection = $1
-		AND (tx_id, position) >= ($2::text::xid8, $3) AND (tx_id, position) <= ($4::text::xid8, $5)`,
-		name, fmt.Sprint(first.TxID), first.Pos, fmt.Sprint(last.TxID), last.Pos)
+	return []any{name, fmt.Sprint(first.TxID), first.Pos, fmt.Sprint(last.TxID), last.Pos}
+}
+
+// leaveParked returns events without those parkedInSQL's rows (or err)
+// name, and the positions it left out.
+func leaveParked(events []event.Recorded, rows pgx.Rows, err error) ([]event.Recorded, []event.Position, error) {
 	if err != nil {
-		return nil, nil, fmt.Errorf("parked events of %s: %w", name, err)
+		return nil, nil, fmt.Errorf("parked events: %w", err)
 	}
 	var skipped []event.Position
 	var txID, pos int64
@@ -272,7 +287,7 @@ func withoutParked(ctx context.Context, q projections.DB, name string, events []
 		skipped = append(skipped, event.Position{TxID: uint64(txID), Pos: pos})
 		return nil
 	}); err != nil {
-		return nil, nil, fmt.Errorf("parked events of %s: %w", name, err)
+		return nil, nil, fmt.Errorf("parked events: %w", err)
 	}
 	if len(skipped) == 0 {
 		return events, nil, nil
