@@ -118,7 +118,7 @@ type identifiedRow struct {
 // every touched row set-wise: a batch of thousands of events costs a
 // handful of statements.
 func (Projector) Apply(ctx context.Context, db projections.DB, schema string, events []event.Recorded) error {
-	b := batch{db: db, schema: schema, users: map[string]*userRow{}, pockets: map[string]*pocketRow{}}
+	b := batch{db: db, schema: schema, users: map[string]*userRow{}, pockets: map[string]*pocketRow{}, fresh: map[string]bool{}}
 	var (
 		apps       []string
 		identified []identifiedRow
@@ -141,14 +141,13 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 		case appuser.Event:
 			if _, seen := b.users[e.AppUser()]; !seen {
 				b.users[e.AppUser()] = nil
+				b.fresh[e.AppUser()] = r.StreamVersion == 1 // created by this batch: nothing to read
 				userOrder = append(userOrder, e.AppUser())
 			}
 		}
 	}
-	if err := b.numberApps(ctx, apps); err != nil {
-		return err
-	}
-	if err := b.writeIdentified(ctx, identified); err != nil {
+	b.numberApps(apps)
+	if err := b.writeIdentified(identified); err != nil {
 		return err
 	}
 	if len(userOrder) > 0 {
@@ -160,7 +159,7 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 				b.users[e.AppUser()] = apply(b.users[e.AppUser()], r.Data, r.RecordedAt.UnixMilli())
 			}
 		}
-		if err := b.writeUsers(ctx, userOrder); err != nil {
+		if err := b.writeUsers(userOrder); err != nil {
 			return err
 		}
 	}
@@ -173,38 +172,46 @@ func (Projector) Apply(ctx context.Context, db projections.DB, schema string, ev
 				b.pockets[e.IdentifiedID] = applyPocket(b.pockets[e.IdentifiedID], e, r.RecordedAt.UnixMilli())
 			}
 		}
-		if err := b.writePockets(ctx, pockOrder); err != nil {
+		if err := b.writePockets(pockOrder); err != nil {
 			return err
 		}
 	}
-	return nil
+	return b.flush(ctx)
 }
 
+// batch is one Apply's state. Its writes are queued and sent together, in
+// one round trip, before it next reads or when it ends: a batch of new
+// app users (registrations over HTTP) reads nothing and writes once.
 type batch struct {
 	db      projections.DB
 	schema  string
 	users   map[string]*userRow
+	fresh   map[string]bool // app users this batch created (no rows yet)
 	pockets map[string]*pocketRow
+	queued  projections.Queue
 }
 
 func (b *batch) t(name string) string { return b.schema + "." + name }
 
-// numberApps gives new apps the next numbers, in log order.
-func (b *batch) numberApps(ctx context.Context, apps []string) error {
-	if len(apps) == 0 {
-		return nil
-	}
-	_, err := b.db.Exec(ctx, `INSERT INTO `+b.t("appuser_apps")+` (app, number)
-		SELECT a, (SELECT coalesce(max(number), 0) FROM `+b.t("appuser_apps")+`) + o::int
-		FROM unnest($1::text[]) WITH ORDINALITY AS x(a, o)
-		ON CONFLICT (app) DO NOTHING`, apps)
-	if err != nil {
-		return fmt.Errorf("appusers projection, number apps: %w", err)
+func (b *batch) flush(ctx context.Context) error {
+	if err := b.queued.Flush(ctx, b.db); err != nil {
+		return fmt.Errorf("appusers projection, %w", err)
 	}
 	return nil
 }
 
-func (b *batch) writeIdentified(ctx context.Context, rows []identifiedRow) error {
+// numberApps gives new apps the next numbers, in log order.
+func (b *batch) numberApps(apps []string) {
+	if len(apps) == 0 {
+		return
+	}
+	b.queued.Exec("number apps", `INSERT INTO `+b.t("appuser_apps")+` (app, number)
+		SELECT a, (SELECT coalesce(max(number), 0) FROM `+b.t("appuser_apps")+`) + o::int
+		FROM unnest($1::text[]) WITH ORDINALITY AS x(a, o)
+		ON CONFLICT (app) DO NOTHING`, apps)
+}
+
+func (b *batch) writeIdentified(rows []identifiedRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -212,19 +219,29 @@ func (b *batch) writeIdentified(ctx context.Context, rows []identifiedRow) error
 	if err != nil {
 		return err
 	}
-	_, err = b.db.Exec(ctx, `INSERT INTO `+b.t("appuser_identified")+`
+	b.queued.Exec("write identified users", `INSERT INTO `+b.t("appuser_identified")+`
 		(id, app, email, name, surname, display_name, photo_url, created_at)
 		SELECT id, app, email, name, surname, display_name, photo_url, created_at FROM jsonb_to_recordset($1::jsonb)
 		AS x(id text, app text, email text, name text, surname text, display_name text, photo_url text, created_at bigint)
 		ON CONFLICT (id) DO NOTHING`, data)
-	if err != nil {
-		return fmt.Errorf("appusers projection, write identified users: %w", err)
-	}
 	return nil
 }
 
-// loadUsers reads the current rows of the touched app users that exist.
-func (b *batch) loadUsers(ctx context.Context, ids []string) error {
+// loadUsers reads the current rows of the touched app users that exist,
+// but for those the batch created.
+func (b *batch) loadUsers(ctx context.Context, order []string) error {
+	var ids []string
+	for _, id := range order {
+		if !b.fresh[id] {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
 	return projections.LoadJSON(ctx, b.db, `SELECT row_to_json(x) FROM (SELECT `+userNames+` FROM `+b.t("appusers")+
 		` WHERE id = ANY($1)) x`, []any{ids}, func(r *userRow) { b.users[r.ID] = r })
 }
@@ -249,7 +266,7 @@ type tagRow struct {
 // chunk bounds the rows of one index-table statement.
 const chunk = 20000
 
-func (b *batch) writeUsers(ctx context.Context, order []string) error {
+func (b *batch) writeUsers(order []string) error {
 	rows := make([]*userRow, 0, len(order))
 	var devices []deviceRow
 	var tags []tagRow
@@ -282,18 +299,18 @@ func (b *batch) writeUsers(ctx context.Context, order []string) error {
 			set = append(set, c+" = excluded."+c)
 		}
 	}
-	if _, err := b.db.Exec(ctx, `INSERT INTO `+b.t("appusers")+` (`+userNames+`)
+	b.queued.Exec("write app users", `INSERT INTO `+b.t("appusers")+` (`+userNames+`)
 		SELECT `+userNames+` FROM jsonb_to_recordset($1::jsonb) AS x(`+userCols+`)
-		ON CONFLICT (id) DO UPDATE SET `+strings.Join(set, ", "), data); err != nil {
-		return fmt.Errorf("appusers projection, write app users: %w", err)
+		ON CONFLICT (id) DO UPDATE SET `+strings.Join(set, ", "), data)
+	var stored []string // the index rows of the others are replaced
+	for _, r := range rows {
+		if !b.fresh[r.ID] {
+			stored = append(stored, r.ID)
+		}
 	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	for _, table := range []string{"appuser_devices", "appuser_tags"} {
-		if _, err := b.db.Exec(ctx, `DELETE FROM `+b.t(table)+` WHERE app_user_id = ANY($1)`, ids); err != nil {
-			return fmt.Errorf("appusers projection, clear %s: %w", table, err)
+	if len(stored) > 0 {
+		for _, table := range []string{"appuser_devices", "appuser_tags"} {
+			b.queued.Exec("clear "+table, `DELETE FROM `+b.t(table)+` WHERE app_user_id = ANY($1)`, stored)
 		}
 	}
 	for len(devices) > 0 {
@@ -302,11 +319,9 @@ func (b *batch) writeUsers(ctx context.Context, order []string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := b.db.Exec(ctx, `INSERT INTO `+b.t("appuser_devices")+` (app_user_id, token, app, alias, platform)
+		b.queued.Exec("write devices", `INSERT INTO `+b.t("appuser_devices")+` (app_user_id, token, app, alias, platform)
 			SELECT app_user_id, token, app, alias, platform FROM jsonb_to_recordset($1::jsonb)
-			AS x(app_user_id text, token text, app text, alias text, platform text)`, data); err != nil {
-			return fmt.Errorf("appusers projection, write devices: %w", err)
-		}
+			AS x(app_user_id text, token text, app text, alias text, platform text)`, data)
 		devices = devices[n:]
 	}
 	for len(tags) > 0 {
@@ -315,11 +330,9 @@ func (b *batch) writeUsers(ctx context.Context, order []string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := b.db.Exec(ctx, `INSERT INTO `+b.t("appuser_tags")+` (app_user_id, app, tag_id, name, value)
+		b.queued.Exec("write tags", `INSERT INTO `+b.t("appuser_tags")+` (app_user_id, app, tag_id, name, value)
 			SELECT app_user_id, app, tag_id, name, value FROM jsonb_to_recordset($1::jsonb)
-			AS x(app_user_id text, app text, tag_id text, name text, value text)`, data); err != nil {
-			return fmt.Errorf("appusers projection, write tags: %w", err)
-		}
+			AS x(app_user_id text, app text, tag_id text, name text, value text)`, data)
 		tags = tags[n:]
 	}
 	return nil
@@ -338,12 +351,15 @@ func applyPocket(r *pocketRow, e appuser.PocketUpdated, at int64) *pocketRow {
 }
 
 func (b *batch) loadPockets(ctx context.Context, ids []string) error {
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
 	// Pocket data keeps its numbers exactly.
 	return projections.LoadJSON(ctx, b.db, `SELECT row_to_json(x) FROM (SELECT identified_id, app, data, refs, updated_at FROM `+
 		b.t("appuser_pockets")+` WHERE identified_id = ANY($1)) x`, []any{ids}, func(r *pocketRow) { b.pockets[r.IdentifiedID] = r })
 }
 
-func (b *batch) writePockets(ctx context.Context, order []string) error {
+func (b *batch) writePockets(order []string) error {
 	rows := make([]*pocketRow, 0, len(order))
 	for _, id := range order {
 		rows = append(rows, b.pockets[id])
@@ -352,12 +368,10 @@ func (b *batch) writePockets(ctx context.Context, order []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.db.Exec(ctx, `INSERT INTO `+b.t("appuser_pockets")+` (identified_id, app, data, refs, updated_at)
+	b.queued.Exec("write pockets", `INSERT INTO `+b.t("appuser_pockets")+` (identified_id, app, data, refs, updated_at)
 		SELECT identified_id, app, data, refs, updated_at FROM jsonb_to_recordset($1::jsonb)
 		AS x(identified_id text, app text, data jsonb, refs jsonb, updated_at bigint)
 		ON CONFLICT (identified_id) DO UPDATE SET app = excluded.app, data = excluded.data, refs = excluded.refs,
-			updated_at = excluded.updated_at`, data); err != nil {
-		return fmt.Errorf("appusers projection, write pockets: %w", err)
-	}
+			updated_at = excluded.updated_at`, data)
 	return nil
 }
