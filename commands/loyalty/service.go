@@ -150,6 +150,11 @@ type Result struct {
 	Replayed     bool
 	Balance      int64 // the account's recorded balance after
 	Position     event.Position
+	// Versions are the first and last versions of the account's stream
+	// the command wrote (zero when it wrote nothing): the transaction is
+	// among them, so that reading it back costs no scan of the account's
+	// history.
+	Versions [2]int64
 }
 
 // Rebalanced is the outcome of a rebalance: the recorded balance before
@@ -298,6 +303,7 @@ type outcome struct {
 	old     int64 // recorded, before
 	sum     int64 // the transactions' sum, before
 	pos     event.Position
+	written [2]int64 // the stream versions the events took (see Result.Versions)
 }
 
 // state returns the account's state caught up with its stream: the cached
@@ -468,6 +474,7 @@ func (s *Service) locked(ctx context.Context, account, app string,
 		for _, e := range out.d.Events {
 			a.Apply(e)
 		}
+		out.written = [2]int64{l.version + 1, res.Version}
 		l.version, l.last = res.Version, res.Last
 		s.cache.put(account, l) // its footprint with the new events
 		out.balance, out.pos = a.Balance(), res.Last
@@ -485,7 +492,7 @@ func (s *Service) locked(ctx context.Context, account, app string,
 
 func (o outcome) result(account string) Result {
 	return Result{Account: account, App: o.app, Transaction: o.d.Transaction, Replayed: o.d.Replayed,
-		Balance: o.balance, Position: o.pos}
+		Balance: o.balance, Position: o.pos, Versions: o.written}
 }
 
 func (p Points) domain() loyalty.Points {

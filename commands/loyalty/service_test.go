@@ -380,6 +380,9 @@ func TestFirstTransactionAndReadYourWrites(t *testing.T) {
 		earned.ExpiresAt == nil || !earned.ExpiresAt.Equal(exp.Truncate(time.Millisecond)) {
 		t.Errorf("event %+v", earned)
 	}
+	if want := [2]int64{recs[0].StreamVersion, recs[1].StreamVersion}; res.Versions != want {
+		t.Errorf("result's versions %v, want the stream versions the command wrote, %v", res.Versions, want)
+	}
 	// Read your writes: the loyalty projection has applied the append.
 	var tx, pos int64
 	if err := e.pool.QueryRow(e.ctx, `SELECT tx_id::text::bigint, position FROM projection_checkpoints WHERE name = 'loyalty'`).Scan(&tx, &pos); err != nil {
@@ -426,7 +429,7 @@ func TestIdempotentReplay(t *testing.T) {
 	other := e.service(cmdloyalty.Options{})
 	for _, svc := range []*cmdloyalty.Service{e.svc, other} {
 		again, err := svc.Earn(ctx, "ann", p)
-		if err != nil || !again.Replayed || again.Transaction != first.Transaction || again.Balance != 25 {
+		if err != nil || !again.Replayed || again.Transaction != first.Transaction || again.Balance != 25 || again.Versions != [2]int64{} {
 			t.Fatalf("replay: %+v %v", again, err)
 		}
 	}

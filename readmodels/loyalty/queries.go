@@ -218,9 +218,10 @@ func (q *Queries) ReadBackAccount(ctx context.Context, id string) (AccountView, 
 	return q.store.Account(ctx, id)
 }
 
-// ReadBackTransaction reads a transaction a command recorded.
-func (q *Queries) ReadBackTransaction(ctx context.Context, account, id string) (Transaction, error) {
-	return q.store.Transaction(ctx, account, id)
+// ReadBackTransaction reads a transaction a command recorded, among the
+// account's versions within if not zero (see Store.Transaction).
+func (q *Queries) ReadBackTransaction(ctx context.Context, account, id string, within [2]int64) (Transaction, error) {
+	return q.store.Transaction(ctx, account, id, within)
 }
 
 // ReadBackCard reads a stamp card a command defined or changed.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -384,13 +385,19 @@ func (s *Store) Transactions(ctx context.Context, account string, page, limit in
 
 // Transaction returns one of an account's transactions by id (a
 // correction's id is its event's). fault.NotFound when the account has no
-// such transaction. It reads the account's transactions (no index by
-// transaction id: it would cost every rebuild more than the rare
-// idempotent replay that asks gains).
-func (s *Store) Transaction(ctx context.Context, account, id string) (Transaction, error) {
+// such transaction. Given the range of the account's versions it is in
+// (within, as the command that recorded it knows), it reads only those
+// rows; else (zero) it reads the account's transactions: there is no
+// index by transaction id, which would cost every rebuild more than the
+// rare idempotent replay that asks gains.
+func (s *Store) Transaction(ctx context.Context, account, id string, within [2]int64) (Transaction, error) {
 	t := Transaction{Account: account}
+	if within == [2]int64{} {
+		within[1] = math.MaxInt32
+	}
 	err := s.pool.QueryRow(ctx, `SELECT (SELECT app FROM loyalty_accounts WHERE id = $1), `+txCols+` FROM loyalty_transactions t
-		WHERE t.account = (SELECT number FROM loyalty_accounts WHERE id = $1) AND t.id = $2 ORDER BY t.version DESC LIMIT 1`, account, id).Scan(&t.App, &t.ID, &t.Kind, &t.Amount, &t.Balance,
+		WHERE t.account = (SELECT number FROM loyalty_accounts WHERE id = $1) AND t.version BETWEEN $3 AND $4 AND t.id = $2
+		ORDER BY t.version DESC LIMIT 1`, account, id, within[0], within[1]).Scan(&t.App, &t.ID, &t.Kind, &t.Amount, &t.Balance,
 		&t.PreviousBalance, &t.Reason, &t.Reference, &t.IdempotencyKey, &t.ExpiresAt, &t.By, &t.At)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return t, fault.NotFoundf("unknown loyalty transaction").With("transaction", id)

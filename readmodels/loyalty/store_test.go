@@ -306,18 +306,29 @@ func TestTransactions(t *testing.T) {
 
 	// One transaction by id, as an idempotent replay needs it.
 	first := strings.Split(all[len(all)-1], "|")[0]
-	tx, err := w.store.Transaction(w.ctx, busiest, first)
+	tx, err := w.store.Transaction(w.ctx, busiest, first, [2]int64{})
 	if err != nil || txStrings([]rmloyalty.Transaction{tx})[0] != all[len(all)-1] || tx.Account != busiest || tx.App != appOf(busiest) {
 		t.Errorf("transaction %s: %+v, %v; want %s", first, tx, err, all[len(all)-1])
 	}
 	if tx.At.IsZero() || tx.IdempotencyKey == "" {
 		t.Errorf("transaction %s lacks its time or key: %+v", first, tx)
 	}
-	if _, err := w.store.Transaction(w.ctx, "user001", first); !isKind(err, fault.NotFound) && busiest != "user001" {
+	if _, err := w.store.Transaction(w.ctx, "user001", first, [2]int64{}); !isKind(err, fault.NotFound) && busiest != "user001" {
 		t.Errorf("another account's transaction: %v, want not found", err)
 	}
-	if _, err := w.store.Transaction(w.ctx, busiest, "nope"); !isKind(err, fault.NotFound) {
+	if _, err := w.store.Transaction(w.ctx, busiest, "nope", [2]int64{}); !isKind(err, fault.NotFound) {
 		t.Errorf("unknown transaction: %v, want not found", err)
+	}
+	// Within the versions its command wrote (as a write's answer reads it).
+	var v int64
+	if err := w.pool.QueryRow(w.ctx, `SELECT version FROM loyalty_transactions WHERE id = $1`, first).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := w.store.Transaction(w.ctx, busiest, first, [2]int64{v, v + 2}); err != nil || got.ID != first {
+		t.Errorf("transaction %s within versions %d..%d: %+v, %v", first, v, v+2, got, err)
+	}
+	if _, err := w.store.Transaction(w.ctx, busiest, first, [2]int64{v + 1, v + 3}); !isKind(err, fault.NotFound) {
+		t.Errorf("transaction %s (version %d) within versions %d..%d: %v, want not found", first, v, v+1, v+3, err)
 	}
 
 	// A correction's previous balance, and an earn's expiry.

@@ -46,7 +46,7 @@ type Queries interface {
 	// ReadBackAccount, ReadBackTransaction and ReadBackCard read what a
 	// command wrote, to answer the write.
 	ReadBackAccount(ctx context.Context, id string) (rmloyalty.AccountView, error)
-	ReadBackTransaction(ctx context.Context, account, id string) (rmloyalty.Transaction, error)
+	ReadBackTransaction(ctx context.Context, account, id string, within [2]int64) (rmloyalty.Transaction, error)
 	ReadBackCard(ctx context.Context, id string) (rmloyalty.Card, error)
 }
 
@@ -223,7 +223,7 @@ func replayStatus(w http.ResponseWriter, replayed bool) int {
 // for the projection); if the read model has not caught up within its
 // bound, the command's own result answers.
 func (s *API) transactionView(ctx context.Context, res cmdloyalty.Result, kind pointsKind, p cmdloyalty.Points) loyaltyTransactionJSON {
-	if t, err := s.Queries.ReadBackTransaction(ctx, res.Account, res.Transaction); err == nil {
+	if t, err := s.Queries.ReadBackTransaction(ctx, res.Account, res.Transaction, res.Versions); err == nil {
 		return transactionJSONOf(t)
 	}
 	amount := p.Amount
