@@ -105,7 +105,8 @@ func (s *Service) createItem(ctx context.Context, in ItemInput) (content.Item, e
 		return content.Item{}, event.Position{}, fault.Invalidf("module is required").With("field", "module")
 	}
 	i, pos, cached, err := s.createAgainst(ctx, in, true)
-	if cached && fault.KindOf(err) != fault.Internal { // refused against the cached module: decide against a fresh read
+	if cached && fault.KindOf(err) != fault.Internal && s.moduleMoved(ctx, in.Module) {
+		// Refused against a cached module that moved on: decide against a fresh read.
 		i, pos, _, err = s.createAgainst(ctx, in, false)
 	}
 	return i, pos, err
@@ -272,7 +273,7 @@ func (s *Service) itemCommand(ctx context.Context, id string, p rights.Permissio
 				return fault.NotFoundf("Instance not found: its module was deleted").With("id", id)
 			}
 			evs, err = decide(i, m, by)
-			if hit && (err != nil || len(evs) == 0 || datesOnly(evs)) {
+			if hit && (err != nil || len(evs) == 0 || datesOnly(evs)) && s.moduleMoved(ctx, i.Module) {
 				continue // only the guard checks a cached module (see itemModule)
 			}
 			if err != nil || len(evs) == 0 {

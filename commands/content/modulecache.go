@@ -54,8 +54,9 @@ func (c *moduleCache) forget(id string) {
 // (hit), else read from its stream (and cached if it is live). A cached
 // module is only good for a write that appends with moduleGuard(id,
 // version): a stale entry then costs one more attempt. A write that is
-// refused, changes nothing or takes no guard decides again against a
-// fresh read.
+// refused, changes nothing or takes no guard against a cached module
+// decides again against a fresh read if the module moved since
+// (moduleMoved).
 func (s *Service) itemModule(ctx context.Context, id string, cached bool) (m content.Module, v int64, hit bool, err error) {
 	if cached {
 		if e, ok := s.modules.get(id); ok {
@@ -72,4 +73,17 @@ func (s *Service) itemModule(ctx context.Context, id string, cached bool) (m con
 		s.modules.forget(id)
 	}
 	return m, v, false, nil
+}
+
+// moduleMoved reports whether module id's stream has events past its
+// cached entry, or it has none: a decision taken against the entry that
+// no guard will check is then taken again against a fresh read. It reads
+// the stream's new events only (usually none), not the whole stream.
+func (s *Service) moduleMoved(ctx context.Context, id string) bool {
+	e, ok := s.modules.get(id)
+	if !ok {
+		return true
+	}
+	recs, err := s.store.ReadStream(ctx, content.ModuleStream(id), e.version)
+	return err != nil || len(recs) > 0
 }
