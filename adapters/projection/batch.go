@@ -31,6 +31,7 @@ func (r *runner) handle(msg *message.Message) error {
 		return err
 	}
 	r.buf = append(r.buf, rec)
+	r.readUpTo.Store(rec.RecordedAt.UnixNano())
 	if index < size {
 		msg.Ack()
 		return nil

@@ -36,6 +36,9 @@ type runner struct {
 	parks *postgres.Broadcast
 
 	backoff atomic.Pointer[cmswm.Backoff] // of the current subscription
+	// readUpTo is when the last event the runner read was recorded (Unix
+	// nanoseconds; see rests).
+	readUpTo atomic.Int64
 
 	mu           sync.Mutex
 	state        string
@@ -208,6 +211,9 @@ func (r *runner) subscribe(ctx context.Context) error {
 	b.Idle = r.rt.opts.IdleWait
 	b.OnQuery = func(noMsg bool, err error) { r.onQuery(subCtx, noMsg, err) }
 	b.Pending = r.eventsWaiting
+	if _, ok := r.p.(projections.Unhurried); ok {
+		b.Rest = r.rests
+	}
 	r.buf, r.pending = nil, 0
 	sub, err := cmswm.NewSubscriber(r.rt.pool, cmswm.SubscriberConfig{
 		Projection:              r.name,
@@ -245,6 +251,21 @@ func (r *runner) subscribe(ctx context.Context) error {
 		failed = errors.New("subscription ended")
 	}
 	return failed
+}
+
+// rests tells an Unhurried projector's runner, after a batch, to wait for
+// a wake-up or its idle poll before it reads again, unless it is behind:
+// the batch's last event was recorded an idle wait ago or more. Under a
+// steady stream of writes it would otherwise read again at once, forever,
+// a batch transaction every few milliseconds for the few events each
+// finds. (The clocks are the database's and the server's: a skew makes it
+// rest too little or catch up more slowly, never lose an event.)
+func (r *runner) rests() bool {
+	idle := r.rt.opts.IdleWait
+	if idle <= 0 {
+		idle = cmswm.DefaultIdleWait
+	}
+	return time.Since(time.Unix(0, r.readUpTo.Load())) < idle
 }
 
 // eventsWaiting reports whether the log holds events of the projector's types

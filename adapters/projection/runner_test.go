@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/halocms/halocms/adapters/postgres"
 	"github.com/halocms/halocms/adapters/projection"
+	"github.com/halocms/halocms/domain/event"
+	"github.com/halocms/halocms/projections"
 )
 
 // A batch that fails half-way (after part of its writes) is rolled back
@@ -229,4 +232,65 @@ func TestRunnerFindsEventsHiddenBeforeItListened(t *testing.T) {
 	}
 	t.Logf("applied %s after the hiding transaction ended", time.Since(start).Round(time.Millisecond))
 	assertExact(t, e.pool, c, nil)
+}
+
+// lazyCounter is an Unhurried counter: woken by item creations only.
+type lazyCounter struct {
+	*counter
+	batches atomic.Int64
+}
+
+func (l *lazyCounter) Wakes(eventType string) bool { return eventType == "test.item_created" }
+
+func (l *lazyCounter) Apply(ctx context.Context, db projections.DB, schema string, events []event.Recorded) error {
+	l.batches.Add(1)
+	return l.counter.Apply(ctx, db, schema, events)
+}
+
+// An Unhurried projector's runner leaves the events it is not woken for
+// to its idle polls, even while they keep coming: they do not make it poll
+// fast (a batch transaction every few milliseconds) as a lost wake-up
+// would. They are applied at those polls.
+func TestUnhurriedRunnerWaitsForItsIdlePoll(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	c := &lazyCounter{counter: &counter{name: "lazy"}}
+	const idle = 300 * time.Millisecond
+	r := e.start(t, func(o *projection.Options) { o.IdleWait = idle }, c)
+	start := time.Now()
+	var (
+		mu   sync.Mutex
+		last event.Position
+		wg   sync.WaitGroup
+	)
+	for w := range 4 { // a steady stream: an append every millisecond or so
+		wg.Go(func() {
+			for time.Since(start) < 1500*time.Millisecond {
+				res, err := e.store.Append(ctx, event.StreamID("lazy", fmt.Sprint(w)), event.AnyVersion,
+					event.Event{Data: itemBumped{ID: fmt.Sprint(w), By: 1}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if last.Less(res.Last) {
+					last = res.Last
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(start)
+	// Each idle poll's batch may be followed by one more, of what came
+	// while it ran.
+	if n, most := c.batches.Load(), 2*int64(took/idle)+2; n > most {
+		t.Errorf("%d batches in %v while events it is not woken for kept coming, want at most %d (its idle polls)",
+			n, took.Round(time.Millisecond), most)
+	}
+	if !r.rt.WaitForBound(ctx, 10*time.Second, last, "lazy") {
+		t.Fatalf("the events were not applied at the idle poll (runner %+v)", r.rt.Health()[0])
+	}
+	assertExact(t, e.pool, c.counter, nil)
 }

@@ -54,6 +54,11 @@ type Backoff struct {
 	// wake-up channel, or have been merged with an earlier one. Events
 	// committed after the check notify the channel taken before the query.
 	Pending func(ctx context.Context) bool
+	// Rest, if set, is asked after a query that found events, when no
+	// wake-up came while it ran: true makes the subscriber wait for a
+	// wake-up, or Idle, before it queries again, as after a query that
+	// found none, instead of querying again at once.
+	Rest func() bool
 
 	retry   time.Duration
 	hot     bool // woken, or events wait that it cannot read yet: poll fast
@@ -151,10 +156,12 @@ func (b *Backoff) HandleError(logger wm.LoggerAdapter, noMsg bool, err error) ti
 	if !noMsg {
 		b.hot, b.step = false, 0
 		b.starved.Store(false)
-		b.carry(woken)
-		return 0
-	}
-	if !b.hot && !woken && b.Pending != nil && b.Pending(b.ctx) {
+		if woken || b.Rest == nil || !b.Rest() {
+			b.carry(woken)
+			return 0
+		}
+		// Resting: wait below as after a query that found nothing.
+	} else if !b.hot && !woken && b.Pending != nil && b.Pending(b.ctx) {
 		b.heat()
 	}
 	idle := b.Idle
