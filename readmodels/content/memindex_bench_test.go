@@ -16,6 +16,24 @@ import (
 func BenchmarkMatch(b *testing.B) {
 	const year = int64(365 * 24 * 3600 * 1000)
 	m := productsCopy(100_000)
+	// The same copy brought forward by its most rows (see forwardLimit),
+	// as under a steady stream of creates: the last 6,250 rows appended.
+	fwd := *m
+	fwd.memShared = &memShared{byteOrder: true, base: 100_000 - 6_250}
+	fwd.buildTrigrams(0)
+	b.Run("(b), rows appended", func(b *testing.B) {
+		cond := memCond{kind: '&', kids: []memCond{
+			{kind: 'n', col: 1, op: 'G', value: float64(2 * year)},
+			{kind: 'n', col: 1, op: 'L', value: float64(3 * year)},
+			{kind: 'e', col: 1, text: "cat-07"},
+			{kind: 'l', col: 0, text: "amber"},
+		}}
+		for b.Loop() {
+			if _, ok := fwd.match(&cond, 2); !ok {
+				b.Fatal("not judged")
+			}
+		}
+	})
 	for name, cond := range map[string]memCond{
 		"(b)": {kind: '&', kids: []memCond{
 			{kind: 'n', col: 1, op: 'G', value: float64(2 * year)},

@@ -83,10 +83,13 @@ func (m *memModule) eqRows(col int, s string) []int32 {
 		}
 		m.eq[col] = idx
 	})
-	l := m.eq[col][s]
+	l, own := m.eq[col][s], false
 	for i := m.base; i < int32(m.ids.len()); i++ {
 		if m.tNull[i]&(1<<col) == 0 && m.t[col].at(i) == s {
-			l = append(slices.Clip(l), i) // a new slice: the index's stays as it is
+			if !own { // a new slice, once: the index's stays as it is
+				l, own = slices.Clip(l), true
+			}
+			l = append(l, i)
 		}
 	}
 	return l
