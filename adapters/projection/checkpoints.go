@@ -70,7 +70,7 @@ func claimBatch(ctx context.Context, tx pgx.Tx, name string, events []event.Reco
 	b.Queue(checkpointSQL, checkpointArgs(name, last)...)
 	br := tx.SendBatch(ctx, &b)
 	rows, err := br.Query()
-	kept, _, err := leaveParked(events, rows, err)
+	kept, _, err := leaveParked(name, events, rows, err)
 	if err == nil {
 		tag, cerr := br.Exec()
 		err = checkpointWritten(name, tag, cerr)

@@ -260,7 +260,7 @@ func withoutParked(ctx context.Context, q projections.DB, name string, events []
 		return events, nil, nil
 	}
 	rows, err := q.Query(ctx, parkedInSQL, parkedInArgs(name, events)...)
-	return leaveParked(events, rows, err)
+	return leaveParked(name, events, rows, err)
 }
 
 // parkedInSQL reads which events of a range (parkedInArgs) are parked for
@@ -275,11 +275,12 @@ func parkedInArgs(name string, events []event.Recorded) []any {
 	return []any{name, fmt.Sprint(first.TxID), first.Pos, fmt.Sprint(last.TxID), last.Pos}
 }
 
-// leaveParked returns events without those parkedInSQL's rows (or err)
-// name, and the positions it left out.
-func leaveParked(events []event.Recorded, rows pgx.Rows, err error) ([]event.Recorded, []event.Position, error) {
+// leaveParked returns events without those that parkedInSQL's rows (or
+// its error, err) name as parked for projection name, and the positions
+// it left out.
+func leaveParked(name string, events []event.Recorded, rows pgx.Rows, err error) ([]event.Recorded, []event.Position, error) {
 	if err != nil {
-		return nil, nil, fmt.Errorf("parked events: %w", err)
+		return nil, nil, fmt.Errorf("parked events of %s: %w", name, err)
 	}
 	var skipped []event.Position
 	var txID, pos int64
@@ -287,7 +288,7 @@ func leaveParked(events []event.Recorded, rows pgx.Rows, err error) ([]event.Rec
 		skipped = append(skipped, event.Position{TxID: uint64(txID), Pos: pos})
 		return nil
 	}); err != nil {
-		return nil, nil, fmt.Errorf("parked events: %w", err)
+		return nil, nil, fmt.Errorf("parked events of %s: %w", name, err)
 	}
 	if len(skipped) == 0 {
 		return events, nil, nil

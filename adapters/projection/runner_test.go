@@ -248,9 +248,9 @@ func (l *lazyCounter) Apply(ctx context.Context, db projections.DB, schema strin
 }
 
 // An Unhurried projector's runner leaves the events it is not woken for
-// to its idle polls, even while they keep coming: they do not make it poll
-// fast (a batch transaction every few milliseconds) as a lost wake-up
-// would. They are applied at those polls.
+// to its idle polls, even while they keep coming: it does not read again
+// at once after each batch (a batch transaction every few milliseconds).
+// They are applied at those polls.
 func TestUnhurriedRunnerWaitsForItsIdlePoll(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
