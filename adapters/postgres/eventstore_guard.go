@@ -39,8 +39,8 @@ const (
 	// hold.
 	guardsSQL = `SELECT count(*) FROM streams s
 	JOIN unnest($1::text[], $2::bigint[]) AS g (stream_id, version) ON s.stream_id = g.stream_id AND s.version = g.version`
-	// lockNotAvailable is the SQLSTATE of a lock that is taken (NOWAIT,
-	// lock_timeout).
+	// lockNotAvailable is the SQLSTATE of a lock still taken when
+	// lock_timeout runs out (AppendHeld's).
 	lockNotAvailable = "55P03"
 	// holdWait bounds how long AppendHeld waits for its lock: for the
 	// guarded appends in flight, and for another hold of the stream.
@@ -134,18 +134,11 @@ func (s *EventStore) guardTx(ctx context.Context, tx pgx.Tx, g event.StreamAppen
 	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock_shared($1, hashtext($2))`, holdClass, g.Stream).Scan(&locked); err != nil {
 		return err
 	}
-	if !locked { // held, or a hold is waiting
-		v, err := s.StreamVersion(ctx, tx, g.Stream)
-		if err != nil {
-			return err
-		}
-		return &event.ConflictError{StreamID: g.Stream, Expected: g.ExpectedVersion, Actual: v}
-	}
 	v, err := s.StreamVersion(ctx, tx, g.Stream) // a snapshot taken after the lock
 	if err != nil {
 		return fmt.Errorf("append, guard on %s: %w", g.Stream, err)
 	}
-	if v != g.ExpectedVersion {
+	if !locked || v != g.ExpectedVersion { // not locked: held, or a hold is waiting
 		return &event.ConflictError{StreamID: g.Stream, Expected: g.ExpectedVersion, Actual: v}
 	}
 	return nil
