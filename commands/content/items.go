@@ -119,8 +119,8 @@ func (s *Service) createAgainst(ctx context.Context, in ItemInput, cached bool) 
 	if err != nil {
 		return content.Item{}, event.Position{}, hit, err
 	}
-	if !m.Exists() || m.Deleted {
-		return content.Item{}, event.Position{}, hit, fault.NotFoundf("module %s not found", in.Module).With("field", "module")
+	if err := liveModule(m, in.Module); err != nil {
+		return content.Item{}, event.Position{}, hit, err
 	}
 	if err := s.authorize(ctx, rights.Write, rights.Resource{App: m.App, Module: m.ID}); err != nil {
 		return content.Item{}, event.Position{}, hit, err
@@ -148,8 +148,8 @@ func (s *Service) createAgainst(ctx context.Context, in ItemInput, cached bool) 
 			if m, mv, _, err = s.itemModule(ctx, in.Module, false); err != nil {
 				return err
 			}
-			if !m.Exists() || m.Deleted {
-				return fault.NotFoundf("module %s not found", in.Module).With("field", "module")
+			if err := liveModule(m, in.Module); err != nil {
+				return err
 			}
 		}
 		evs, err := content.CreateItem(content.Item{}, id, m, in.Content, in.Dates, by)

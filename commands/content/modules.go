@@ -15,10 +15,19 @@ import (
 // LoadModule returns a live module.
 func (s *Service) LoadModule(ctx context.Context, id string) (content.Module, int64, error) {
 	m, v, err := commands.Load(ctx, s.store, content.ModuleStream(id), content.Module{}, applyModule)
-	if err == nil && (!m.Exists() || m.Deleted) {
-		err = fault.NotFoundf("module %s not found", id).With("field", "module")
+	if err == nil {
+		err = liveModule(m, id)
 	}
 	return m, v, err
+}
+
+// liveModule refuses module m (read as id) unless it exists and is not
+// deleted.
+func liveModule(m content.Module, id string) error {
+	if !m.Exists() || m.Deleted {
+		return fault.NotFoundf("module %s not found", id).With("field", "module")
+	}
+	return nil
 }
 
 // ModuleInput creates or changes a module.
