@@ -31,7 +31,6 @@ func (r *runner) handle(msg *message.Message) error {
 		return err
 	}
 	r.buf = append(r.buf, rec)
-	r.readUpTo.Store(rec.RecordedAt.UnixNano())
 	if index < size {
 		msg.Ack()
 		return nil
@@ -54,6 +53,7 @@ func (r *runner) handle(msg *message.Message) error {
 	ctx, cancel := context.WithTimeout(r.stopCtx, timeout)
 	defer cancel()
 	last := r.buf[len(r.buf)-1].Position // the checkpoint, parked or not
+	r.readUpTo.Store(r.buf[len(r.buf)-1].RecordedAt.UnixNano())
 	// Parked events are left out (read in the batch's transaction: a
 	// parking committed in any process counts from the next batch).
 	apply, err := claimBatch(ctx, tx, r.name, r.buf, last)

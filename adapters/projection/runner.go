@@ -36,7 +36,7 @@ type runner struct {
 	parks *postgres.Broadcast
 
 	backoff atomic.Pointer[cmswm.Backoff] // of the current subscription
-	// readUpTo is when the last event the runner read was recorded (Unix
+	// readUpTo is when its last batch's last event was recorded (Unix
 	// nanoseconds; see rests).
 	readUpTo atomic.Int64
 
