@@ -67,7 +67,7 @@ func (s *Service) itemModule(ctx context.Context, id string, cached bool) (m con
 	switch {
 	case err != nil:
 		return m, v, false, err
-	case m.Exists() && !m.Deleted && v > 0:
+	case liveModule(m, id) == nil:
 		s.modules.put(id, cachedModule{module: m, version: v})
 	default:
 		s.modules.forget(id)
